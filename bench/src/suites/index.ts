@@ -1,0 +1,4 @@
+import type { Suite } from '../harness.ts';
+
+/** Every suite `pnpm bench` knows, in the order `pnpm bench` (no suite) runs them. */
+export const suites: readonly Suite[] = [];

@@ -1,0 +1,1 @@
+export { ErrorCode, KeelError, type KeelErrorOptions, type StructuredKeelError } from './keel-error';
