@@ -1,1 +1,46 @@
-export {};
+export { ErrorCode, KeelError, type KeelErrorOptions, type StructuredKeelError } from '@keel/fence';
+export type { Binding, BindingTable } from './binding-table';
+export {
+  assertBufferLive,
+  type Buffer,
+  type BufferParams,
+  type BufferPlacement,
+  type BufferState,
+  describeBuffer,
+} from './buffer';
+export {
+  type BufferRef,
+  bufferRef,
+  type DirectBufferRef,
+  type IndirectBufferRef,
+  isDirectRef,
+  isIndirectRef,
+  resolveRange,
+  slotRef,
+} from './buffer-ref';
+export { BufferUsage, describeMemoryType, describeUsage, hasAllBits, MemoryType } from './buffer-usage';
+export type {
+  CommandBuffer,
+  CommandBufferMode,
+  CommandBufferOptions,
+  CommandBufferState,
+  DispatchConfig,
+  DispatchCount,
+} from './command-buffer';
+export type { CommandSink, ResolvedBindings } from './command-sink';
+export type { AllocaOptions, Device, DeviceInfo, DeviceLimits } from './device';
+export {
+  ceilDivWorkgroupCount,
+  createExecutableExports,
+  type Executable,
+  type ExecutableExport,
+  type ExecutableSource,
+  type ExportDescriptor,
+  type JsModuleExecutableSource,
+  lookupExport,
+  type WgslExecutableSource,
+  type WorkgroupCount,
+  type WorkgroupSize,
+} from './executable';
+export { abortedBy, propagateFailure } from './failure';
+export { QueueAffinity } from './queue-affinity';

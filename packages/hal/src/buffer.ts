@@ -1,0 +1,74 @@
+/**
+ * A device buffer: a range of device memory with usage and memory-type bits. Buffers are created by a
+ * device (`createBuffer`, owned by the caller until `destroy()`) or by queue-ordered allocation
+ * (`queueAlloca`, usable only between the alloca's signal and the dealloca, see `state`).
+ */
+import { ErrorCode, KeelError } from '@keel/fence';
+import type { BufferUsage, MemoryType } from './buffer-usage';
+import type { Device } from './device';
+import type { QueueAffinity } from './queue-affinity';
+
+/**
+ * Where a buffer lives: the queues it is meant for and the pool that backs it. `pool` names the pool
+ * kind for queue-allocated buffers ('tlsf', 'ring', 'passthrough') and is undefined for device buffers.
+ */
+export interface BufferPlacement {
+  readonly affinity: QueueAffinity;
+  readonly pool?: string | undefined;
+  /** True when the buffer came from `queueAlloca` and must be released with `queueDealloca`. */
+  readonly queueAllocated: boolean;
+}
+
+/**
+ * Lifetime of a buffer:
+ * - `live`: usable (for a queue-allocated buffer: in commands ordered after the alloca's signal);
+ * - `deallocated`: a `queueDealloca` was issued; any further use is FAILED_PRECONDITION;
+ * - `destroyed`: `destroy()` was called (or its device was destroyed); any use is FAILED_PRECONDITION.
+ */
+export type BufferState = 'live' | 'deallocated' | 'destroyed';
+
+export interface Buffer {
+  readonly device: Device;
+  readonly byteLength: number;
+  readonly usage: BufferUsage;
+  readonly memoryType: MemoryType;
+  readonly placement: BufferPlacement;
+  readonly state: BufferState;
+  /** Optional name used in error messages. */
+  readonly label?: string | undefined;
+  /**
+   * Releases a device buffer. Work already submitted that uses it keeps it alive until it completes.
+   * For a queue-allocated buffer this is FAILED_PRECONDITION: use `queueDealloca`.
+   */
+  destroy(): void;
+}
+
+/** Parameters of `createBuffer` and `queueAlloca`. */
+export interface BufferParams {
+  readonly usage: BufferUsage;
+  /** Defaults to the device's preferred type (DEVICE_LOCAL, plus HOST_VISIBLE on unified memory). */
+  readonly memoryType?: MemoryType;
+  /** Queues the buffer is used on; defaults to ANY. */
+  readonly affinity?: QueueAffinity;
+  readonly label?: string;
+}
+
+/** "buffer 'weights' (256 bytes)" or "buffer (256 bytes)": how messages name a buffer. */
+export function describeBuffer(buffer: Pick<Buffer, 'byteLength' | 'label'>): string {
+  return buffer.label === undefined
+    ? `buffer (${buffer.byteLength} bytes)`
+    : `buffer '${buffer.label}' (${buffer.byteLength} bytes)`;
+}
+
+/**
+ * Throws FAILED_PRECONDITION unless `buffer` is live. `what` names the use, e.g. "copy source".
+ */
+export function assertBufferLive(buffer: Buffer, what: string): void {
+  if (buffer.state !== 'live') {
+    const why = buffer.state === 'deallocated' ? 'was released by queueDealloca' : 'was destroyed';
+    throw new KeelError(
+      ErrorCode.FAILED_PRECONDITION,
+      `${what}: ${describeBuffer(buffer)} ${why} and cannot be used`,
+    );
+  }
+}

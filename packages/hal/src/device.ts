@@ -1,0 +1,160 @@
+/**
+ * The device contract. A device owns buffers, executables, command buffers and semaphores and runs
+ * queue operations. Every queue operation has the form `(affinity, wait, signal, ...)`:
+ *
+ * - Ordering comes only from fences: the operation starts once every timepoint of `wait` is reached and
+ *   signals every timepoint of `signal` once it completed. Operations whose fences do not order them
+ *   may run in any order or concurrently, also on one queue.
+ * - It never blocks the calling thread: argument errors throw synchronously (a KeelError, nothing is
+ *   enqueued and nothing is signalled); everything later is reported through `signal`.
+ * - Failure propagation: if any wait timepoint fails, the operation does not run and every signal
+ *   timepoint fails with ABORTED whose `cause` is the original failure. An operation that fails while
+ *   running (a kernel throws, the device is lost) fails its signal timepoints with that error.
+ * - Ownership: the device keeps alive every buffer, binding table and command buffer an operation names
+ *   until the operation completes; callers may drop their references right after the call returns.
+ *   Host memory passed to `queueRead`/`queueWrite` belongs to the device until `signal` is reached.
+ * - `affinity` selects queues (QueueAffinity); an empty intersection with the device's queues is
+ *   INVALID_ARGUMENT. Each device documents how it maps a mask onto its queues.
+ */
+import type { Fence, KeelError, Semaphore } from '@keel/fence';
+import type { BindingTable } from './binding-table';
+import type { Buffer, BufferParams } from './buffer';
+import type { DirectBufferRef } from './buffer-ref';
+import type { CommandBuffer, CommandBufferOptions } from './command-buffer';
+import type { Executable, ExecutableSource } from './executable';
+import type { QueueAffinity } from './queue-affinity';
+
+export interface DeviceLimits {
+  /** Largest buffer `createBuffer`/`queueAlloca` accept, in bytes. */
+  readonly maxBufferSize: number;
+  /** Largest workgroup count per dimension of a dispatch. */
+  readonly maxWorkgroupCount: readonly [number, number, number];
+  /** Most bindings one dispatch may take. */
+  readonly maxBindings: number;
+  /** Most 32-bit constants one dispatch may take. */
+  readonly maxConstants: number;
+  /** Required alignment of storage binding offsets, in bytes. */
+  readonly minStorageBufferOffsetAlignment: number;
+  /** Largest `update` payload (64 KiB). */
+  readonly maxUpdateSize: number;
+}
+
+export interface DeviceInfo {
+  /** 'cpu', 'webgpu', ... */
+  readonly backend: string;
+  /** Human-readable device name (adapter name for WebGPU). */
+  readonly name: string;
+  readonly queueCount: number;
+  readonly limits: DeviceLimits;
+  readonly features: readonly string[];
+}
+
+export interface AllocaOptions {
+  /** Pool to allocate from, when the device has several (e.g. 'tlsf', 'ring'). */
+  readonly pool?: string;
+}
+
+export interface Device extends AsyncDisposable {
+  readonly info: DeviceInfo;
+  /** Resolves with the reason once the device is lost or destroyed; never rejects. */
+  readonly lost: Promise<KeelError>;
+
+  /** A buffer of `byteLength` bytes (contents zeroed), owned by the caller until `destroy()`. */
+  createBuffer(params: BufferParams & { readonly byteLength: number }): Buffer;
+  /** Compiles or loads a backend-specific source; UNIMPLEMENTED for a format the device does not take. */
+  createExecutable(source: ExecutableSource): Promise<Executable>;
+  createCommandBuffer(options?: CommandBufferOptions): CommandBuffer;
+  /** A timeline semaphore this device's queues can wait on and signal (shared across threads if needed). */
+  createSemaphore(initialValue?: number): Semaphore;
+
+  /**
+   * Queue-ordered allocation: returns a buffer at once; its memory may be used by operations ordered
+   * after `signal`. Release it with `queueDealloca`.
+   */
+  queueAlloca(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    params: BufferParams,
+    size: number,
+    options?: AllocaOptions,
+  ): Buffer;
+  /**
+   * Releases a queue-allocated buffer once `wait` is reached; the buffer is unusable from this call on
+   * (FAILED_PRECONDITION). A failed wait fails `signal` and frees nothing.
+   */
+  queueDealloca(affinity: QueueAffinity, wait: Fence, signal: Fence, buffer: Buffer): void;
+  /**
+   * Executes command buffers in order; `bindingTables[i]` supplies the slots of `commandBuffers[i]`.
+   * Validates each submission (see CommandBuffer.validateSubmission) before enqueueing.
+   */
+  queueExecute(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    commandBuffers: readonly CommandBuffer[],
+    bindingTables?: readonly (BindingTable | undefined)[],
+  ): void;
+  queueFill(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    target: DirectBufferRef,
+    pattern: number,
+    patternLength: 1 | 2 | 4,
+  ): void;
+  /** Copies `source` (≤ 64 KiB) at the call; the bytes land in `target` when the operation runs. */
+  queueUpdate(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    source: ArrayBufferView,
+    target: DirectBufferRef,
+  ): void;
+  queueCopy(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    source: DirectBufferRef,
+    target: DirectBufferRef,
+  ): void;
+  /** Device → host: fills `target` (same length as the range) by the time `signal` is reached. */
+  queueRead(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    source: DirectBufferRef,
+    target: ArrayBufferView,
+  ): void;
+  /**
+   * Host → device of any size: `source` is read when the operation runs, so it must stay unchanged until
+   * `signal` is reached (unlike queueUpdate, which copies at the call).
+   */
+  queueWrite(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    source: ArrayBufferView,
+    target: DirectBufferRef,
+  ): void;
+  /** Orders nothing but fences: signals `signal` once `wait` is reached. */
+  queueBarrier(affinity: QueueAffinity, wait: Fence, signal: Fence): void;
+  /**
+   * Runs `callback` on the calling thread's event loop once `wait` is reached; `signal` is signalled
+   * when it returns (or its promise resolves) and failed with its error if it throws.
+   */
+  queueHostCall(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    callback: () => void | Promise<void>,
+  ): void;
+  /** Pushes deferred work of the selected queues to the hardware now (a no-op where nothing is deferred). */
+  flush(affinity: QueueAffinity): void;
+
+  /**
+   * Fails every pending signal with UNAVAILABLE, releases all resources and ends workers. Idempotent.
+   * Any later call is FAILED_PRECONDITION.
+   */
+  destroy(): Promise<void>;
+}
