@@ -38,8 +38,8 @@ export type DispatchCount =
 export type DispatchConfig = DispatchCount & {
   /** 32-bit constants (numbers are stored as u32; bit-cast floats first). Count must match the export. */
   readonly constants?: Uint32Array | readonly number[];
-  /** One ref per binding of the export. */
-  readonly bindings: readonly BufferRef[];
+  /** One ref per binding of the export; may be omitted when the export takes none. */
+  readonly bindings?: readonly BufferRef[];
 };
 
 /**

@@ -109,7 +109,7 @@ export function createExecutableExports(
     seen.add(d.name);
     checkCount(d.bindingCount, `${what} '${d.name}': bindingCount`);
     checkCount(d.constantCount, `${what} '${d.name}': constantCount`);
-    const size = d.workgroupSize ?? [1, 1, 1];
+    const size: WorkgroupSize = d.workgroupSize ?? [1, 1, 1];
     if (size.length !== 3 || size.some((s) => !Number.isInteger(s) || s < 1)) {
       throw new KeelError(
         ErrorCode.INVALID_ARGUMENT,

@@ -34,9 +34,13 @@ function codeOf(fn: () => unknown): string | undefined {
 
 describe('usage and memory bits', () => {
   it('describe bits for messages', () => {
-    expect(describeUsage(BufferUsage.TRANSFER_SOURCE | BufferUsage.DISPATCH_STORAGE)).toBe('TRANSFER_SOURCE|DISPATCH_STORAGE');
+    expect(describeUsage(BufferUsage.TRANSFER_SOURCE | BufferUsage.DISPATCH_STORAGE)).toBe(
+      'TRANSFER_SOURCE|DISPATCH_STORAGE',
+    );
     expect(describeUsage(0)).toBe('NONE');
-    expect(describeMemoryType(MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE)).toBe('DEVICE_LOCAL|HOST_VISIBLE');
+    expect(describeMemoryType(MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE)).toBe(
+      'DEVICE_LOCAL|HOST_VISIBLE',
+    );
     expect(hasAllBits(BufferUsage.DEFAULT, BufferUsage.TRANSFER)).toBe(true);
     expect(hasAllBits(BufferUsage.TRANSFER, BufferUsage.DISPATCH_STORAGE)).toBe(false);
   });
@@ -77,7 +81,10 @@ describe('executable exports', () => {
   it('default workgroup count is ceil(workload / size) per dimension', () => {
     expect(ceilDivWorkgroupCount([64, 1, 1])([1000])).toEqual([16, 1, 1]);
     expect(ceilDivWorkgroupCount([8, 8, 1])([17, 9, 3])).toEqual([3, 2, 3]);
-    const [e] = createExecutableExports([{ name: 'k', bindingCount: 1, constantCount: 0, workgroupSize: [4, 1, 1] }], 'm');
+    const [e] = createExecutableExports(
+      [{ name: 'k', bindingCount: 1, constantCount: 0, workgroupSize: [4, 1, 1] }],
+      'm',
+    );
     expect(e!.workgroupCount([9])).toEqual([3, 1, 1]);
   });
 
@@ -100,11 +107,14 @@ describe('executable exports', () => {
         'm',
       ),
     ).toThrow("name 'a' is declared twice");
-    expect(codeOf(() => createExecutableExports([{ name: 'a', bindingCount: -1, constantCount: 0 }], 'm'))).toBe(
-      'INVALID_ARGUMENT',
-    );
+    expect(
+      codeOf(() => createExecutableExports([{ name: 'a', bindingCount: -1, constantCount: 0 }], 'm')),
+    ).toBe('INVALID_ARGUMENT');
     expect(() =>
-      createExecutableExports([{ name: 'a', bindingCount: 0, constantCount: 0, workgroupSize: [0, 1, 1] }], 'm'),
+      createExecutableExports(
+        [{ name: 'a', bindingCount: 0, constantCount: 0, workgroupSize: [0, 1, 1] }],
+        'm',
+      ),
     ).toThrow(/workgroupSize must be three positive integers/);
   });
 

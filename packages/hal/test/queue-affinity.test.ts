@@ -36,7 +36,9 @@ describe('QueueAffinity', () => {
       expect.unreachable();
     } catch (e) {
       expect(KeelError.is(e, 'INVALID_ARGUMENT')).toBe(true);
-      expect((e as Error).message).toMatch(/device 'cpu' queueFill: queue affinity 0x20 selects none of the device's 2 queue/);
+      expect((e as Error).message).toMatch(
+        /device 'cpu' queueFill: queue affinity 0x20 selects none of the device's 2 queue/,
+      );
     }
   });
 
