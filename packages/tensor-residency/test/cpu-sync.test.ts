@@ -1,0 +1,16 @@
+import { afterAll, describe, it } from 'vitest';
+import { makeDevice } from './helpers';
+import { trainWithKernel } from './kernel-training';
+import { seedCases } from './seed-cases';
+
+seedCases('cpu-sync');
+
+describe('training with a real kernel on cpu-sync', () => {
+  const device = makeDevice('cpu-sync');
+  afterAll(async () => {
+    await (await device).destroy();
+  });
+  it('SGD on resident weights: one upload, one readback of the weights', async () => {
+    await trainWithKernel(await device);
+  });
+});
