@@ -1,1 +1,11 @@
-export {};
+export type { Allocation, AllocationSource, AllocationState } from './allocation';
+export type { AllocatorStats, QueueStats } from './allocator-stats';
+export type { Block, Slab } from './block';
+export { fenceDominates } from './dominance';
+export { PassthroughPool, type PassthroughPoolOptions } from './passthrough-pool';
+export type { Pool, PoolKind, PoolStats } from './pool';
+export type { PoolOptions } from './pool-support';
+export { type QueueAllocaOptions, QueueAllocator, type QueueAllocatorOptions } from './queue-allocator';
+export { RingPool, type RingPoolOptions } from './ring-pool';
+export { ArrayBufferSlabProvider, SharedArrayBufferSlabProvider, type SlabProvider } from './slab-provider';
+export { TlsfPool, type TlsfPoolOptions } from './tlsf-pool';

@@ -1,0 +1,113 @@
+/**
+ * Allocations: what `QueueAllocator.alloca` returns. The block is assigned before the alloca's signal is
+ * signalled (usually at the call itself; later when the request had to wait for memory).
+ */
+import type { Fence, KeelError, Registration } from '@keel/fence';
+import type { QueueAffinity } from '@keel/hal';
+import type { Block, Slab } from './block';
+import type { DeathRecord } from './death-record';
+
+/**
+ * - `pending`: the alloca's wait is not reached yet (or its memory is not assigned yet);
+ * - `live`: the block is assigned and the alloca's `signal` was signalled;
+ * - `deallocated`: a dealloca was issued (from that call on, a second dealloca is FAILED_PRECONDITION);
+ * - `failed`: the alloca's wait failed, or the allocator was destroyed while it was pending; `block`
+ *   is undefined and `failure` says why.
+ */
+export type AllocationState = 'pending' | 'live' | 'deallocated' | 'failed';
+
+/**
+ * How the allocation got its block:
+ * - `frontier-reached` (rule a): free memory the pool already held (every earlier user's death frontier
+ *   was reached);
+ * - `dominated` (rule b): the block of a dealloca whose frontier the alloca's own wait dominates;
+ * - `grown` (rule c): the pool grew;
+ * - `waited` (rule d): it waited for a pending dealloca (its wait was joined with that dealloca's
+ *   frontier, or it queued until memory came back).
+ */
+export type AllocationSource = 'frontier-reached' | 'dominated' | 'grown' | 'waited';
+
+export interface Allocation<M> {
+  /** Bytes asked for (0 is legal). */
+  readonly byteLength: number;
+  /**
+   * The memory: `byteLength` bytes at `block.offset` of `block.slab` (`block.byteLength === byteLength`;
+   * the pool may keep more behind it). Assigned before `signal` of the alloca is signalled; undefined
+   * once failed.
+   */
+  readonly block: Block<M> | undefined;
+  readonly state: AllocationState;
+  /** The queues the alloca was issued for (recorded for statistics and placement). */
+  readonly affinity: QueueAffinity;
+  /** Alignment of `block.offset`, a power of two. */
+  readonly alignment: number;
+  /** How the block was found; undefined while none is assigned. */
+  readonly source: AllocationSource | undefined;
+  /** Why it failed (UNAVAILABLE on destroy, ABORTED with the wait's failure as cause, ...). */
+  readonly failure: KeelError | undefined;
+  readonly label: string | undefined;
+}
+
+/** The allocator's record of an allocation (internal; the public type is Allocation). */
+/** The block an allocation exposes: its own byte range of the pool block it holds. */
+export class AllocationBlock<M> implements Block<M> {
+  constructor(
+    readonly slab: Slab<M>,
+    readonly offset: number,
+    readonly byteLength: number,
+  ) {}
+}
+
+export class QueueAllocation<M> implements Allocation<M> {
+  block: Block<M> | undefined = undefined;
+  /** The pool's block behind `block` (possibly larger, when a dying block was reused). */
+  poolBlock: Block<M> | undefined = undefined;
+  state: AllocationState = 'pending';
+  source: AllocationSource | undefined = undefined;
+  failure: KeelError | undefined = undefined;
+
+  /** The fence it effectively waits on: its wait, joined with a frontier under rule d. */
+  wait: Fence;
+  /** Its wait was reached (it goes live as soon as it has a block). */
+  waitReached = false;
+  /** Its signal was signalled (at most once). */
+  signalled = false;
+  /** The block is this allocation's to give back (false once a dealloca took it over). */
+  blockOwned = false;
+  /** Counted in the allocator's live bytes. */
+  counted = false;
+  /** The death record whose block it took (rules b and d): the block is safe once that frontier is. */
+  inherited: DeathRecord<M> | undefined = undefined;
+  /** The record its dealloca created. */
+  death: DeathRecord<M> | undefined = undefined;
+  deallocIssued = false;
+  /** A dealloca issued while no block was assigned yet: its frontier and signal. */
+  pendingDeathFrontier: Fence | undefined = undefined;
+  pendingDeathSignal: Fence | undefined = undefined;
+  pendingDeathAffinity = 0;
+  /** Waiting for memory (rule d, queued): links of the allocator's FIFO. */
+  queued = false;
+  prevQueued: QueueAllocation<M> | undefined = undefined;
+  nextQueued: QueueAllocation<M> | undefined = undefined;
+  /** The pending `onReached` registration (cancelled on destroy). */
+  registration: Registration | undefined = undefined;
+
+  constructor(
+    readonly owner: object,
+    readonly affinity: number,
+    wait: Fence,
+    readonly signal: Fence,
+    readonly byteLength: number,
+    readonly alignment: number,
+    readonly label: string | undefined,
+  ) {
+    this.wait = wait;
+  }
+
+  /** "allocation 'x' (256 bytes)" — how messages name it. */
+  describe(): string {
+    return this.label === undefined
+      ? `allocation (${this.byteLength} bytes)`
+      : `allocation '${this.label}' (${this.byteLength} bytes)`;
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * Death records (internal): a block freed by a dealloca, tagged with its death frontier — the fence
+ * after which nobody uses it. The record waits for the frontier; meanwhile the block may be taken by an
+ * alloca whose wait dominates the frontier (rule b) or that joins its wait with it (rule d).
+ */
+import type { Fence, Registration } from '@keel/fence';
+import type { Block } from './block';
+
+export class DeathRecord<M> {
+  /** What the frontier did: still pending, reached, or failed. */
+  status: 'pending' | 'reached' | 'failed' = 'pending';
+  /**
+   * Where the block is: `dying` (indexed, waiting for the frontier), `taken` (an alloca inherited it
+   * and decides its fate), `retired` (back in the pool, or handed on), `quarantined` (the frontier
+   * failed: it never returns to the pool).
+   */
+  where: 'dying' | 'taken' | 'retired' | 'quarantined' = 'dying';
+  /**
+   * The alloca this dealloca belongs to failed before anyone could use the block (its signal, part of
+   * the frontier, failed): the block's safety is then that of `fallback`, the record the alloca had
+   * inherited (none: safe at once).
+   */
+  allocaFailed = false;
+  fallback: DeathRecord<M> | undefined = undefined;
+  /** The dealloca's signal, signalled (or failed) when the frontier is. */
+  signal: Fence | undefined;
+  /** The pending `onReached` registration (cancelled on destroy). */
+  registration: Registration | undefined = undefined;
+
+  // Index links: the bucket of the frontier's first semaphore, and the allocator-wide age list.
+  bucket: DeathRecord<M>[] | undefined = undefined;
+  bucketIndex = -1;
+  older: DeathRecord<M> | undefined = undefined;
+  newer: DeathRecord<M> | undefined = undefined;
+
+  constructor(
+    /** The pool's block. */
+    readonly block: Block<M>,
+    /** Bytes the pool keeps behind it: what a later request may use. */
+    readonly capacity: number,
+    readonly frontier: Fence,
+    signal: Fence | undefined,
+    readonly affinity: number,
+  ) {
+    this.signal = signal;
+  }
+}
