@@ -1,0 +1,33 @@
+/** Helpers shared by the semaphore classes (internal): labels, failure normalisation, messages. */
+import { ErrorCode, KeelError } from './keel-error';
+
+export interface SemaphoreOptions {
+  /** A name for error messages; by default `timeline-<n>` (or `shared-<n>`). */
+  readonly label?: string | undefined;
+}
+
+let nextId = 1;
+
+/** The label a semaphore gets: the caller's, validated, or `<prefix>-<n>`. */
+export function semaphoreLabel(prefix: string, options: SemaphoreOptions | undefined): string {
+  const label = options?.label;
+  if (label === undefined) return `${prefix}-${nextId++}`;
+  if (typeof label !== 'string') {
+    throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${prefix} semaphore: label must be a string`);
+  }
+  return label;
+}
+
+/** Normalises what `fail` receives: a KeelError is kept as is, anything else is wrapped as INTERNAL. */
+export function toFailure(label: string, error: unknown): KeelError {
+  if (KeelError.is(error)) return error;
+  const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return new KeelError(ErrorCode.INTERNAL, `semaphore '${label}' failed: ${detail}`, { cause: error });
+}
+
+export function signalTooLow(label: string, value: number, current: number): KeelError {
+  return new KeelError(
+    ErrorCode.INVALID_ARGUMENT,
+    `semaphore '${label}': signal(${value}) must be greater than the current payload ${current}`,
+  );
+}

@@ -1,0 +1,380 @@
+/**
+ * A timeline semaphore in a SharedArrayBuffer: any thread holding its `handle` signals, fails and waits
+ * on it directly, without a round trip through another thread's event loop (IREE's host semaphores
+ * shared by the task system's workers).
+ *
+ * Shared-memory layout (1 056 bytes, little or big endian as the platform's typed arrays):
+ *
+ * | bytes     | type         | content                                                              |
+ * | --------- | ------------ | -------------------------------------------------------------------- |
+ * | 0 – 7     | BigInt64     | the word: payload in bits 0–52, FAILED in bit 62                     |
+ * | 8 – 11    | Int32        | epoch: +1 after every signal and fail, the address waits sleep on    |
+ * | 12 – 15   | Int32        | failure claim: 0, then 1 once a thread has started to fail it        |
+ * | 16 – 19   | Int32        | failure code, as 1 + its index in FAILURE_CODES (0: none)            |
+ * | 20 – 23   | Int32        | failure message length in bytes                                      |
+ * | 24 – 27   | Int32        | flags: bit 0 = the message was truncated                             |
+ * | 28 – 31   | Int32        | magic 0x4B4C5331 ('KLS1'): layout version, checked by `fromHandle`    |
+ * | 32 – 1055 | Uint8[1024]  | failure message, UTF-8, cut at a character boundary                  |
+ *
+ * Payload and failure live in one 64-bit word so that signal and fail are one compare-exchange each:
+ * a signal can neither lower the payload (two threads racing) nor land after the failure. A failing
+ * thread first claims the failure, writes code and message, and only then sets FAILED; a thread that
+ * sees FAILED therefore sees the complete message.
+ */
+import { ErrorCode, KeelError } from './keel-error';
+import { releaseKeepAlive, retainKeepAlive } from './keep-alive';
+import { type ReachedCallback, type Registration, SEMAPHORE_BRAND, type Semaphore } from './semaphore';
+import { type SemaphoreOptions, semaphoreLabel, signalTooLow, toFailure } from './semaphore-support';
+import {
+  checkWaitOptions,
+  describeValue,
+  invalidPayload,
+  isPayload,
+  type WaitOptions,
+  type WaitSyncOptions,
+} from './validate';
+import { abortedError, WaiterQueue } from './waiter-queue';
+
+/** The structured-cloneable identity of a shared semaphore: post it to a worker, then `fromHandle`. */
+export interface SharedSemaphoreHandle {
+  readonly buffer: SharedArrayBuffer;
+  readonly label: string;
+}
+
+/** Bytes of the failure message region; longer messages are cut (at a UTF-8 character boundary). */
+export const SHARED_MESSAGE_CAPACITY = 1024;
+/** Bytes of a shared semaphore's SharedArrayBuffer: a 32-byte header, then the message region. */
+export const SHARED_SEMAPHORE_BYTES = 1056;
+
+/** Failure codes as stored in shared memory. Append only: the index is the wire format. */
+const FAILURE_CODES: readonly ErrorCode[] = [
+  ErrorCode.INVALID_ARGUMENT,
+  ErrorCode.OUT_OF_RANGE,
+  ErrorCode.FAILED_PRECONDITION,
+  ErrorCode.RESOURCE_EXHAUSTED,
+  ErrorCode.DEADLINE_EXCEEDED,
+  ErrorCode.ABORTED,
+  ErrorCode.CANCELLED,
+  ErrorCode.UNAVAILABLE,
+  ErrorCode.UNIMPLEMENTED,
+  ErrorCode.PERMISSION_DENIED,
+  ErrorCode.NOT_FOUND,
+  ErrorCode.INTERNAL,
+  ErrorCode.DATA_LOSS,
+];
+
+const PAYLOAD_MASK = (1n << 53n) - 1n;
+const FAILED_BIT = 1n << 62n;
+// Int32 indices.
+const EPOCH = 2;
+const CLAIM = 3;
+const CODE = 4;
+const LENGTH = 5;
+const FLAGS = 6;
+const MAGIC = 7;
+const MESSAGE_OFFSET = 32;
+const MAGIC_VALUE = 0x4b4c5331;
+const FLAG_TRUNCATED = 1;
+
+/** Where `Atomics.waitAsync` is missing (older Firefox), pending waits poll the epoch this often. */
+const POLL_MS = 1;
+const HAS_WAIT_ASYNC = typeof Atomics.waitAsync === 'function';
+
+let textEncoder: TextEncoder | undefined;
+let textDecoder: TextDecoder | undefined;
+
+// fromHandle passes the handle to the constructor through this slot (the constructor stays public
+// with the same signature as TimelineSemaphore's).
+let attaching: SharedSemaphoreHandle | undefined;
+
+function sharedArrayBufferUnavailable(): KeelError {
+  return new KeelError(
+    ErrorCode.FAILED_PRECONDITION,
+    'SharedTimelineSemaphore: SharedArrayBuffer is not available here (browsers expose it only to ' +
+      'cross-origin isolated pages: serve with COOP "same-origin" and COEP "require-corp")',
+  );
+}
+
+/**
+ * A timeline semaphore whose state is in shared memory (see the layout above). Same contract as
+ * TimelineSemaphore; in addition:
+ *
+ * - Waits and `onReached` registrations are per object and per thread: a signal from this object
+ *   settles this object's waiters synchronously; waiters elsewhere (other threads, or other objects
+ *   attached to the same buffer) are woken through `Atomics.notify` and settle in their own thread's
+ *   event loop, in value order.
+ * - While this object has a pending wait or registration, it keeps the thread's event loop alive (a
+ *   pending `Atomics.waitAsync` alone does not).
+ * - A failure crosses threads as its code and UTF-8 message (at most SHARED_MESSAGE_CAPACITY bytes,
+ *   then cut and marked with '…'); the stack and cause stay in the failing thread. The object that
+ *   failed it keeps its own error object; other objects see a KeelError with the same code and message.
+ * - After the last pending wait of this object times out or is aborted, its `Atomics.waitAsync` may
+ *   stay armed until the next signal or fail (no timer, no listener, does not keep the thread alive).
+ */
+export class SharedTimelineSemaphore implements Semaphore {
+  readonly [SEMAPHORE_BRAND] = true as const;
+  readonly label: string;
+  /** Post this to another thread and attach there with `SharedTimelineSemaphore.fromHandle`. */
+  readonly handle: SharedSemaphoreHandle;
+  readonly #word: BigInt64Array<SharedArrayBuffer>;
+  readonly #i32: Int32Array<SharedArrayBuffer>;
+  readonly #queue: WaiterQueue;
+  #failure: KeelError | undefined = undefined;
+  /** A wake-up (Atomics.waitAsync or, without it, a poll timer) is outstanding. */
+  #armed = false;
+  readonly #onWake = (): void => {
+    this.#armed = false;
+    this.#settle();
+  };
+
+  /**
+   * Creates a semaphore in a new SharedArrayBuffer. FAILED_PRECONDITION where SharedArrayBuffer is
+   * unavailable (a browser page without cross-origin isolation).
+   */
+  constructor(initialValue = 0, options?: SemaphoreOptions) {
+    const attach = attaching;
+    attaching = undefined;
+    let buffer: SharedArrayBuffer;
+    if (attach !== undefined) {
+      buffer = attach.buffer;
+      this.label = attach.label;
+    } else {
+      this.label = semaphoreLabel('shared', options);
+      if (!isPayload(initialValue))
+        throw invalidPayload(`semaphore '${this.label}': initial value`, initialValue);
+      if (typeof SharedArrayBuffer !== 'function') throw sharedArrayBufferUnavailable();
+      buffer = new SharedArrayBuffer(SHARED_SEMAPHORE_BYTES);
+    }
+    this.#word = new BigInt64Array(buffer, 0, 1);
+    this.#i32 = new Int32Array(buffer, 0, MESSAGE_OFFSET / 4);
+    if (attach === undefined) {
+      this.#word[0] = BigInt(initialValue);
+      Atomics.store(this.#i32, MAGIC, MAGIC_VALUE);
+    }
+    this.handle = Object.freeze({ buffer, label: this.label });
+    this.#queue = new WaiterQueue(this, {
+      pending: () => {
+        retainKeepAlive();
+        this.#settle();
+      },
+      idle: releaseKeepAlive,
+    });
+  }
+
+  /**
+   * Attaches to a semaphore created in another thread (or this one) from its `handle`. Each call
+   * returns a new object over the same shared state. INVALID_ARGUMENT if `handle` is not a shared
+   * semaphore handle of this layout version.
+   */
+  static fromHandle(handle: SharedSemaphoreHandle): SharedTimelineSemaphore {
+    const h = handle as Partial<SharedSemaphoreHandle> | null | undefined;
+    const buffer = h?.buffer;
+    if (
+      typeof SharedArrayBuffer !== 'function' ||
+      !(buffer instanceof SharedArrayBuffer) ||
+      buffer.byteLength !== SHARED_SEMAPHORE_BYTES ||
+      typeof h?.label !== 'string' ||
+      Atomics.load(new Int32Array(buffer, 0, MESSAGE_OFFSET / 4), MAGIC) !== MAGIC_VALUE
+    ) {
+      throw new KeelError(
+        ErrorCode.INVALID_ARGUMENT,
+        `SharedTimelineSemaphore.fromHandle: ${describeValue(handle)} is not the handle of a shared semaphore ` +
+          `(expected { buffer: SharedArrayBuffer of ${SHARED_SEMAPHORE_BYTES} bytes, label: string } ` +
+          'made by this version of @keel/fence)',
+      );
+    }
+    attaching = { buffer, label: h.label };
+    return new SharedTimelineSemaphore();
+  }
+
+  get value(): number {
+    return Number(Atomics.load(this.#word, 0) & PAYLOAD_MASK);
+  }
+
+  get failure(): KeelError | undefined {
+    if (this.#failure !== undefined) return this.#failure;
+    if ((Atomics.load(this.#word, 0) & FAILED_BIT) === 0n) return undefined;
+    this.#failure = this.#readFailure();
+    return this.#failure;
+  }
+
+  /**
+   * Waits and `onReached` registrations still queued on this object in this thread (not counting other
+   * threads or other objects attached to the same buffer, nor timed-out, aborted or cancelled ones).
+   * When it drops to 0 the keep-alive timer is released. One `Atomics.waitAsync` may stay armed on the
+   * epoch until the next signal or fail: it holds no timer, does not keep the thread alive, and is
+   * reused by the next wait.
+   */
+  get pendingWaitCount(): number {
+    return this.#queue.size;
+  }
+
+  query(): number {
+    const failure = this.failure;
+    if (failure !== undefined) throw failure;
+    return this.value;
+  }
+
+  /**
+   * Atomically raises the payload to `value` (a compare-exchange loop, so concurrent signals from
+   * several threads can never lower it), wakes every thread waiting on it, and settles this object's
+   * own waiters synchronously. INVALID_ARGUMENT if `value` is not greater than the payload at that
+   * moment; a silent no-op once failed.
+   */
+  signal(value: number): void {
+    if (!isPayload(value)) throw invalidPayload(`semaphore '${this.label}': signal`, value);
+    const word = this.#word;
+    const target = BigInt(value);
+    let current = Atomics.load(word, 0);
+    for (;;) {
+      if ((current & FAILED_BIT) !== 0n) return;
+      if (target <= current) throw signalTooLow(this.label, value, Number(current));
+      const seen = Atomics.compareExchange(word, 0, current, target);
+      if (seen === current) break;
+      current = seen;
+    }
+    this.#wakeAll();
+    this.#settle();
+  }
+
+  /**
+   * Fails the timeline for every thread: stores the code and message (see the layout), sets FAILED,
+   * wakes every waiter. The first failure wins, across threads; later calls are ignored.
+   */
+  fail(error: unknown): void {
+    if (this.failure !== undefined) return;
+    const failure = toFailure(this.label, error);
+    const i32 = this.#i32;
+    if (Atomics.compareExchange(i32, CLAIM, 0, 1) !== 0) return;
+    this.#writeFailure(failure);
+    const word = this.#word;
+    let current = Atomics.load(word, 0);
+    for (;;) {
+      const seen = Atomics.compareExchange(word, 0, current, current | FAILED_BIT);
+      if (seen === current) break;
+      current = seen;
+    }
+    this.#failure = failure;
+    this.#wakeAll();
+    this.#settle();
+  }
+
+  wait(value: number, options?: WaitOptions): Promise<void> {
+    return this.#queue.wait(value, options);
+  }
+
+  onReached(value: number, callback: ReachedCallback): Registration {
+    return this.#queue.onReached(value, callback);
+  }
+
+  /**
+   * Blocks this thread until payload ≥ `value` (with `Atomics.wait`; no event-loop turn is needed, so
+   * it works in a worker busy with a loop). Throws like `wait` rejects: DEADLINE_EXCEEDED, ABORTED
+   * (cause = the failure), INVALID_ARGUMENT; and FAILED_PRECONDITION on threads that may not block
+   * (a browser's main thread), whether or not `value` is reached.
+   */
+  waitSync(value: number, options?: WaitSyncOptions): void {
+    if (!isPayload(value)) throw invalidPayload(`semaphore '${this.label}': waitSync`, value);
+    let timeoutMs: number | undefined;
+    if (options !== undefined) {
+      const invalid = checkWaitOptions(`semaphore '${this.label}': waitSync for ${value}`, options);
+      if (invalid !== undefined) throw invalid;
+      timeoutMs = options.timeoutMs;
+    }
+    const i32 = this.#i32;
+    try {
+      // MAGIC is never 0, so this returns 'not-equal' at once where blocking is allowed.
+      Atomics.wait(i32, MAGIC, 0, 0);
+    } catch (error) {
+      throw new KeelError(
+        ErrorCode.FAILED_PRECONDITION,
+        `semaphore '${this.label}': waitSync needs a thread that may block, and Atomics.wait is not ` +
+          'allowed on this one (e.g. a browser main thread); use wait() instead',
+        { cause: error },
+      );
+    }
+    const start = performance.now();
+    const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : start + timeoutMs;
+    for (;;) {
+      const epoch = Atomics.load(i32, EPOCH);
+      const failure = this.failure;
+      if (failure !== undefined) throw abortedError(this.label, value, failure);
+      if (this.value >= value) return;
+      const remaining = deadline - performance.now();
+      if (remaining <= 0 || timeoutMs === 0) {
+        throw new KeelError(
+          ErrorCode.DEADLINE_EXCEEDED,
+          `semaphore '${this.label}': waitSync for ${value} timed out after ${timeoutMs} ms (payload ${this.value})`,
+        );
+      }
+      Atomics.wait(i32, EPOCH, epoch, remaining);
+    }
+  }
+
+  toString(): string {
+    const failure = this.failure;
+    return `SharedTimelineSemaphore(${this.label}: ${failure === undefined ? this.value : `failed ${failure.code}`})`;
+  }
+
+  #wakeAll(): void {
+    Atomics.add(this.#i32, EPOCH, 1);
+    Atomics.notify(this.#i32, EPOCH);
+  }
+
+  /**
+   * Settles what this object's queue can settle now, then, if waiters remain, arms one wake-up on the
+   * epoch. The epoch is read before re-checking payload and failure, so a signal landing in between
+   * makes `Atomics.waitAsync` return 'not-equal' instead of sleeping through it.
+   */
+  #settle(): void {
+    const queue = this.#queue;
+    for (;;) {
+      // Called from a callback of a running dispatch: that dispatch's caller arms afterwards.
+      if (queue.dispatching) return;
+      queue.dispatch();
+      if (queue.size === 0 || this.#armed) return;
+      const epoch = Atomics.load(this.#i32, EPOCH);
+      if (queue.dispatchable()) continue;
+      if (!HAS_WAIT_ASYNC) {
+        this.#armed = true;
+        setTimeout(this.#onWake, POLL_MS);
+        return;
+      }
+      const result = Atomics.waitAsync(this.#i32, EPOCH, epoch);
+      if (!result.async) continue;
+      this.#armed = true;
+      result.value.then(this.#onWake);
+      return;
+    }
+  }
+
+  #writeFailure(failure: KeelError): void {
+    textEncoder ??= new TextEncoder();
+    const bytes = textEncoder.encode(failure.message);
+    let length = bytes.length;
+    let flags = 0;
+    if (length > SHARED_MESSAGE_CAPACITY) {
+      length = SHARED_MESSAGE_CAPACITY;
+      // Back up over continuation bytes (10xxxxxx) to cut before a whole character.
+      while (length > 0 && ((bytes[length] as number) & 0xc0) === 0x80) length--;
+      flags |= FLAG_TRUNCATED;
+    }
+    const i32 = this.#i32;
+    new Uint8Array(i32.buffer, MESSAGE_OFFSET, length).set(bytes.subarray(0, length));
+    const index = FAILURE_CODES.indexOf(failure.code);
+    Atomics.store(i32, CODE, index + 1);
+    Atomics.store(i32, LENGTH, length);
+    Atomics.store(i32, FLAGS, flags);
+  }
+
+  #readFailure(): KeelError {
+    const i32 = this.#i32;
+    const code = FAILURE_CODES[Atomics.load(i32, CODE) - 1] ?? ErrorCode.INTERNAL;
+    const length = Math.min(Math.max(Atomics.load(i32, LENGTH), 0), SHARED_MESSAGE_CAPACITY);
+    // Decode a private copy: TextDecoder rejects views of shared memory in some browsers.
+    const bytes = new Uint8Array(i32.buffer, MESSAGE_OFFSET, length).slice();
+    textDecoder ??= new TextDecoder();
+    const truncated = (Atomics.load(i32, FLAGS) & FLAG_TRUNCATED) !== 0;
+    return new KeelError(code, `${textDecoder.decode(bytes)}${truncated ? '…' : ''}`);
+  }
+}

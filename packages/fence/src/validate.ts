@@ -1,0 +1,74 @@
+/**
+ * Argument checks shared by semaphores, fences and waits. Every check throws (or the caller rejects
+ * with) a KeelError INVALID_ARGUMENT whose message names the object and the broken rule.
+ */
+import { ErrorCode, KeelError } from './keel-error';
+
+/** True for a payload a timeline may hold: a non-negative safe integer (0 … 2^53 − 1). */
+export function isPayload(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+/** The INVALID_ARGUMENT error for a value that is not a payload; `what` names the object and argument. */
+export function invalidPayload(what: string, value: unknown): KeelError {
+  return new KeelError(
+    ErrorCode.INVALID_ARGUMENT,
+    `${what}: ${describeValue(value)} is not a non-negative safe integer`,
+  );
+}
+
+/** A short, safe rendering of an arbitrary argument for error messages. */
+export function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'number' || typeof value === 'boolean' || value === undefined || value === null)
+    return String(value);
+  if (typeof value === 'function') return 'a function';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : typeof value;
+}
+
+/** Options of every asynchronous wait in this package. */
+export interface WaitOptions {
+  /**
+   * Milliseconds to wait before rejecting with DEADLINE_EXCEEDED. Omitted or `Infinity`: no deadline.
+   * `0` polls: the wait resolves if already satisfied and otherwise rejects at once.
+   */
+  readonly timeoutMs?: number | undefined;
+  /** Aborting it rejects the wait with CANCELLED (cause = `signal.reason`); already aborted: at once. */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** Options of a blocking wait (`SharedTimelineSemaphore.waitSync`). */
+export interface WaitSyncOptions {
+  /** As `WaitOptions.timeoutMs`. */
+  readonly timeoutMs?: number | undefined;
+}
+
+/** Validates wait options; returns an INVALID_ARGUMENT error to reject with, or undefined if valid. */
+export function checkWaitOptions(what: string, options: WaitOptions): KeelError | undefined {
+  if (typeof options !== 'object' || options === null)
+    return new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: options must be an object`);
+  const { timeoutMs, signal } = options;
+  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs >= 0)) {
+    return new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${what}: timeoutMs ${describeValue(timeoutMs)} must be a number ≥ 0 (or Infinity)`,
+    );
+  }
+  if (signal !== undefined && !isAbortSignal(signal)) {
+    return new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: signal must be an AbortSignal`);
+  }
+  return undefined;
+}
+
+/** Duck-typed, so that signals of another realm (an iframe, a polyfill) are accepted. */
+function isAbortSignal(value: unknown): value is AbortSignal {
+  if (typeof value !== 'object' || value === null) return false;
+  const s = value as Partial<AbortSignal>;
+  return (
+    typeof s.aborted === 'boolean' &&
+    typeof s.addEventListener === 'function' &&
+    typeof s.removeEventListener === 'function'
+  );
+}

@@ -1,0 +1,67 @@
+/**
+ * Waiting on several fences at once (IREE's wait-all and wait-any over semaphore lists).
+ */
+import { Fence } from './fence';
+import { ErrorCode, KeelError } from './keel-error';
+import { describeValue, type WaitOptions } from './validate';
+import { waitForFences } from './wait-group';
+
+function checkFences(what: string, fences: unknown): Fence[] {
+  if (!Array.isArray(fences)) {
+    throw new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${what}: fences must be an array of Fence, got ${describeValue(fences)}`,
+    );
+  }
+  for (let i = 0; i < fences.length; i++) {
+    if (!(fences[i] instanceof Fence)) {
+      throw new KeelError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${what}: fences[${i}] (${describeValue(fences[i])}) is not a Fence`,
+      );
+    }
+  }
+  return fences as Fence[];
+}
+
+/**
+ * Resolves once every fence is reached (an empty list resolves at once). Rejects ABORTED (cause = the
+ * failure) as soon as any of their semaphores fails, DEADLINE_EXCEEDED on timeout, CANCELLED on abort;
+ * INVALID_ARGUMENT for a list that is not of fences. Nothing is left behind once it settles.
+ */
+export function waitAll(fences: readonly Fence[], options?: WaitOptions): Promise<void> {
+  let joined: Fence;
+  try {
+    joined = Fence.join(...checkFences('waitAll', fences));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return waitForFences('all', 'waitAll', [joined], options).then(ignoreIndex);
+}
+
+function ignoreIndex(): void {}
+
+/**
+ * Resolves with the index of the first fence reached (an empty fence is reached at once; when several
+ * already are, the lowest index). Like IREE's wait-any, a failure of any awaited semaphore rejects the
+ * wait with ABORTED (cause = the failure) unless a fence was reached first; failures present when the
+ * call starts take precedence. DEADLINE_EXCEEDED on timeout, CANCELLED on abort; INVALID_ARGUMENT for an
+ * empty list (nothing could complete it). Nothing is left behind once it settles.
+ */
+export function waitAny(fences: readonly Fence[], options?: WaitOptions): Promise<number> {
+  let checked: Fence[];
+  try {
+    checked = checkFences('waitAny', fences);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  if (checked.length === 0) {
+    return Promise.reject(
+      new KeelError(
+        ErrorCode.INVALID_ARGUMENT,
+        'waitAny: the list of fences is empty, so no fence could complete it',
+      ),
+    );
+  }
+  return waitForFences('any', 'waitAny', checked, options);
+}
