@@ -1,0 +1,24 @@
+/**
+ * The MLP's CPU kernel module: the ES module the CPU device loads by URL in every worker (built to
+ * `dist/kernels/mlp-cpu.js`, with the WebAssembly GEMM embedded), one kernel function per export of
+ * ../kernel-interface.ts following the device's kernel ABI. It compiles the GEMM once per thread (top-level
+ * await) and imports nothing from Node, so it runs in worker threads and in browsers alike.
+ */
+import gemmWasm from 'virtual:keel-mlp-gemm-wasm';
+import { createMlpCpuKernels } from './create-kernels';
+
+const kernels = createMlpCpuKernels(await WebAssembly.compile(gemmWasm));
+
+export const matmul = kernels.matmul;
+export const linear = kernels.linear;
+export const matmul_relu_grad = kernels.matmul_relu_grad;
+export const bias_add = kernels.bias_add;
+export const relu = kernels.relu;
+export const relu_grad = kernels.relu_grad;
+export const softmax_ce = kernels.softmax_ce;
+export const loss_mean = kernels.loss_mean;
+export const colsum = kernels.colsum;
+export const sgd = kernels.sgd;
+export const bias_grad_sgd = kernels.bias_grad_sgd;
+/** Per-path tile counters of this thread (zero-copy vs copied). */
+export const stats = kernels.stats;
