@@ -1,1 +1,28 @@
-export {};
+export {
+  CtsAssertionError,
+  causedBy,
+  check,
+  checkArrayEqual,
+  checkEqual,
+  expectKeelError,
+  expectRejection,
+} from './assertions';
+export type { CaseExtras, CtsCase, CtsTag } from './case';
+export {
+  Binder,
+  type CreateCtsDevice,
+  CTS_BINDING_CAPACITY,
+  CtsContext,
+  type CtsDeviceHandle,
+  delay,
+  f32Bits,
+  type RefMode,
+} from './context';
+export { type ConformanceOptions, CTS_CASES, defineDeviceConformance } from './define-device-conformance';
+export {
+  CTS_KERNEL_EXPORTS,
+  CTS_WORKGROUP_SIZE,
+  type CtsKernelName,
+  type CtsKernelSources,
+  WORKGROUP_ID_MARKER,
+} from './kernels';

@@ -1,0 +1,228 @@
+/** Queue-ordered allocation: basic, chained, many cycles, cross-queue, failed dealloca, use after free. */
+import { Fence } from '@keel/fence';
+import { BufferUsage, ErrorCode, KeelError } from '@keel/hal';
+import { causedBy, check, checkArrayEqual, checkEqual, expectKeelError } from '../assertions';
+import { defineCase } from '../case';
+import type { CtsContext } from '../context';
+
+const params = { usage: BufferUsage.DEFAULT };
+
+/** Lets deallocas whose frontier was just reached return their memory. */
+async function settle(_ctx: CtsContext): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+export const allocaCases = [
+  defineCase({
+    id: 'alloca.basic',
+    title: 'alloca → fill → read → dealloca',
+    tags: ['alloca'],
+    recordsCommands: false,
+    async run(ctx) {
+      const before = ctx.handle.heldQueueBytes?.();
+      const s = ctx.semaphore();
+      const q = ctx.queue(0);
+      const at = (v: number) => Fence.of({ semaphore: s, value: v });
+      const buffer = ctx.device.queueAlloca(q, Fence.empty, at(1), params, 256);
+      checkEqual(buffer.byteLength, 256, 'byteLength');
+      check(buffer.placement.queueAllocated, 'placement.queueAllocated');
+      ctx.device.queueFill(q, at(1), at(2), { buffer }, 0x12345678, 4);
+      const out = new Uint32Array(64);
+      ctx.device.queueRead(q, at(2), at(3), { buffer }, out);
+      ctx.device.queueDealloca(q, at(3), at(4), buffer);
+      checkEqual(buffer.state, 'deallocated', 'state after queueDealloca');
+      await s.wait(4, { timeoutMs: ctx.timeoutMs });
+      checkArrayEqual(out, new Uint32Array(64).fill(0x12345678), 'read back');
+      await settle(ctx);
+      if (before !== undefined)
+        checkEqual(ctx.handle.heldQueueBytes!(), before, 'held queue bytes after dealloca');
+    },
+  }),
+  defineCase({
+    id: 'alloca.chained',
+    title: 'alloca → execute → read → dealloca chained by fences before anything runs',
+    tags: ['alloca'],
+    recordsCommands: true,
+    async run(ctx) {
+      const gate = ctx.semaphore();
+      const s = ctx.semaphore();
+      const q = ctx.queue(0);
+      const at = (v: number) => Fence.of({ semaphore: s, value: v });
+      const buffer = ctx.device.queueAlloca(q, Fence.of({ semaphore: gate, value: 1 }), at(1), params, 128);
+      const b = ctx.binder();
+      const cb = ctx.record();
+      cb.fill(b.ref(buffer, 0, 64), 0xab, 1);
+      cb.fill(b.ref(buffer, 64), 0xcd, 1);
+      cb.end();
+      ctx.device.queueExecute(q, at(1), at(2), [cb], [b.table()]);
+      const out = new Uint8Array(128);
+      ctx.device.queueRead(q, at(2), at(3), { buffer }, out);
+      ctx.device.queueDealloca(q, at(3), at(4), buffer);
+      checkEqual(s.value, 0, 'nothing ran before the gate');
+      gate.signal(1);
+      await s.wait(4, { timeoutMs: ctx.timeoutMs });
+      const expected = new Uint8Array(128);
+      expected.fill(0xab, 0, 64);
+      expected.fill(0xcd, 64);
+      checkArrayEqual(out, expected, 'read back');
+    },
+  }),
+  defineCase({
+    id: 'alloca.hundred-cycles',
+    title: '100 alloca → fill → dealloca cycles on one timeline',
+    tags: ['alloca', 'stress'],
+    recordsCommands: false,
+    async run(ctx) {
+      const before = ctx.handle.heldQueueBytes?.();
+      const s = ctx.semaphore();
+      const q = ctx.queue(0);
+      const at = (v: number) => Fence.of({ semaphore: s, value: v });
+      const out = new Uint32Array(100);
+      const sum = ctx.buffer(400);
+      let v = 0;
+      for (let i = 0; i < 100; i++) {
+        const buffer = ctx.device.queueAlloca(q, at(v), at(v + 1), params, 1024 + 16 * (i % 7));
+        ctx.device.queueFill(q, at(v + 1), at(v + 2), { buffer }, i, 4);
+        ctx.device.queueCopy(
+          q,
+          at(v + 2),
+          at(v + 3),
+          { buffer, offset: 0, length: 4 },
+          { buffer: sum, offset: 4 * i },
+        );
+        ctx.device.queueDealloca(q, at(v + 3), at(v + 4), buffer);
+        v += 4;
+      }
+      ctx.device.queueRead(q, at(v), at(v + 1), { buffer: sum }, out);
+      await s.wait(v + 1, { timeoutMs: ctx.timeoutMs });
+      checkArrayEqual(
+        out,
+        Uint32Array.from({ length: 100 }, (_, i) => i),
+        'values of each cycle',
+      );
+      await settle(ctx);
+      if (before !== undefined)
+        checkEqual(ctx.handle.heldQueueBytes!(), before, 'held queue bytes after 100 cycles');
+    },
+  }),
+  defineCase({
+    id: 'alloca.cross-queue',
+    title: 'alloca on one queue, used on another, deallocated on the first',
+    tags: ['alloca', 'multi-queue'],
+    recordsCommands: true,
+    async run(ctx) {
+      const s = ctx.semaphore();
+      const at = (v: number) => Fence.of({ semaphore: s, value: v });
+      const buffer = ctx.device.queueAlloca(ctx.queue(0), Fence.empty, at(1), params, 256);
+      const b = ctx.binder();
+      const cb = ctx.record();
+      cb.fill(b.ref(buffer), 0x0102, 2);
+      cb.end();
+      ctx.device.queueExecute(ctx.queue(1), at(1), at(2), [cb], [b.table()]);
+      const out = new Uint16Array(128);
+      ctx.device.queueRead(ctx.queue(1), at(2), at(3), { buffer }, out);
+      ctx.device.queueDealloca(ctx.queue(0), at(3), at(4), buffer);
+      await s.wait(4, { timeoutMs: ctx.timeoutMs });
+      checkArrayEqual(out, new Uint16Array(128).fill(0x0102), 'read back on the other queue');
+    },
+  }),
+  defineCase({
+    id: 'alloca.failed-dealloca-wait',
+    title: 'a dealloca whose wait fails fails its signal (ABORTED) and frees nothing',
+    tags: ['alloca'],
+    recordsCommands: false,
+    async run(ctx) {
+      const held = ctx.handle.heldQueueBytes;
+      const before = held?.();
+      const s = ctx.semaphore();
+      const q = ctx.queue(0);
+      const buffer = ctx.device.queueAlloca(
+        q,
+        Fence.empty,
+        Fence.of({ semaphore: s, value: 1 }),
+        params,
+        4096,
+      );
+      await s.wait(1, { timeoutMs: ctx.timeoutMs });
+      const w = ctx.semaphore();
+      const d = ctx.semaphore();
+      ctx.device.queueDealloca(
+        q,
+        Fence.of({ semaphore: w, value: 1 }),
+        Fence.of({ semaphore: d, value: 1 }),
+        buffer,
+      );
+      const cause = new KeelError(ErrorCode.INTERNAL, 'cts: the last user failed');
+      w.fail(cause);
+      let rejected = false;
+      try {
+        await d.wait(1, { timeoutMs: ctx.timeoutMs });
+      } catch {
+        rejected = true;
+      }
+      check(rejected, 'the dealloca signal failed');
+      checkEqual(d.failure?.code, ErrorCode.ABORTED, 'dealloca signal failure code');
+      check(causedBy(d.failure, cause), 'the dealloca failure carries the original cause');
+      await settle(ctx);
+      if (held !== undefined && before !== undefined) {
+        const kept = held() - before;
+        check(
+          kept >= 4096,
+          `the block stays held after the failed dealloca (held bytes grew by ${kept}, expected ≥ 4096)`,
+        );
+      }
+      // The allocator keeps working.
+      const t = ctx.semaphore();
+      const at = (v: number) => Fence.of({ semaphore: t, value: v });
+      const next = ctx.device.queueAlloca(q, Fence.empty, at(1), params, 4096);
+      ctx.device.queueFill(q, at(1), at(2), { buffer: next }, 0xee, 1);
+      const out = new Uint8Array(4096);
+      ctx.device.queueRead(q, at(2), at(3), { buffer: next }, out);
+      ctx.device.queueDealloca(q, at(3), at(4), next);
+      await t.wait(4, { timeoutMs: ctx.timeoutMs });
+      checkArrayEqual(out, new Uint8Array(4096).fill(0xee), 'a later alloca');
+    },
+  }),
+  defineCase({
+    id: 'alloca.use-after-dealloca',
+    title: 'using a buffer after its dealloca is FAILED_PRECONDITION',
+    tags: ['alloca', 'validation'],
+    recordsCommands: true,
+    async run(ctx) {
+      const s = ctx.semaphore();
+      const q = ctx.queue(0);
+      const at = (v: number) => Fence.of({ semaphore: s, value: v });
+      const buffer = ctx.device.queueAlloca(q, Fence.empty, at(1), params, 64);
+      // A reusable command buffer recorded while it was live.
+      const b = ctx.binder();
+      const cb = ctx.record('reusable');
+      cb.fill(b.ref(buffer), 1, 1);
+      cb.end();
+      ctx.device.queueDealloca(q, at(1), at(2), buffer);
+      await s.wait(2, { timeoutMs: ctx.timeoutMs });
+      const code = ErrorCode.FAILED_PRECONDITION;
+      expectKeelError(
+        () => ctx.device.queueFill(q, Fence.empty, Fence.empty, { buffer }, 0, 1),
+        code,
+        'queueFill',
+      );
+      expectKeelError(
+        () => ctx.device.queueRead(q, Fence.empty, Fence.empty, { buffer }, new Uint8Array(64)),
+        code,
+        'queueRead',
+      );
+      expectKeelError(
+        () => ctx.device.queueDealloca(q, Fence.empty, Fence.empty, buffer),
+        code,
+        'second queueDealloca',
+      );
+      expectKeelError(
+        () => ctx.device.queueExecute(q, Fence.empty, Fence.empty, [cb], [b.table()]),
+        code,
+        'queueExecute naming it',
+      );
+      const again = ctx.record();
+      expectKeelError(() => again.fill({ buffer }, 0, 1), code, 'recording a direct ref to it');
+    },
+  }),
+];

@@ -1,0 +1,265 @@
+/** Bad input always gets a KeelError (never a hang or a crash), and the device lifecycle. */
+import { Fence } from '@keel/fence';
+import { BufferUsage, ErrorCode, QueueAffinity } from '@keel/hal';
+import { check, checkEqual, expectKeelError, expectRejection } from '../assertions';
+import { defineCase } from '../case';
+
+export const validationCases = [
+  defineCase({
+    id: 'validation.empty-affinity',
+    title: 'an affinity that selects no queue is INVALID_ARGUMENT for every queue operation',
+    tags: ['validation'],
+    recordsCommands: false,
+    async run(ctx) {
+      const d = ctx.device;
+      const buffer = ctx.buffer(64);
+      const cb = ctx.record();
+      cb.end();
+      const none = QueueAffinity.NONE;
+      // Bits above the device's queues select nothing either.
+      const above = ctx.queueCount >= 32 ? none : QueueAffinity.of(31);
+      const code = ErrorCode.INVALID_ARGUMENT;
+      for (const affinity of [none, above]) {
+        const e = Fence.empty;
+        const h = `affinity 0x${affinity.toString(16)}`;
+        expectKeelError(() => d.queueFill(affinity, e, e, { buffer }, 0, 1), code, `${h}: queueFill`);
+        expectKeelError(
+          () => d.queueUpdate(affinity, e, e, new Uint8Array(4), { buffer }),
+          code,
+          `${h}: queueUpdate`,
+        );
+        expectKeelError(
+          () => d.queueCopy(affinity, e, e, { buffer, length: 4 }, { buffer, offset: 8 }),
+          code,
+          `${h}: queueCopy`,
+        );
+        expectKeelError(
+          () => d.queueRead(affinity, e, e, { buffer }, new Uint8Array(64)),
+          code,
+          `${h}: queueRead`,
+        );
+        expectKeelError(
+          () => d.queueWrite(affinity, e, e, new Uint8Array(64), { buffer }),
+          code,
+          `${h}: queueWrite`,
+        );
+        expectKeelError(() => d.queueBarrier(affinity, e, e), code, `${h}: queueBarrier`);
+        expectKeelError(() => d.queueHostCall(affinity, e, e, () => {}), code, `${h}: queueHostCall`);
+        expectKeelError(() => d.queueExecute(affinity, e, e, [cb]), code, `${h}: queueExecute`);
+        expectKeelError(
+          () => d.queueAlloca(affinity, e, e, { usage: BufferUsage.DEFAULT }, 64),
+          code,
+          `${h}: queueAlloca`,
+        );
+        expectKeelError(() => d.flush(affinity), code, `${h}: flush`);
+      }
+      // The command buffer was not consumed by the rejected submissions.
+      await ctx.execute([cb]);
+    },
+  }),
+  defineCase({
+    id: 'validation.bad-arguments',
+    title: 'out-of-range refs, bad patterns, oversized updates and non-fences are rejected at the call',
+    tags: ['validation'],
+    recordsCommands: false,
+    async run(ctx) {
+      const d = ctx.device;
+      const q = ctx.queue(0);
+      const e = Fence.empty;
+      const buffer = ctx.buffer(64);
+      const readOnly = ctx.buffer(64, BufferUsage.TRANSFER_SOURCE);
+      expectKeelError(
+        () => d.queueFill(q, e, e, { buffer, offset: 60, length: 8 }, 0, 1),
+        ErrorCode.OUT_OF_RANGE,
+        'fill past the end',
+      );
+      expectKeelError(
+        () => d.queueFill(q, e, e, { buffer }, 0x1ff, 1),
+        ErrorCode.INVALID_ARGUMENT,
+        'pattern too wide',
+      );
+      expectKeelError(
+        () => d.queueFill(q, e, e, { buffer, offset: 2 }, 0, 4),
+        ErrorCode.INVALID_ARGUMENT,
+        'misaligned 4-byte fill',
+      );
+      expectKeelError(
+        () => d.queueFill(q, e, e, { buffer: readOnly }, 0, 1),
+        ErrorCode.INVALID_ARGUMENT,
+        'fill without TRANSFER_TARGET',
+      );
+      expectKeelError(
+        () => d.queueUpdate(q, e, e, new Uint8Array(65537), { buffer }),
+        ErrorCode.INVALID_ARGUMENT,
+        'update over 64 KiB',
+      );
+      expectKeelError(
+        () => d.queueRead(q, e, e, { buffer, length: 16 }, new Uint8Array(10)),
+        ErrorCode.INVALID_ARGUMENT,
+        'read size mismatch',
+      );
+      expectKeelError(
+        () => d.queueCopy(q, e, e, { buffer, offset: 0, length: 16 }, { buffer, offset: 8 }),
+        ErrorCode.INVALID_ARGUMENT,
+        'overlapping copy',
+      );
+      expectKeelError(
+        () => d.queueBarrier(q, undefined as unknown as Fence, e),
+        ErrorCode.INVALID_ARGUMENT,
+        'a wait that is not a Fence',
+      );
+      expectKeelError(
+        () => d.queueFill(q, e, e, { slot: 0 } as unknown as { buffer: never }, 0, 1),
+        ErrorCode.INVALID_ARGUMENT,
+        'a slot ref in a queue operation',
+      );
+      expectKeelError(
+        () => d.createBuffer({ byteLength: -1, usage: BufferUsage.DEFAULT }),
+        ErrorCode.INVALID_ARGUMENT,
+        'negative size',
+      );
+      await expectRejection(
+        d.createExecutable({ format: 'no-such-format', exports: [] } as never),
+        ErrorCode.UNIMPLEMENTED,
+        'an unknown executable format',
+      );
+    },
+  }),
+  defineCase({
+    id: 'validation.foreign-buffer',
+    title: "another device's buffer is INVALID_ARGUMENT in queue operations, recordings and tables",
+    tags: ['validation'],
+    recordsCommands: false,
+    async run(ctx, extra) {
+      const other = await extra.createDevice();
+      ctx.defer(() => other.device.destroy());
+      const foreign = other.device.createBuffer({ byteLength: 64, usage: BufferUsage.DEFAULT });
+      const d = ctx.device;
+      const q = ctx.queue(0);
+      const e = Fence.empty;
+      const code = ErrorCode.INVALID_ARGUMENT;
+      expectKeelError(() => d.queueFill(q, e, e, { buffer: foreign }, 0, 1), code, 'queueFill');
+      expectKeelError(() => d.queueRead(q, e, e, { buffer: foreign }, new Uint8Array(64)), code, 'queueRead');
+      const direct = ctx.record();
+      expectKeelError(() => direct.fill({ buffer: foreign }, 0, 1), code, 'recording a direct ref');
+      const slotted = ctx.record('reusable');
+      slotted.fill({ slot: 0 }, 0, 1);
+      slotted.end();
+      expectKeelError(
+        () => d.queueExecute(q, e, e, [slotted], [[{ buffer: foreign }]]),
+        code,
+        'a table entry',
+      );
+      const theirs = other.device.createCommandBuffer();
+      theirs.begin();
+      theirs.end();
+      expectKeelError(() => d.queueExecute(q, e, e, [theirs]), code, "another device's command buffer");
+      expectKeelError(() => d.queueDealloca(q, e, e, foreign), code, 'queueDealloca');
+    },
+  }),
+  defineCase({
+    id: 'validation.one-shot-twice',
+    title: 'a one-shot command buffer submitted twice is FAILED_PRECONDITION',
+    tags: ['validation'],
+    recordsCommands: true,
+    async run(ctx) {
+      const target = ctx.buffer(16);
+      const b = ctx.binder();
+      const cb = ctx.record();
+      cb.fill(b.ref(target), 1, 1);
+      cb.end();
+      await ctx.execute([cb], [b.table()]);
+      expectKeelError(
+        () => ctx.device.queueExecute(ctx.queue(0), Fence.empty, Fence.empty, [cb], [b.table()]),
+        ErrorCode.FAILED_PRECONDITION,
+        'second submission',
+      );
+      const fresh = ctx.record();
+      fresh.end();
+      expectKeelError(
+        () => ctx.device.queueExecute(ctx.queue(0), Fence.empty, Fence.empty, [fresh, fresh]),
+        ErrorCode.FAILED_PRECONDITION,
+        'the same one-shot twice in one submission',
+      );
+      const unfinished = ctx.record();
+      expectKeelError(
+        () => ctx.device.queueExecute(ctx.queue(0), Fence.empty, Fence.empty, [unfinished]),
+        ErrorCode.FAILED_PRECONDITION,
+        'a command buffer still recording',
+      );
+    },
+  }),
+  defineCase({
+    id: 'validation.missing-table',
+    title: 'slots without a binding table (or a table too short, or a bad entry) are rejected',
+    tags: ['validation'],
+    recordsCommands: false,
+    async run(ctx) {
+      const small = ctx.buffer(8);
+      const cb = ctx.record('reusable');
+      cb.fill({ slot: 2, offset: 0, length: 16 }, 0, 1);
+      cb.end();
+      const q = ctx.queue(0);
+      const e = Fence.empty;
+      const d = ctx.device;
+      expectKeelError(() => d.queueExecute(q, e, e, [cb]), ErrorCode.INVALID_ARGUMENT, 'no table');
+      expectKeelError(
+        () => d.queueExecute(q, e, e, [cb], [[{ buffer: small }]]),
+        ErrorCode.INVALID_ARGUMENT,
+        'table too short',
+      );
+      expectKeelError(
+        () => d.queueExecute(q, e, e, [cb], [[undefined, undefined, undefined]]),
+        ErrorCode.INVALID_ARGUMENT,
+        'empty entry for a used slot',
+      );
+      const err = expectKeelError(
+        () => d.queueExecute(q, e, e, [cb], [[undefined, undefined, { buffer: small }]]),
+        ErrorCode.OUT_OF_RANGE,
+        'a buffer smaller than the commands need',
+      );
+      check(err.message.includes('2'), `the message names slot 2 (${err.message})`);
+      // The command buffer stays usable.
+      const ok = ctx.buffer(16);
+      await ctx.execute([cb], [[undefined, undefined, { buffer: ok }]]);
+    },
+  }),
+  defineCase({
+    id: 'lifecycle.destroy',
+    title: 'destroy fails pending work with UNAVAILABLE, resolves lost, and later calls fail',
+    tags: ['lifecycle'],
+    recordsCommands: false,
+    async run(_ctx, extra) {
+      const handle = await extra.createDevice();
+      const d = handle.device;
+      const buffer = d.createBuffer({ byteLength: 64, usage: BufferUsage.DEFAULT });
+      const gate = d.createSemaphore(0);
+      const s = d.createSemaphore(0);
+      d.queueFill(
+        QueueAffinity.ANY,
+        Fence.of({ semaphore: gate, value: 1 }),
+        Fence.of({ semaphore: s, value: 1 }),
+        { buffer },
+        1,
+        1,
+      );
+      await d.destroy();
+      await d.destroy(); // idempotent
+      checkEqual(s.failure?.code, ErrorCode.UNAVAILABLE, 'pending signal after destroy');
+      const reason = await d.lost;
+      check(reason !== undefined && typeof reason.message === 'string', 'lost resolves with a reason');
+      expectKeelError(
+        () => d.queueBarrier(QueueAffinity.ANY, Fence.empty, Fence.empty),
+        ErrorCode.FAILED_PRECONDITION,
+        'a queue operation after destroy',
+      );
+      expectKeelError(
+        () => d.createBuffer({ byteLength: 4, usage: BufferUsage.DEFAULT }),
+        ErrorCode.FAILED_PRECONDITION,
+        'createBuffer after destroy',
+      );
+      checkEqual(buffer.state, 'destroyed', 'buffer state after destroy');
+      gate.signal(1); // nothing may run or throw now
+    },
+  }),
+];

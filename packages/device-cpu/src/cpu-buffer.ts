@@ -1,0 +1,126 @@
+/**
+ * Buffers of the CPU device. A device buffer owns a block of a device pool from creation to
+ * `destroy()` (deferred while submitted work still uses it); a queue-allocated buffer borrows the block
+ * of its queue allocation, which is assigned by the time the alloca's signal is reached.
+ */
+import type { Allocation, Block } from '@keel/allocator';
+import {
+  type Buffer,
+  type BufferPlacement,
+  type BufferState,
+  type BufferUsage,
+  type Device,
+  describeBuffer,
+  ErrorCode,
+  KeelError,
+  type MemoryType,
+} from '@keel/hal';
+
+/** Where a CpuBuffer's bytes are once it has memory: slab index and absolute offset. */
+export interface ResolvedMemory {
+  readonly memory: ArrayBufferLike;
+  readonly offset: number;
+}
+
+/** What a buffer needs from its device. */
+export interface BufferOwner {
+  /** Gives a device buffer's block back (called once, when destroyed and no longer used). */
+  releaseBlock(block: Block<ArrayBufferLike>): void;
+  /** The caller destroyed a device buffer (its memory may still be in use). */
+  forget(buffer: CpuBuffer): void;
+}
+
+export class CpuBuffer implements Buffer {
+  readonly placement: BufferPlacement;
+  /** Operations in flight that use this buffer (destroy waits for them). */
+  uses = 0;
+  private st: BufferState = 'live';
+  private released = false;
+
+  constructor(
+    readonly device: Device,
+    private readonly owner: BufferOwner,
+    readonly byteLength: number,
+    readonly usage: BufferUsage,
+    readonly memoryType: MemoryType,
+    placement: BufferPlacement,
+    readonly label: string | undefined,
+    /** The block of a device buffer. */
+    private readonly ownBlock: Block<ArrayBufferLike> | undefined,
+    /** The allocation of a queue-allocated buffer. */
+    readonly allocation: Allocation<ArrayBufferLike> | undefined,
+  ) {
+    this.placement = placement;
+  }
+
+  get state(): BufferState {
+    return this.st;
+  }
+
+  /** The block holding the bytes, or undefined (a queue allocation without memory yet, or failed). */
+  get block(): Block<ArrayBufferLike> | undefined {
+    return this.ownBlock ?? this.allocation?.block;
+  }
+
+  /**
+   * Releases a device buffer; work already submitted keeps its memory until it completes. Idempotent.
+   * FAILED_PRECONDITION for a queue-allocated buffer (use queueDealloca).
+   */
+  destroy(): void {
+    if (this.placement.queueAllocated) {
+      throw new KeelError(
+        ErrorCode.FAILED_PRECONDITION,
+        `${describeBuffer(this)}: a queue-allocated buffer is released with queueDealloca, not destroy()`,
+      );
+    }
+    if (this.st === 'destroyed') return;
+    this.st = 'destroyed';
+    this.owner.forget(this);
+    if (this.uses === 0) this.release();
+  }
+
+  /** Marks a queue-allocated buffer deallocated (queueDealloca). */
+  markDeallocated(): void {
+    this.st = 'deallocated';
+  }
+
+  /** Marks the buffer destroyed because its device was destroyed (memory goes with the device). */
+  markDeviceDestroyed(): void {
+    this.st = 'destroyed';
+    this.released = true;
+  }
+
+  /** One more operation in flight uses the buffer. */
+  retain(): void {
+    this.uses++;
+  }
+
+  /** One operation fewer; releases the memory of a destroyed device buffer with the last one. */
+  unretain(): void {
+    if (--this.uses === 0 && this.st === 'destroyed') this.release();
+  }
+
+  private release(): void {
+    if (this.released || this.ownBlock === undefined) return;
+    this.released = true;
+    this.owner.releaseBlock(this.ownBlock);
+  }
+
+  /** The bytes, for an operation about to run; FAILED_PRECONDITION when there is no memory. */
+  resolve(what: string): ResolvedMemory {
+    const block = this.block;
+    if (block === undefined || (this.st === 'destroyed' && this.released)) {
+      const why =
+        this.allocation?.state === 'failed'
+          ? `its queueAlloca failed (${this.allocation.failure?.message ?? 'unknown'})`
+          : this.allocation !== undefined
+            ? 'its queueAlloca has no memory yet: order the operation after the alloca signal'
+            : 'it was destroyed';
+      throw new KeelError(
+        ErrorCode.FAILED_PRECONDITION,
+        `${what}: ${describeBuffer(this)} has no memory: ${why}`,
+      );
+    }
+    return { memory: block.slab.memory, offset: block.offset };
+  }
+}

@@ -1,0 +1,1024 @@
+/**
+ * The CPU device (hal Device). See the package README for modes, affinity policy, memory and failure
+ * behaviour; in short:
+ *
+ * - Every queue operation checks its arguments synchronously (KeelError, nothing enqueued), then waits
+ *   for its wait fence with the promise-free `onReached`. Ready operations go through one run list
+ *   (a trampoline), so chains of operations completed inside one `signal` never recurse deeply.
+ * - Transfers, barriers and host calls run on the main thread in both modes. Executes run inline
+ *   (sync mode) or on the selected queue's workers (task mode).
+ * - Completion releases the buffers the operation retained, then signals its signal fence (timepoints
+ *   already reached are skipped) or fails it with the operation's error.
+ */
+import { availableParallelism } from 'node:os';
+import {
+  type AllocatorStats,
+  type Block,
+  PassthroughPool,
+  type Pool,
+  QueueAllocator,
+  RingPool,
+  TlsfPool,
+} from '@keel/allocator';
+import { createCommandBuffer } from '@keel/command-buffer';
+import {
+  ErrorCode,
+  type Fence,
+  KeelError,
+  type Semaphore,
+  SharedTimelineSemaphore,
+  TimelineSemaphore,
+} from '@keel/fence';
+import {
+  type AllocaOptions,
+  abortedBy,
+  type BindingTable,
+  type Buffer,
+  type BufferParams,
+  BufferUsage,
+  type CommandBuffer,
+  type CommandBufferOptions,
+  createExecutableExports,
+  type Device,
+  type DeviceInfo,
+  type DeviceLimits,
+  type DirectBufferRef,
+  describeBuffer,
+  type Executable,
+  type ExecutableSource,
+  MemoryType,
+  QueueAffinity,
+} from '@keel/hal';
+import { copyBytes, fillBytes } from './byte-ops';
+import { type BufferOwner, CpuBuffer } from './cpu-buffer';
+import { bindKernels, CpuExecutable, moduleUrl } from './cpu-executable';
+import { CpuPlan, resolvedLength, resolveTableInto } from './cpu-plan';
+import { bytesOf, checkFence, checkRef, invalid } from './device-checks';
+import { type LoadedKernel, PlanRuntime } from './executor';
+import { Operation, type OperationSink, OpKind } from './operation';
+import { buildPlan } from './plan-builder';
+import { SlabTable } from './slab-table';
+import { SyncQueue } from './sync-queue';
+import { TaskQueue, type TaskQueueHost } from './task-queue';
+
+/** How a CPU device runs its queues. */
+export type CpuDeviceMode = 'sync' | 'task';
+
+export interface CpuDeviceOptions {
+  /** 'task' (default): worker threads per queue; 'sync': everything inline on the calling thread. */
+  readonly mode?: CpuDeviceMode;
+  /** Number of queues, 1..32 (default 2). */
+  readonly queues?: number;
+  /** Workers per queue in task mode (default max(1, floor(available cores / queues))). */
+  readonly workersPerQueue?: number;
+  /** Device name in `info.name` and messages (default 'cpu'). */
+  readonly label?: string;
+  /** Bytes of each slab the device's TLSF pools grow by (default 4 MiB). */
+  readonly slabSize?: number;
+  /** Capacity of the 'ring' alloca pool, created on first use (default 64 MiB). */
+  readonly ringCapacity?: number;
+}
+
+const MAX_BUFFER_SIZE = 2 ** 30;
+const MAX_WORKGROUP_COUNT = 65535;
+const LIMITS: DeviceLimits = Object.freeze({
+  maxBufferSize: MAX_BUFFER_SIZE,
+  maxWorkgroupCount: Object.freeze([
+    MAX_WORKGROUP_COUNT,
+    MAX_WORKGROUP_COUNT,
+    MAX_WORKGROUP_COUNT,
+  ]) as readonly [number, number, number],
+  maxBindings: 64,
+  maxConstants: 256,
+  minStorageBufferOffsetAlignment: 16,
+  maxUpdateSize: 65536,
+});
+const BLOCK_ALIGNMENT = 16;
+
+function failFence(fence: Fence, error: unknown): void {
+  try {
+    fence.fail(error);
+  } catch (thrown) {
+    queueMicrotask(() => {
+      throw thrown;
+    });
+  }
+}
+
+/** Signals every timepoint not reached yet (one already reached or failed is skipped). */
+function signalFence(fence: Fence): void {
+  const timepoints = fence.timepoints;
+  for (let i = 0; i < timepoints.length; i++) {
+    const tp = timepoints[i]!;
+    const semaphore = tp.semaphore;
+    if (semaphore.failure !== undefined || semaphore.value >= tp.value) continue;
+    try {
+      semaphore.signal(tp.value);
+    } catch (thrown) {
+      queueMicrotask(() => {
+        throw thrown;
+      });
+    }
+  }
+}
+
+function checkCount(value: unknown, what: string, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw invalid(`createCpuDevice: ${what} must be an integer in [${min}, ${max}], got ${String(value)}`);
+  }
+  return value;
+}
+
+export class CpuDevice implements Device, OperationSink, TaskQueueHost {
+  readonly info: DeviceInfo;
+  readonly lost: Promise<KeelError>;
+  readonly mode: CpuDeviceMode;
+  readonly workersPerQueue: number;
+  private resolveLost!: (reason: KeelError) => void;
+  private lostReason: KeelError | undefined;
+  private destroyed = false;
+  private destroyPromise: Promise<void> | undefined;
+  private readonly name: string;
+
+  private readonly slabs: SlabTable;
+  private readonly bufferPool: TlsfPool<ArrayBufferLike>;
+  private readonly allocators = new Map<string, QueueAllocator<ArrayBufferLike>>();
+  private readonly slabSize: number;
+  private readonly ringCapacity: number;
+  private readonly liveBuffers = new Set<CpuBuffer>();
+  private readonly executables: CpuExecutable[] = [];
+  private nextPlanId = 0;
+  private readonly planKey = {};
+  private readonly planRegistry: FinalizationRegistry<CpuPlan> | undefined;
+
+  private readonly taskQueues: TaskQueue[] = [];
+  private readonly syncQueues: SyncQueue[] = [];
+  private readonly pending = new Set<Operation>();
+  private readonly ready: Operation[] = [];
+  private readyHead = 0;
+  private draining = false;
+  private readonly bufferOwner: BufferOwner = {
+    releaseBlock: (block: Block<ArrayBufferLike>) => {
+      if (!this.destroyed) this.bufferPool.release(block);
+    },
+    forget: (buffer: CpuBuffer) => {
+      this.liveBuffers.delete(buffer);
+    },
+  };
+  private readonly executableId = (executable: Executable): number => {
+    if (!(executable instanceof CpuExecutable) || executable.device !== this) {
+      throw invalid(`${this.name} queueExecute: a dispatch names an executable of another device`);
+    }
+    return executable.id;
+  };
+  private readonly syncKernel = (executable: number, entry: number): LoadedKernel | undefined =>
+    this.executables[executable]?.kernels?.[entry];
+
+  constructor(options: CpuDeviceOptions = {}) {
+    const mode = options.mode ?? 'task';
+    if (mode !== 'sync' && mode !== 'task') {
+      throw invalid(`createCpuDevice: mode must be 'sync' or 'task', got '${String(mode)}'`);
+    }
+    this.mode = mode;
+    const queueCount = checkCount(options.queues ?? 2, 'queues', 1, 32);
+    const cores = availableParallelism();
+    this.workersPerQueue =
+      mode === 'sync'
+        ? 0
+        : checkCount(
+            options.workersPerQueue ?? Math.max(1, Math.floor(cores / queueCount)),
+            'workersPerQueue',
+            1,
+            256,
+          );
+    this.slabSize = checkCount(options.slabSize ?? 4 * 1024 * 1024, 'slabSize', 4096, MAX_BUFFER_SIZE);
+    this.ringCapacity = checkCount(
+      options.ringCapacity ?? 64 * 1024 * 1024,
+      'ringCapacity',
+      4096,
+      MAX_BUFFER_SIZE,
+    );
+    const label = options.label ?? 'cpu';
+    this.name = `device '${label}'`;
+    this.info = Object.freeze({
+      backend: 'cpu',
+      name:
+        mode === 'sync'
+          ? `${label} (sync, ${queueCount} queues)`
+          : `${label} (task, ${queueCount}×${this.workersPerQueue} workers)`,
+      queueCount,
+      limits: LIMITS,
+      features: Object.freeze(mode === 'sync' ? ['mode:sync'] : ['mode:task', 'shared-memory']),
+    });
+    this.lost = new Promise<KeelError>((resolve) => {
+      this.resolveLost = resolve;
+    });
+    this.slabs = new SlabTable(mode === 'task');
+    this.bufferPool = new TlsfPool(this.slabs, {
+      label: `${label} buffers`,
+      slabSize: this.slabSize,
+      alignment: BLOCK_ALIGNMENT,
+    });
+    if (mode === 'task') {
+      const workerUrl = new URL('./worker.js', import.meta.url);
+      for (let q = 0; q < queueCount; q++) {
+        this.taskQueues.push(
+          new TaskQueue(q, this.workersPerQueue, workerUrl, this, MAX_WORKGROUP_COUNT, []),
+        );
+      }
+      this.slabs.setListener({
+        slabCreated: (index, memory) => {
+          for (const queue of this.taskQueues) {
+            queue.broadcast({ t: 'slab', index, memory: memory as SharedArrayBuffer });
+          }
+        },
+        slabDestroyed: (index) => {
+          for (const queue of this.taskQueues) queue.broadcast({ t: 'slab-free', index });
+        },
+      });
+      this.planRegistry = new FinalizationRegistry((plan: CpuPlan) => this.freePlan(plan));
+    } else {
+      for (let q = 0; q < queueCount; q++) {
+        this.syncQueues.push(new SyncQueue(this.slabs.memories, this.syncKernel, MAX_WORKGROUP_COUNT));
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // Checks
+
+  private checkUsable(what: string): void {
+    if (this.destroyed) {
+      throw new KeelError(ErrorCode.FAILED_PRECONDITION, `${this.name} ${what}: the device was destroyed`);
+    }
+    if (this.lostReason !== undefined) {
+      throw new KeelError(
+        ErrorCode.UNAVAILABLE,
+        `${this.name} ${what}: the device is lost (${this.lostReason.message})`,
+        { cause: this.lostReason },
+      );
+    }
+  }
+
+  /** Checks the device, the affinity and both fences; returns the selected queue. */
+  private begin(what: string, affinity: QueueAffinity, wait: Fence, signal: Fence): number {
+    this.checkUsable(what);
+    const queue = QueueAffinity.select(affinity, this.info.queueCount, `${this.name} ${what}`);
+    checkFence(wait, `${this.name} ${what}`, 'wait');
+    checkFence(signal, `${this.name} ${what}`, 'signal');
+    return queue;
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // Resources
+
+  createBuffer(params: BufferParams & { readonly byteLength: number }): Buffer {
+    const what = `${this.name} createBuffer`;
+    this.checkUsable('createBuffer');
+    if (params === null || typeof params !== 'object') throw invalid(`${what}: params must be an object`);
+    const { byteLength } = params;
+    if (typeof byteLength !== 'number' || !Number.isInteger(byteLength) || byteLength < 0) {
+      throw invalid(`${what}: byteLength must be a non-negative integer, got ${String(byteLength)}`);
+    }
+    if (byteLength > MAX_BUFFER_SIZE) {
+      throw invalid(
+        `${what}: byteLength ${byteLength} exceeds the device's maxBufferSize of ${MAX_BUFFER_SIZE}`,
+      );
+    }
+    const usage = this.checkParams(params, what);
+    const block = this.bufferPool.reserve(byteLength, BLOCK_ALIGNMENT);
+    if (block === undefined) {
+      throw new KeelError(ErrorCode.RESOURCE_EXHAUSTED, `${what}: no memory for ${byteLength} bytes`);
+    }
+    fillBytes(block.slab.memory, block.offset, byteLength, 0, 1);
+    const buffer = new CpuBuffer(
+      this,
+      this.bufferOwner,
+      byteLength,
+      usage,
+      params.memoryType ?? MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE | MemoryType.HOST_COHERENT,
+      { affinity: (params.affinity ?? QueueAffinity.ANY) >>> 0, pool: undefined, queueAllocated: false },
+      params.label,
+      block,
+      undefined,
+    );
+    this.liveBuffers.add(buffer);
+    return buffer;
+  }
+
+  private checkParams(params: BufferParams, what: string): number {
+    const usage = params.usage;
+    if (typeof usage !== 'number' || !Number.isInteger(usage) || usage < 0) {
+      throw invalid(`${what}: usage must be BufferUsage bits, got ${String(usage)}`);
+    }
+    if (
+      params.affinity !== undefined &&
+      (typeof params.affinity !== 'number' || !Number.isInteger(params.affinity))
+    ) {
+      throw invalid(`${what}: affinity must be an integer mask, got ${String(params.affinity)}`);
+    }
+    return usage;
+  }
+
+  async createExecutable(source: ExecutableSource): Promise<Executable> {
+    const what = `${this.name} createExecutable`;
+    this.checkUsable('createExecutable');
+    if (source === null || typeof source !== 'object') throw invalid(`${what}: source must be an object`);
+    if (source.format !== 'js-module') {
+      throw new KeelError(
+        ErrorCode.UNIMPLEMENTED,
+        `${what}: format '${String((source as { format?: unknown }).format)}' is not supported; the cpu device takes 'js-module'`,
+      );
+    }
+    const url = moduleUrl(source.url, what);
+    const label = source.label ?? url.slice(url.lastIndexOf('/') + 1);
+    const exports = createExecutableExports(source.exports, `'${label}'`);
+    // The id is taken now: concurrent createExecutable calls must not share one.
+    const id = this.executables.length;
+    const executable = new CpuExecutable(this, id, url, exports, label);
+    this.executables[id] = executable;
+    if (this.mode === 'sync') {
+      let namespace: Record<string, unknown>;
+      try {
+        namespace = (await import(/* @vite-ignore */ url)) as Record<string, unknown>;
+      } catch (error) {
+        throw new KeelError(
+          ErrorCode.INVALID_ARGUMENT,
+          `${what}: cannot import ${url}: ${error instanceof Error ? error.message : String(error)}`,
+          { cause: error },
+        );
+      }
+      executable.kernels = bindKernels(namespace, source.exports, exports, label, url);
+      this.checkUsable('createExecutable');
+      return executable;
+    }
+    try {
+      await Promise.all(this.taskQueues.map((queue) => queue.load(executable)));
+    } catch (error) {
+      for (const queue of this.taskQueues) queue.broadcast({ t: 'unload', id });
+      if (KeelError.is(error) && error.code === ErrorCode.INTERNAL) {
+        throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: cannot import ${url}: ${error.message}`, {
+          cause: error,
+        });
+      }
+      throw error;
+    }
+    return executable;
+  }
+
+  createCommandBuffer(options?: CommandBufferOptions): CommandBuffer {
+    this.checkUsable('createCommandBuffer');
+    return createCommandBuffer(this, options);
+  }
+
+  createSemaphore(initialValue = 0): Semaphore {
+    return this.mode === 'task'
+      ? new SharedTimelineSemaphore(initialValue, { label: `${this.info.name} semaphore` })
+      : new TimelineSemaphore(initialValue, { label: `${this.info.name} semaphore` });
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // Queue-ordered allocation
+
+  private allocator(pool: string, what: string): QueueAllocator<ArrayBufferLike> {
+    let allocator = this.allocators.get(pool);
+    if (allocator !== undefined) return allocator;
+    let p: Pool<ArrayBufferLike>;
+    switch (pool) {
+      case 'tlsf':
+        p = new TlsfPool(this.slabs, {
+          label: 'alloca tlsf',
+          slabSize: this.slabSize,
+          alignment: BLOCK_ALIGNMENT,
+        });
+        break;
+      case 'passthrough':
+        p = new PassthroughPool(this.slabs, { label: 'alloca passthrough', alignment: BLOCK_ALIGNMENT });
+        break;
+      case 'ring':
+        p = new RingPool(this.slabs, {
+          label: 'alloca ring',
+          capacity: this.ringCapacity,
+          alignment: BLOCK_ALIGNMENT,
+        });
+        break;
+      default:
+        throw invalid(
+          `${what}: unknown pool '${pool}' (the cpu device has 'tlsf', 'ring' and 'passthrough')`,
+        );
+    }
+    allocator = new QueueAllocator(p, { label: `${this.info.name} ${pool}` });
+    this.allocators.set(pool, allocator);
+    return allocator;
+  }
+
+  queueAlloca(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    params: BufferParams,
+    size: number,
+    options?: AllocaOptions,
+  ): Buffer {
+    const what = `${this.name} queueAlloca`;
+    const queue = this.begin('queueAlloca', affinity, wait, signal);
+    if (params === null || typeof params !== 'object') throw invalid(`${what}: params must be an object`);
+    const usage = this.checkParams(params, what);
+    if (typeof size !== 'number' || !Number.isInteger(size) || size < 0 || size > MAX_BUFFER_SIZE) {
+      throw invalid(`${what}: size must be an integer in [0, ${MAX_BUFFER_SIZE}], got ${String(size)}`);
+    }
+    const pool = options?.pool ?? 'tlsf';
+    const allocator = this.allocator(pool, what);
+    const allocation = allocator.alloca(QueueAffinity.of(queue), wait, signal, size, {
+      alignment: BLOCK_ALIGNMENT,
+      label: params.label,
+    });
+    const buffer = new CpuBuffer(
+      this,
+      this.bufferOwner,
+      size,
+      usage,
+      params.memoryType ?? MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE | MemoryType.HOST_COHERENT,
+      { affinity: (params.affinity ?? QueueAffinity.of(queue)) >>> 0, pool, queueAllocated: true },
+      params.label,
+      undefined,
+      allocation,
+    );
+    this.liveBuffers.add(buffer);
+    return buffer;
+  }
+
+  queueDealloca(affinity: QueueAffinity, wait: Fence, signal: Fence, buffer: Buffer): void {
+    const what = `${this.name} queueDealloca`;
+    const queue = this.begin('queueDealloca', affinity, wait, signal);
+    if (!(buffer instanceof CpuBuffer) || buffer.device !== this) {
+      throw invalid(`${what}: the buffer is not a buffer of this device`);
+    }
+    if (!buffer.placement.queueAllocated || buffer.allocation === undefined) {
+      throw invalid(`${what}: ${describeBuffer(buffer)} was made by createBuffer; release it with destroy()`);
+    }
+    if (buffer.state !== 'live') {
+      throw new KeelError(
+        ErrorCode.FAILED_PRECONDITION,
+        `${what}: ${describeBuffer(buffer)} was already released by queueDealloca and cannot be used`,
+      );
+    }
+    const allocator = this.allocator(buffer.placement.pool ?? 'tlsf', what);
+    allocator.dealloca(QueueAffinity.of(queue), wait, signal, buffer.allocation);
+    buffer.markDeallocated();
+    this.liveBuffers.delete(buffer);
+  }
+
+  /** Worker threads of this device still running (0 in sync mode, and after `destroy()` resolved). */
+  get liveWorkers(): number {
+    let count = 0;
+    for (const queue of this.taskQueues) count += queue.liveWorkers;
+    return count;
+  }
+
+  /**
+   * Bytes of queue-allocated memory not available for reuse right now: live allocations, deallocated
+   * blocks whose death frontier is pending, and blocks kept back after a failed dealloca.
+   */
+  heldQueueBytes(): number {
+    let bytes = 0;
+    for (const allocator of this.allocators.values()) {
+      const stats = allocator.stats;
+      bytes += stats.liveBytes + stats.dyingBytes + stats.quarantinedBytes;
+    }
+    return bytes;
+  }
+
+  /** Snapshots of the queue allocators' statistics, by pool name. */
+  allocatorStats(): Map<string, AllocatorStats> {
+    const out = new Map<string, AllocatorStats>();
+    for (const [pool, allocator] of this.allocators) out.set(pool, allocator.stats);
+    return out;
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // Operations
+
+  private enqueue(op: Operation, wait: Fence): void {
+    this.pending.add(op);
+    const registration = wait.onReached(op.onReady);
+    if (op.state === 'waiting') op.registration = registration;
+  }
+
+  /** OperationSink: the wait of `op` was reached (or failed). */
+  operationReady(op: Operation, error: KeelError | undefined): void {
+    if (op.state !== 'waiting') return;
+    op.registration = undefined;
+    if (error !== undefined) {
+      this.complete(op, abortedBy(error, op.name));
+      return;
+    }
+    op.state = 'ready';
+    this.ready.push(op);
+    this.drain();
+  }
+
+  private drain(): void {
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      while (this.readyHead < this.ready.length) {
+        const op = this.ready[this.readyHead]!;
+        this.ready[this.readyHead++] = undefined as unknown as Operation;
+        if (op.state !== 'ready') continue;
+        op.state = 'running';
+        try {
+          this.run(op);
+        } catch (error) {
+          this.complete(op, error);
+        }
+      }
+    } finally {
+      this.ready.length = 0;
+      this.readyHead = 0;
+      this.draining = false;
+    }
+  }
+
+  private run(op: Operation): void {
+    switch (op.kind) {
+      case OpKind.FILL: {
+        const target = op.target!.resolve(op.name);
+        fillBytes(target.memory, target.offset + op.targetOffset, op.length, op.pattern, op.patternLength);
+        this.complete(op);
+        return;
+      }
+      case OpKind.UPDATE:
+      case OpKind.WRITE: {
+        const target = op.target!.resolve(op.name);
+        const host = op.host!;
+        new Uint8Array(target.memory, target.offset + op.targetOffset, op.length).set(host);
+        this.complete(op);
+        return;
+      }
+      case OpKind.COPY: {
+        const source = op.source!.resolve(op.name);
+        const target = op.target!.resolve(op.name);
+        copyBytes(
+          source.memory,
+          source.offset + op.sourceOffset,
+          target.memory,
+          target.offset + op.targetOffset,
+          op.length,
+        );
+        this.complete(op);
+        return;
+      }
+      case OpKind.READ: {
+        const source = op.source!.resolve(op.name);
+        op.host!.set(new Uint8Array(source.memory, source.offset + op.sourceOffset, op.length));
+        this.complete(op);
+        return;
+      }
+      case OpKind.BARRIER:
+        this.complete(op);
+        return;
+      case OpKind.HOST_CALL:
+        this.runHostCall(op);
+        return;
+      case OpKind.EXECUTE:
+        if (this.mode === 'task') {
+          this.taskQueues[op.queue]!.execute(op);
+        } else {
+          this.runSync(op);
+        }
+        return;
+    }
+  }
+
+  private runHostCall(op: Operation): void {
+    const callback = op.callback!;
+    op.callback = undefined;
+    let result: void | Promise<void>;
+    try {
+      result = callback();
+    } catch (error) {
+      this.complete(op, error);
+      return;
+    }
+    if (
+      result !== null &&
+      typeof result === 'object' &&
+      typeof (result as Promise<void>).then === 'function'
+    ) {
+      (result as Promise<void>).then(
+        () => this.complete(op),
+        (error: unknown) =>
+          this.complete(op, error ?? new KeelError(ErrorCode.INTERNAL, `${op.name}: rejected`)),
+      );
+      return;
+    }
+    this.complete(op);
+  }
+
+  private runSync(op: Operation): void {
+    const tables = this.resolveTables(op);
+    const runtimes: PlanRuntime[] = [];
+    for (const plan of op.plans!) {
+      plan.runtime ??= new PlanRuntime(plan.arrays);
+      runtimes.push(plan.runtime);
+    }
+    const failure = this.syncQueues[op.queue]!.run(runtimes, tables);
+    if (failure === undefined) this.complete(op);
+    else this.complete(op, failure.error);
+  }
+
+  /** Resolves the binding tables of an execute operation about to run (sync mode: one array each). */
+  private resolveTables(op: Operation): Float64Array[] {
+    const plans = op.plans!;
+    const tables = op.tables!;
+    const out: Float64Array[] = [];
+    for (let i = 0; i < plans.length; i++) {
+      const plan = plans[i]!;
+      const resolved = new Float64Array(resolvedLength(plan));
+      resolveTableInto(resolved, 0, plan, tables[i], this.slabs, this, op.name);
+      out.push(resolved);
+    }
+    return out;
+  }
+
+  /**
+   * TaskQueueHost: the execute message of an operation about to be posted, in one Float64Array:
+   * [seq, plan count, then per plan (id, table words), then the tables back to back]. Throws the
+   * reason the operation cannot run.
+   */
+  encodeExecute(op: Operation, seq: number): Float64Array {
+    const plans = op.plans!;
+    const tables = op.tables!;
+    const count = plans.length;
+    let size = 2 + 2 * count;
+    for (let i = 0; i < count; i++) size += resolvedLength(plans[i]!);
+    const out = new Float64Array(size);
+    out[0] = seq;
+    out[1] = count;
+    let at = 2 + 2 * count;
+    for (let i = 0; i < count; i++) {
+      const plan = plans[i]!;
+      const length = resolvedLength(plan);
+      out[2 + 2 * i] = plan.id;
+      out[3 + 2 * i] = length;
+      resolveTableInto(out, at, plan, tables[i], this.slabs, this, op.name);
+      at += length;
+    }
+    return out;
+  }
+
+  /** TaskQueueHost / internal: completes `op` once. */
+  complete(op: Operation, error?: unknown): void {
+    if (op.state === 'done') return;
+    op.state = 'done';
+    this.pending.delete(op);
+    op.registration?.cancel();
+    op.registration = undefined;
+    const buffers = op.buffers;
+    if (buffers !== undefined) {
+      op.buffers = undefined;
+      for (let i = 0; i < buffers.length; i++) buffers[i]!.unretain();
+    }
+    op.host = undefined;
+    op.tables = undefined;
+    op.commandBuffers = undefined;
+    op.plans = undefined;
+    if (error === undefined) signalFence(op.signal);
+    else failFence(op.signal, error);
+  }
+
+  private operation(kind: OpKind, what: string, queue: number, signal: Fence): Operation {
+    return new Operation(kind, `${this.name} ${what}`, queue, signal, this);
+  }
+
+  private retain(op: Operation, ...buffers: CpuBuffer[]): void {
+    for (const buffer of buffers) buffer.retain();
+    op.buffers = buffers;
+  }
+
+  queueFill(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    target: DirectBufferRef,
+    pattern: number,
+    patternLength: 1 | 2 | 4,
+  ): void {
+    const what = `${this.name} queueFill`;
+    const queue = this.begin('queueFill', affinity, wait, signal);
+    if (patternLength !== 1 && patternLength !== 2 && patternLength !== 4) {
+      throw invalid(`${what}: pattern length ${String(patternLength)} is not 1, 2 or 4`);
+    }
+    if (
+      typeof pattern !== 'number' ||
+      !Number.isInteger(pattern) ||
+      pattern < 0 ||
+      pattern >= 2 ** (8 * patternLength)
+    ) {
+      throw invalid(
+        `${what}: pattern ${String(pattern)} is not an unsigned integer that fits in ${patternLength} byte(s)`,
+      );
+    }
+    const t = checkRef(this, target, BufferUsage.TRANSFER_TARGET, `${what} target`);
+    if (t.offset % patternLength !== 0 || t.length % patternLength !== 0) {
+      throw invalid(
+        `${what} target: offset ${t.offset} and length ${t.length} must be multiples of the pattern length ${patternLength}`,
+      );
+    }
+    const op = this.operation(OpKind.FILL, 'queueFill', queue, signal);
+    op.target = t.buffer;
+    op.targetOffset = t.offset;
+    op.length = t.length;
+    op.pattern = pattern;
+    op.patternLength = patternLength;
+    this.retain(op, t.buffer);
+    this.enqueue(op, wait);
+  }
+
+  queueUpdate(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    source: ArrayBufferView,
+    target: DirectBufferRef,
+  ): void {
+    const what = `${this.name} queueUpdate`;
+    const queue = this.begin('queueUpdate', affinity, wait, signal);
+    const bytes = bytesOf(source, `${what} source`);
+    if (bytes.byteLength > LIMITS.maxUpdateSize) {
+      throw invalid(
+        `${what}: ${bytes.byteLength} bytes exceed the device's maxUpdateSize of ${LIMITS.maxUpdateSize} bytes (use queueWrite)`,
+      );
+    }
+    const t = checkRef(this, target, BufferUsage.TRANSFER_TARGET, `${what} target`, bytes.byteLength);
+    if (t.length !== bytes.byteLength) {
+      throw invalid(`${what} target: length ${t.length} differs from the source's ${bytes.byteLength} bytes`);
+    }
+    const op = this.operation(OpKind.UPDATE, 'queueUpdate', queue, signal);
+    op.target = t.buffer;
+    op.targetOffset = t.offset;
+    op.length = t.length;
+    op.host = bytes.slice();
+    this.retain(op, t.buffer);
+    this.enqueue(op, wait);
+  }
+
+  queueCopy(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    source: DirectBufferRef,
+    target: DirectBufferRef,
+  ): void {
+    const what = `${this.name} queueCopy`;
+    const queue = this.begin('queueCopy', affinity, wait, signal);
+    const length = source?.length ?? target?.length;
+    const s = checkRef(this, source, BufferUsage.TRANSFER_SOURCE, `${what} source`, length);
+    const t = checkRef(this, target, BufferUsage.TRANSFER_TARGET, `${what} target`, s.length);
+    if (s.length !== t.length) {
+      throw invalid(`${what}: source length ${s.length} differs from target length ${t.length}`);
+    }
+    if (
+      s.buffer === t.buffer &&
+      s.length > 0 &&
+      s.offset < t.offset + t.length &&
+      t.offset < s.offset + s.length
+    ) {
+      throw invalid(
+        `${what}: source range [${s.offset}, ${s.offset + s.length}) and target range [${t.offset}, ${t.offset + t.length}) of ${describeBuffer(s.buffer)} overlap`,
+      );
+    }
+    const op = this.operation(OpKind.COPY, 'queueCopy', queue, signal);
+    op.source = s.buffer;
+    op.sourceOffset = s.offset;
+    op.target = t.buffer;
+    op.targetOffset = t.offset;
+    op.length = s.length;
+    this.retain(op, s.buffer, t.buffer);
+    this.enqueue(op, wait);
+  }
+
+  queueRead(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    source: DirectBufferRef,
+    target: ArrayBufferView,
+  ): void {
+    const what = `${this.name} queueRead`;
+    const queue = this.begin('queueRead', affinity, wait, signal);
+    const bytes = bytesOf(target, `${what} target`);
+    const s = checkRef(this, source, BufferUsage.TRANSFER_SOURCE, `${what} source`, bytes.byteLength);
+    if (s.length !== bytes.byteLength) {
+      throw invalid(`${what}: the source range has ${s.length} bytes, the target ${bytes.byteLength}`);
+    }
+    const op = this.operation(OpKind.READ, 'queueRead', queue, signal);
+    op.source = s.buffer;
+    op.sourceOffset = s.offset;
+    op.length = s.length;
+    op.host = bytes;
+    this.retain(op, s.buffer);
+    this.enqueue(op, wait);
+  }
+
+  queueWrite(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    source: ArrayBufferView,
+    target: DirectBufferRef,
+  ): void {
+    const what = `${this.name} queueWrite`;
+    const queue = this.begin('queueWrite', affinity, wait, signal);
+    const bytes = bytesOf(source, `${what} source`);
+    const t = checkRef(this, target, BufferUsage.TRANSFER_TARGET, `${what} target`, bytes.byteLength);
+    if (t.length !== bytes.byteLength) {
+      throw invalid(`${what}: the target range has ${t.length} bytes, the source ${bytes.byteLength}`);
+    }
+    const op = this.operation(OpKind.WRITE, 'queueWrite', queue, signal);
+    op.target = t.buffer;
+    op.targetOffset = t.offset;
+    op.length = t.length;
+    op.host = bytes;
+    this.retain(op, t.buffer);
+    this.enqueue(op, wait);
+  }
+
+  queueBarrier(affinity: QueueAffinity, wait: Fence, signal: Fence): void {
+    const queue = this.begin('queueBarrier', affinity, wait, signal);
+    this.enqueue(this.operation(OpKind.BARRIER, 'queueBarrier', queue, signal), wait);
+  }
+
+  queueHostCall(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    callback: () => void | Promise<void>,
+  ): void {
+    const queue = this.begin('queueHostCall', affinity, wait, signal);
+    if (typeof callback !== 'function') {
+      throw invalid(`${this.name} queueHostCall: callback must be a function, got ${String(callback)}`);
+    }
+    const op = this.operation(OpKind.HOST_CALL, 'queueHostCall', queue, signal);
+    op.callback = callback;
+    this.enqueue(op, wait);
+  }
+
+  queueExecute(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    commandBuffers: readonly CommandBuffer[],
+    bindingTables?: readonly (BindingTable | undefined)[],
+  ): void {
+    const what = `${this.name} queueExecute`;
+    const queue = this.begin('queueExecute', affinity, wait, signal);
+    if (!Array.isArray(commandBuffers)) throw invalid(`${what}: commandBuffers must be an array`);
+    if (bindingTables !== undefined && bindingTables !== null && !Array.isArray(bindingTables)) {
+      throw invalid(`${what}: bindingTables must be an array (one entry per command buffer) or undefined`);
+    }
+    const count = commandBuffers.length;
+    if (bindingTables && bindingTables.length > count) {
+      throw invalid(`${what}: ${bindingTables.length} binding tables for ${count} command buffer(s)`);
+    }
+    for (let i = 0; i < count; i++) {
+      const cb = commandBuffers[i];
+      if (cb === null || typeof cb !== 'object' || typeof (cb as CommandBuffer).replay !== 'function') {
+        throw invalid(`${what}: commandBuffers[${i}] is not a command buffer`);
+      }
+      if (cb.device !== this) throw invalid(`${what}: commandBuffers[${i}] belongs to another device`);
+      if (!QueueAffinity.has(cb.affinity, queue)) {
+        throw invalid(
+          `${what}: commandBuffers[${i}] was created for queue affinity 0x${cb.affinity.toString(16)}, which excludes queue ${queue}`,
+        );
+      }
+      if (cb.mode === 'one-shot') {
+        for (let j = 0; j < i; j++) {
+          if (commandBuffers[j] === cb) {
+            throw new KeelError(
+              ErrorCode.FAILED_PRECONDITION,
+              `${what}: one-shot commandBuffers[${i}] appears twice in one submission`,
+            );
+          }
+        }
+      }
+      cb.validateSubmission(bindingTables?.[i] ?? undefined);
+    }
+    const plans: CpuPlan[] = [];
+    for (let i = 0; i < count; i++) plans.push(commandBuffers[i]!.devicePlan(this.planKey, this.buildPlan));
+    for (let i = 0; i < count; i++) commandBuffers[i]!.markSubmitted();
+    if (count === 0) {
+      this.queueBarrier(affinity, wait, signal);
+      return;
+    }
+    // Snapshot the tables (the caller may reuse the arrays) and retain what the operation uses.
+    const tables: (BindingTable | undefined)[] = [];
+    const retained: CpuBuffer[] = [];
+    for (let i = 0; i < count; i++) {
+      const plan = plans[i]!;
+      const table = bindingTables?.[i] ?? undefined;
+      const slotCount = plan.arrays.slotCount;
+      if (table !== undefined && slotCount > 0) {
+        const copy = table.slice(0, slotCount);
+        tables.push(copy);
+        for (let s = 0; s < copy.length; s++) {
+          const buffer = copy[s]?.buffer;
+          if (buffer instanceof CpuBuffer) {
+            buffer.retain();
+            retained.push(buffer);
+          }
+        }
+      } else {
+        tables.push(undefined);
+      }
+      const direct = plan.directBuffers;
+      for (let d = 0; d < direct.length; d++) {
+        direct[d]!.retain();
+        retained.push(direct[d]!);
+      }
+    }
+    const op = this.operation(OpKind.EXECUTE, 'queueExecute', queue, signal);
+    op.commandBuffers = commandBuffers.slice();
+    op.plans = plans;
+    op.tables = tables;
+    op.buffers = retained;
+    this.enqueue(op, wait);
+  }
+
+  private readonly buildPlan = (commandBuffer: CommandBuffer): CpuPlan => {
+    const built = buildPlan(commandBuffer, this.executableId, MAX_WORKGROUP_COUNT, (n) =>
+      this.mode === 'task' ? new SharedArrayBuffer(n) : new ArrayBuffer(n),
+    );
+    const direct: CpuBuffer[] = [];
+    for (const buffer of built.directBuffers) {
+      if (!(buffer instanceof CpuBuffer) || buffer.device !== this) {
+        throw invalid(`${this.name} queueExecute: a command references a buffer of another device`);
+      }
+      direct.push(buffer);
+    }
+    const plan = new CpuPlan(
+      this.nextPlanId++,
+      built.arrays,
+      direct,
+      commandBuffer.mode === 'one-shot',
+      commandBuffer.label ?? 'command buffer',
+    );
+    if (!plan.oneShot) this.planRegistry?.register(commandBuffer, plan);
+    return plan;
+  };
+
+  /** A reusable command buffer was collected: its plan leaves the workers. */
+  private freePlan(plan: CpuPlan): void {
+    if (this.destroyed || this.lostReason !== undefined) return;
+    for (const queue of this.taskQueues) {
+      if ((plan.shippedTo & (1 << queue.index)) !== 0) queue.broadcast({ t: 'plan-free', id: plan.id });
+    }
+  }
+
+  flush(affinity: QueueAffinity): void {
+    this.checkUsable('flush');
+    QueueAffinity.select(affinity, this.info.queueCount, `${this.name} flush`);
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // Loss and destruction
+
+  /** Fails every pending operation with `reason`. */
+  private failPending(reason: KeelError): void {
+    const ops = [...this.pending];
+    for (const op of ops) this.complete(op, reason);
+  }
+
+  /** TaskQueueHost: a worker died. The device is lost: pending work fails UNAVAILABLE, workers end. */
+  lose(reason: KeelError): void {
+    if (this.lostReason !== undefined || this.destroyed) return;
+    this.lostReason = reason;
+    this.failPending(reason);
+    for (const queue of this.taskQueues) void queue.terminate(reason);
+    this.resolveLost(reason);
+  }
+
+  destroy(): Promise<void> {
+    this.destroyPromise ??= this.doDestroy();
+    return this.destroyPromise;
+  }
+
+  private async doDestroy(): Promise<void> {
+    this.destroyed = true;
+    const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.name}: the device was destroyed`);
+    this.failPending(reason);
+    for (const allocator of this.allocators.values()) allocator.destroy();
+    this.allocators.clear();
+    for (const buffer of this.liveBuffers) buffer.markDeviceDestroyed();
+    this.liveBuffers.clear();
+    this.bufferPool.destroy();
+    this.slabs.setListener(undefined);
+    await Promise.all(this.taskQueues.map((queue) => queue.terminate(reason)));
+    this.resolveLost(this.lostReason ?? reason);
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.destroy();
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * Executables of the CPU device: an ES module URL plus export descriptors. Each export names a function
+ * of the module (the kernel, see kernel-abi.ts). The device numbers executables; plans refer to them by
+ * that id, and every thread that runs kernels (the main thread in sync mode, each worker in task mode)
+ * imports the module once per URL and caches it.
+ */
+import {
+  type Device,
+  ErrorCode,
+  type Executable,
+  type ExecutableExport,
+  type ExportDescriptor,
+  KeelError,
+  lookupExport,
+} from '@keel/hal';
+import type { LoadedKernel } from './executor';
+
+export class CpuExecutable implements Executable {
+  readonly name: string;
+  /** Kernels bound on the main thread (sync mode only). */
+  kernels: readonly LoadedKernel[] | undefined;
+
+  constructor(
+    readonly device: Device,
+    readonly id: number,
+    readonly url: string,
+    readonly exports: readonly ExecutableExport[],
+    readonly label: string | undefined,
+  ) {
+    this.name = label === undefined ? `#${id}` : `'${label}'`;
+  }
+
+  lookupExport(entry: string | number): ExecutableExport {
+    return lookupExport(this.exports, entry, this.name);
+  }
+}
+
+/** The URL of a js-module source as a string; INVALID_ARGUMENT for anything else. */
+export function moduleUrl(url: unknown, what: string): string {
+  if (url instanceof URL) return url.href;
+  if (typeof url === 'string') {
+    try {
+      return new URL(url).href;
+    } catch {
+      throw new KeelError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${what}: url '${url}' is not an absolute URL (use new URL('./kernels.js', import.meta.url))`,
+      );
+    }
+  }
+  throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: url must be a string or URL, got ${String(url)}`);
+}
+
+/** Binds export descriptors to the functions of an imported module namespace (NOT_FOUND if missing). */
+export function bindKernels(
+  namespace: Record<string, unknown>,
+  descriptors: readonly ExportDescriptor[],
+  exports: readonly ExecutableExport[],
+  label: string,
+  url: string,
+): LoadedKernel[] {
+  return exports.map((exp, i) => {
+    const fn = namespace[descriptors[i]!.name];
+    if (typeof fn !== 'function') {
+      throw new KeelError(
+        ErrorCode.NOT_FOUND,
+        `executable '${label}': module ${url} has no exported function '${exp.name}'`,
+      );
+    }
+    return {
+      name: `kernel '${exp.name}' of executable '${label}'`,
+      fn: fn as LoadedKernel['fn'],
+      workgroupSize: exp.workgroupSize,
+    };
+  });
+}

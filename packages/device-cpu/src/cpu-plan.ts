@@ -1,0 +1,80 @@
+/**
+ * The main thread's side of a plan: its arrays, the direct buffers its table entries name, and which
+ * queues already have it. Also resolves a binding table into the per-submission form workers read.
+ */
+import { type BindingTable, ErrorCode, KeelError } from '@keel/hal';
+import { CpuBuffer } from './cpu-buffer';
+import type { PlanRuntime } from './executor';
+import { type PlanArrays, RESOLVED_STRIDE } from './plan-format';
+import type { SlabTable } from './slab-table';
+
+export class CpuPlan {
+  /** Bit q is set once queue q's workers received the plan. */
+  shippedTo = 0;
+  /** The plan as the main thread runs it (sync mode), made on first use. */
+  runtime: PlanRuntime | undefined;
+
+  constructor(
+    readonly id: number,
+    readonly arrays: PlanArrays,
+    readonly directBuffers: readonly CpuBuffer[],
+    readonly oneShot: boolean,
+    readonly label: string,
+  ) {}
+}
+
+function badBinding(what: string, detail: string): KeelError {
+  return new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: ${detail}`);
+}
+
+/** Float64 words the resolved table of `plan` takes. */
+export function resolvedLength(plan: CpuPlan): number {
+  return (plan.arrays.slotCount + plan.arrays.directCount) * RESOLVED_STRIDE;
+}
+
+/**
+ * Writes [slab index, absolute offset, byte length] of every table slot the plan uses, then of every
+ * direct buffer, into `out` from `at` (resolvedLength(plan) words). Run when the operation is about to
+ * execute (queue-allocated buffers have memory by then). FAILED_PRECONDITION for a buffer without
+ * memory; INVALID_ARGUMENT for an entry that is not a buffer of this device (reachable only with
+ * validation off). An unused slot gets slab index -1.
+ */
+export function resolveTableInto(
+  out: Float64Array,
+  at: number,
+  plan: CpuPlan,
+  table: BindingTable | undefined,
+  slabs: SlabTable,
+  device: object,
+  what: string,
+): void {
+  const a = plan.arrays;
+  for (let s = 0; s < a.slotCount; s++) {
+    const o = at + s * RESOLVED_STRIDE;
+    const binding = table?.[s];
+    if (binding === undefined || binding === null) {
+      out[o] = -1;
+      continue;
+    }
+    const buffer = binding.buffer;
+    if (!(buffer instanceof CpuBuffer) || buffer.device !== device) {
+      throw badBinding(what, `binding slot ${s} is not a buffer of this device`);
+    }
+    const block = buffer.block;
+    if (block === undefined) buffer.resolve(`${what}: binding slot ${s}`); // throws the reason
+    const offset = binding.offset ?? 0;
+    out[o] = slabs.indexOf(block!.slab.memory);
+    out[o + 1] = block!.offset + offset;
+    out[o + 2] = binding.length ?? buffer.byteLength - offset;
+  }
+  const direct = plan.directBuffers;
+  for (let d = 0; d < direct.length; d++) {
+    const o = at + (a.slotCount + d) * RESOLVED_STRIDE;
+    const buffer = direct[d]!;
+    const block = buffer.block;
+    if (block === undefined) buffer.resolve(`${what}: direct reference`); // throws the reason
+    out[o] = slabs.indexOf(block!.slab.memory);
+    out[o + 1] = block!.offset;
+    out[o + 2] = buffer.byteLength;
+  }
+}

@@ -1,0 +1,487 @@
+/**
+ * Executes operations of one queue over device memory. Task mode runs one Executor per worker thread,
+ * all over the queue's shared control block; sync mode runs one on the main thread over a private one.
+ *
+ * Work distribution (see control-block.ts): every command contributes work items (a dispatch one per
+ * workgroup, a fill or copy one per TRANSFER_CHUNK bytes, an update one) to the queue's item stream.
+ * Each executor walks the same commands in the same order and claims items with one atomic add, so a
+ * dispatch's workgroups are spread over the workers that are free. Barriers (recorded ones, one before
+ * each indirect dispatch, one between command buffers and one before each operation) wait until every
+ * earlier item finished. Each operation ends with a completion item, run by whichever executor claims
+ * it, that reports the completion once all of the operation's items finished.
+ *
+ * Errors: a kernel that throws (or a command that cannot run) fails its operation: the first error is
+ * reported once, later items of the operation are skipped, and the operation still completes, so no
+ * waiter hangs. The executor itself never throws out of `execute`.
+ */
+import { ErrorCode, KeelError } from '@keel/fence';
+import { copyBytes, fillBytes } from './byte-ops';
+import { CTL_CLAIM, CTL_DONE, CTL_FAILED_BASE, CTL_SLEEPERS, RING_MASK, SPIN_LIMIT } from './control-block';
+import { type Kernel, type KernelBinding, KernelBindingSlot, type KernelContext } from './kernel-abi';
+import {
+  CMD_STRIDE,
+  Field,
+  MAX_DISPATCH_ITEMS,
+  Opcode,
+  type PlanArrays,
+  REF_STRIDE,
+  RESOLVED_STRIDE,
+  TRANSFER_CHUNK,
+} from './plan-format';
+
+/** A kernel as loaded by an executor's host. */
+export interface LoadedKernel {
+  /** "kernel 'abs' of executable 'x'": how failures name it. */
+  readonly name: string;
+  readonly fn: Kernel;
+  readonly workgroupSize: readonly [number, number, number];
+}
+
+/** What an executor needs from the thread it runs on. */
+export interface ExecutorHost {
+  /** Memory by slab index (undefined once released). */
+  readonly slabs: readonly (ArrayBufferLike | undefined)[];
+  kernel(executable: number, entry: number): LoadedKernel | undefined;
+  /** Called once per failing operation, with the first error. */
+  reportFailure(seq: number, error: unknown): void;
+  /** Called by the completion item once every other item of operation `seq` finished. */
+  reportComplete(seq: number): void;
+}
+
+/** A plan plus per-thread caches (constant views per command), created once per plan per thread. */
+export class PlanRuntime {
+  readonly constantViews: (Uint32Array | undefined)[];
+  readonly constantF32Views: (Float32Array | undefined)[];
+
+  constructor(readonly arrays: PlanArrays) {
+    this.constantViews = new Array<Uint32Array | undefined>(arrays.commandCount);
+    this.constantF32Views = new Array<Float32Array | undefined>(arrays.commandCount);
+  }
+}
+
+const EMPTY_U32 = new Uint32Array(0);
+const EMPTY_F32 = new Float32Array(0);
+
+class MutableContext implements KernelContext {
+  workgroupId: [number, number, number] = [0, 0, 0];
+  workgroupCount: [number, number, number] = [0, 0, 0];
+  workgroupSize: readonly [number, number, number] = [1, 1, 1];
+  bindings: readonly KernelBinding[] = [];
+  constants: Uint32Array = EMPTY_U32;
+  constantsF32: Float32Array = EMPTY_F32;
+  constructor(readonly workerIndex: number) {}
+}
+
+export class Executor {
+  /** True while this executor holds a claimed item index it has not run yet. */
+  private holding = false;
+  private held = 0;
+  /** Index of the first item of the command being walked (int32, wrapping). */
+  private cursor = 0;
+  /** Sequence number of the operation being executed. */
+  private seq = 0;
+  private failed = false;
+
+  // The dispatch set up for this executor's items (lazily, at its first item).
+  private setupPlan: PlanRuntime | undefined;
+  private setupCommand = -1;
+  private setupEpoch = -1;
+  private epoch = 0;
+  private kernelFn: Kernel | undefined;
+  private kernelName = 'kernel';
+  private readonly context: MutableContext;
+  private readonly bindingSlots: KernelBindingSlot[] = [];
+  private readonly bindingLists: KernelBindingSlot[][] = [[]];
+
+  // Workgroup count of the indirect dispatch being walked.
+  private indirectX = 0;
+  private indirectY = 0;
+  private indirectZ = 0;
+
+  // Result of resolve().
+  private rMemory: ArrayBufferLike | undefined;
+  private rOffset = 0;
+  private rLength = 0;
+
+  /**
+   * @param control the queue's control block (shared with the other executors of the queue).
+   * @param shared true when other executors share `control` (then barriers may sleep).
+   */
+  constructor(
+    private readonly control: Int32Array,
+    private readonly shared: boolean,
+    private readonly host: ExecutorHost,
+    workerIndex: number,
+    private readonly maxWorkgroupCount: number,
+  ) {
+    this.context = new MutableContext(workerIndex);
+  }
+
+  /**
+   * Executes operation `seq`: the plans in order with `tables[i]` resolving plan i's references, and
+   * `scratch[i]` (4 int32 per indirect dispatch, zeroed) when several executors share the queue.
+   */
+  execute(
+    seq: number,
+    plans: readonly PlanRuntime[],
+    tables: readonly Float64Array[],
+    scratch: readonly (Int32Array | undefined)[] | undefined,
+  ): void {
+    this.beginOperation(seq);
+    for (let p = 0; p < plans.length; p++) {
+      if (p > 0) this.waitDone(this.cursor);
+      const plan = plans[p]!;
+      const table = tables[p]!;
+      this.runPlan(plan, table, scratch?.[p]);
+    }
+    this.completeOperation();
+  }
+
+  private beginOperation(seq: number): void {
+    this.seq = seq;
+    this.epoch = (this.epoch + 1) | 0;
+    this.failed = false;
+    // Every item of earlier operations finished: the completion of each operation is its last item.
+    this.waitDone(this.cursor);
+    this.failed = Atomics.load(this.control, CTL_FAILED_BASE + (seq & RING_MASK)) !== 0;
+  }
+
+  private fail(error: unknown): void {
+    if (this.failed) return;
+    this.failed = true;
+    const word = CTL_FAILED_BASE + (this.seq & RING_MASK);
+    if (Atomics.compareExchange(this.control, word, 0, 1) === 0) this.host.reportFailure(this.seq, error);
+  }
+
+  private refreshFailed(): void {
+    if (!this.failed) {
+      this.failed = Atomics.load(this.control, CTL_FAILED_BASE + (this.seq & RING_MASK)) !== 0;
+    }
+  }
+
+  /** The completion item: waits for all other items of the operation, then reports it. */
+  private completeOperation(): void {
+    const index = this.cursor;
+    this.cursor = (index + 1) | 0;
+    if (!this.holding) {
+      this.held = Atomics.add(this.control, CTL_CLAIM, 1);
+      this.holding = true;
+    }
+    if (this.held !== index) return; // another executor claimed it (or ours lies further on)
+    this.holding = false;
+    this.waitDone(index);
+    this.host.reportComplete(this.seq);
+    this.finishItem();
+  }
+
+  private finishItem(): void {
+    Atomics.add(this.control, CTL_DONE, 1);
+    if (this.shared && Atomics.load(this.control, CTL_SLEEPERS) !== 0) {
+      Atomics.notify(this.control, CTL_DONE);
+    }
+  }
+
+  /** Blocks (spins, then sleeps) until every item before `index` finished. */
+  private waitDone(index: number): void {
+    let done = Atomics.load(this.control, CTL_DONE);
+    if (((done - index) | 0) >= 0) return;
+    if (!this.shared) {
+      // A private control block has one executor, which ran every earlier item itself.
+      throw new KeelError(ErrorCode.INTERNAL, 'cpu executor: barrier not reached on a private queue');
+    }
+    for (let spin = 0; spin < SPIN_LIMIT; spin++) {
+      done = Atomics.load(this.control, CTL_DONE);
+      if (((done - index) | 0) >= 0) return;
+    }
+    for (;;) {
+      Atomics.add(this.control, CTL_SLEEPERS, 1);
+      done = Atomics.load(this.control, CTL_DONE);
+      if (((done - index) | 0) < 0) Atomics.wait(this.control, CTL_DONE, done, 50);
+      Atomics.sub(this.control, CTL_SLEEPERS, 1);
+      done = Atomics.load(this.control, CTL_DONE);
+      if (((done - index) | 0) >= 0) return;
+    }
+  }
+
+  /**
+   * Walks the plan's commands. For each, claims items [cursor, cursor + count) one at a time and runs
+   * those it gets; the first claim beyond the command's range is kept for a later command or operation.
+   */
+  private runPlan(plan: PlanRuntime, table: Float64Array, scratch: Int32Array | undefined): void {
+    const a = plan.arrays;
+    const commands = a.commands;
+    for (let c = 0; c < a.commandCount; c++) {
+      const base = c * CMD_STRIDE;
+      const op = commands[base + Field.OP]!;
+      let count = 0;
+      switch (op) {
+        case Opcode.BARRIER:
+          this.waitDone(this.cursor);
+          continue;
+        case Opcode.FILL:
+          this.resolve(a, table, commands[base + Field.REF]!);
+          count = Math.ceil(this.rLength / TRANSFER_CHUNK);
+          break;
+        case Opcode.COPY:
+          this.resolve(a, table, commands[base + Field.TARGET]!);
+          count = Math.ceil(this.rLength / TRANSFER_CHUNK);
+          break;
+        case Opcode.UPDATE:
+          count = commands[base + Field.DATA_LENGTH]! > 0 ? 1 : 0;
+          break;
+        case Opcode.DISPATCH:
+          count = commands[base + Field.X]! * commands[base + Field.Y]! * commands[base + Field.Z]!;
+          break;
+        case Opcode.DISPATCH_INDIRECT:
+          this.waitDone(this.cursor);
+          count = this.indirectCount(plan, table, base, scratch);
+          break;
+        default:
+          continue;
+      }
+      if (count === 0) continue;
+      const start = this.cursor;
+      const end = (start + count) | 0;
+      for (;;) {
+        if (!this.holding) {
+          this.held = Atomics.add(this.control, CTL_CLAIM, 1);
+          this.holding = true;
+        }
+        if (((this.held - end) | 0) >= 0) break;
+        const item = (this.held - start) | 0;
+        this.holding = false;
+        if (!this.failed) this.refreshFailed();
+        if (!this.failed) {
+          try {
+            this.runItem(plan, table, c, base, op, item);
+          } catch (error) {
+            this.fail(
+              op === Opcode.DISPATCH || op === Opcode.DISPATCH_INDIRECT ? this.kernelError(error) : error,
+            );
+          }
+        }
+        this.finishItem();
+      }
+      this.cursor = end;
+    }
+  }
+
+  /** Resolves reference `ref` of plan `a` through `table` into rMemory / rOffset / rLength. */
+  private resolve(a: PlanArrays, table: Float64Array, ref: number): void {
+    const refs = a.refs;
+    const source = refs[ref * REF_STRIDE]!;
+    const entry = source >= 0 ? source : a.slotCount + (-source - 1);
+    const slab = table[entry * RESOLVED_STRIDE]!;
+    const refOffset = refs[ref * REF_STRIDE + 1]!;
+    const refLength = refs[ref * REF_STRIDE + 2]!;
+    this.rMemory = slab >= 0 ? this.host.slabs[slab] : undefined;
+    this.rOffset = table[entry * RESOLVED_STRIDE + 1]! + refOffset;
+    this.rLength = refLength >= 0 ? refLength : table[entry * RESOLVED_STRIDE + 2]! - refOffset;
+  }
+
+  private memory(what: string): ArrayBufferLike {
+    const memory = this.rMemory;
+    if (memory === undefined) {
+      throw new KeelError(ErrorCode.INTERNAL, `cpu executor: ${what} names memory this thread does not have`);
+    }
+    return memory;
+  }
+
+  /** The workgroup count of an indirect dispatch, agreed on by every executor of the queue. */
+  private indirectCount(
+    plan: PlanRuntime,
+    table: Float64Array,
+    base: number,
+    scratch: Int32Array | undefined,
+  ): number {
+    const commands = plan.arrays.commands;
+    const index = commands[base + Field.INDIRECT_INDEX]! * 4;
+    if (scratch !== undefined) {
+      if (Atomics.compareExchange(scratch, index, 0, 1) !== 0) {
+        // Another executor reads the parameters; wait for what it publishes.
+        while (Atomics.load(scratch, index) !== 2) Atomics.wait(scratch, index, 1, 50);
+        this.indirectX = scratch[index + 1]!;
+        this.indirectY = scratch[index + 2]!;
+        this.indirectZ = scratch[index + 3]!;
+        return this.indirectX * this.indirectY * this.indirectZ;
+      }
+    }
+    let x = 0;
+    let y = 0;
+    let z = 0;
+    if (!this.failed) {
+      try {
+        this.resolve(plan.arrays, table, commands[base + Field.PARAMS_REF]!);
+        const memory = this.memory('indirect dispatch parameters');
+        const view = new DataView(memory, this.rOffset, 12);
+        x = view.getUint32(0, true);
+        y = view.getUint32(4, true);
+        z = view.getUint32(8, true);
+        const max = this.maxWorkgroupCount;
+        if (x > max || y > max || z > max || x * y * z > MAX_DISPATCH_ITEMS) {
+          throw new KeelError(
+            ErrorCode.OUT_OF_RANGE,
+            `indirect dispatch: workgroup count [${x}, ${y}, ${z}] exceeds the device limit (${max} per dimension, ${MAX_DISPATCH_ITEMS} in all)`,
+          );
+        }
+      } catch (error) {
+        x = 0;
+        y = 0;
+        z = 0;
+        this.fail(error);
+      }
+    }
+    if (scratch !== undefined) {
+      scratch[index + 1] = x;
+      scratch[index + 2] = y;
+      scratch[index + 3] = z;
+      Atomics.store(scratch, index, 2);
+      Atomics.notify(scratch, index);
+    }
+    this.indirectX = x;
+    this.indirectY = y;
+    this.indirectZ = z;
+    return x * y * z;
+  }
+  private runItem(
+    plan: PlanRuntime,
+    table: Float64Array,
+    command: number,
+    base: number,
+    op: number,
+    item: number,
+  ): void {
+    const a = plan.arrays;
+    const commands = a.commands;
+    switch (op) {
+      case Opcode.DISPATCH:
+      case Opcode.DISPATCH_INDIRECT: {
+        if (this.setupPlan !== plan || this.setupCommand !== command || this.setupEpoch !== this.epoch) {
+          this.setupDispatch(plan, table, command, base, op);
+        }
+        const ctx = this.context;
+        const cx = ctx.workgroupCount[0];
+        const cy = ctx.workgroupCount[1];
+        const id = ctx.workgroupId;
+        id[0] = item % cx;
+        const rest = (item / cx) | 0;
+        id[1] = rest % cy;
+        id[2] = (rest / cy) | 0;
+        this.kernelFn!(ctx);
+        return;
+      }
+      case Opcode.FILL: {
+        this.resolve(a, table, commands[base + Field.REF]!);
+        const memory = this.memory('fill target');
+        const from = item * TRANSFER_CHUNK;
+        const length = Math.min(TRANSFER_CHUNK, this.rLength - from);
+        fillBytes(
+          memory,
+          this.rOffset + from,
+          length,
+          commands[base + Field.PATTERN]!,
+          commands[base + Field.PATTERN_LENGTH]!,
+        );
+        return;
+      }
+      case Opcode.COPY: {
+        this.resolve(a, table, commands[base + Field.SOURCE]!);
+        const source = this.memory('copy source');
+        const sourceOffset = this.rOffset;
+        this.resolve(a, table, commands[base + Field.TARGET]!);
+        const target = this.memory('copy target');
+        const from = item * TRANSFER_CHUNK;
+        const length = Math.min(TRANSFER_CHUNK, this.rLength - from);
+        copyBytes(source, sourceOffset + from, target, this.rOffset + from, length);
+        return;
+      }
+      case Opcode.UPDATE: {
+        this.resolve(a, table, commands[base + Field.REF]!);
+        const target = this.memory('update target');
+        const start = commands[base + Field.DATA_START]!;
+        const length = commands[base + Field.DATA_LENGTH]!;
+        new Uint8Array(target, this.rOffset, length).set(a.data.subarray(start, start + length));
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** Wraps what a kernel threw: same code for a KeelError, INTERNAL otherwise; the message names it. */
+  private kernelError(error: unknown): KeelError {
+    const what = this.kernelName;
+    if (KeelError.is(error)) return new KeelError(error.code, `${what}: ${error.message}`, { cause: error });
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    return new KeelError(ErrorCode.INTERNAL, `${what} threw ${message}`, { cause: error });
+  }
+
+  private setupDispatch(
+    plan: PlanRuntime,
+    table: Float64Array,
+    command: number,
+    base: number,
+    op: number,
+  ): void {
+    const a = plan.arrays;
+    const commands = a.commands;
+    this.setupPlan = plan;
+    this.setupCommand = command;
+    this.setupEpoch = this.epoch;
+    const ctx = this.context;
+    const kernel = this.host.kernel(commands[base + Field.EXECUTABLE]!, commands[base + Field.ENTRY]!);
+    if (kernel === undefined) {
+      this.setupPlan = undefined;
+      this.kernelName = 'kernel';
+      throw new KeelError(
+        ErrorCode.INTERNAL,
+        'cpu executor: dispatch of a kernel this thread has not loaded',
+      );
+    }
+    this.kernelFn = kernel.fn;
+    this.kernelName = kernel.name;
+    ctx.workgroupSize = kernel.workgroupSize;
+    if (op === Opcode.DISPATCH) {
+      ctx.workgroupCount[0] = commands[base + Field.X]!;
+      ctx.workgroupCount[1] = commands[base + Field.Y]!;
+      ctx.workgroupCount[2] = commands[base + Field.Z]!;
+    } else {
+      ctx.workgroupCount[0] = this.indirectX;
+      ctx.workgroupCount[1] = this.indirectY;
+      ctx.workgroupCount[2] = this.indirectZ;
+    }
+    let constants = plan.constantViews[command];
+    let constantsF32 = plan.constantF32Views[command];
+    if (constants === undefined || constantsF32 === undefined) {
+      const start = commands[base + Field.CONST_START]!;
+      const count = commands[base + Field.CONST_COUNT]!;
+      constants = count === 0 ? EMPTY_U32 : a.constants.subarray(start, start + count);
+      constantsF32 =
+        count === 0 ? EMPTY_F32 : new Float32Array(constants.buffer, constants.byteOffset, count);
+      plan.constantViews[command] = constants;
+      plan.constantF32Views[command] = constantsF32;
+    }
+    ctx.constants = constants;
+    ctx.constantsF32 = constantsF32;
+    const bindStart = commands[base + Field.BIND_START]!;
+    const bindCount = commands[base + Field.BIND_COUNT]!;
+    const list = this.bindingList(bindCount);
+    for (let i = 0; i < bindCount; i++) {
+      this.resolve(a, table, a.bindingRefs[bindStart + i]!);
+      list[i]!.reset(this.memory(`dispatch binding ${i}`), this.rOffset, this.rLength);
+    }
+    ctx.bindings = list;
+  }
+
+  private bindingList(count: number): KernelBindingSlot[] {
+    let list = this.bindingLists[count];
+    if (list === undefined) {
+      while (this.bindingSlots.length < count) {
+        this.bindingSlots.push(new KernelBindingSlot(this.bindingSlots.length));
+      }
+      list = this.bindingSlots.slice(0, count);
+      this.bindingLists[count] = list;
+    }
+    return list;
+  }
+}

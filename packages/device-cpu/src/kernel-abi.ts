@@ -1,0 +1,139 @@
+/**
+ * The kernel ABI of the CPU device: what a kernel function of a `js-module` executable receives.
+ *
+ * A kernel is a named export of an ES module, called once per workgroup:
+ *
+ * ```js
+ * export function scale(ctx) {
+ *   const data = ctx.bindings[0].f32;
+ *   const [x] = ctx.workgroupId;
+ *   const factor = ctx.constantsF32[0];
+ *   for (let i = x * 64; i < Math.min(data.length, x * 64 + 64); i++) data[i] *= factor;
+ * }
+ * ```
+ *
+ * Ownership: the context, its arrays and its binding objects are owned by the device and reused
+ * (workgroupId is rewritten for every workgroup, bindings for every dispatch). A kernel must not keep
+ * any of them after it returns. Views (`f32`, `u32`, ...) are created lazily, once per dispatch per
+ * worker, and cover exactly the binding's byte range.
+ */
+import { ErrorCode, KeelError } from '@keel/fence';
+
+/** One binding of a dispatch: a byte range of device memory with lazily created typed views. */
+export interface KernelBinding {
+  /** The memory the range lives in (a SharedArrayBuffer in task mode). */
+  readonly buffer: ArrayBufferLike;
+  /** Start of the range in `buffer`. */
+  readonly byteOffset: number;
+  /** Length of the range in bytes. */
+  readonly byteLength: number;
+  /** The range as bytes. */
+  readonly u8: Uint8Array;
+  /** The range as i32 elements (floor(byteLength / 4)); the offset must be 4-byte aligned. */
+  readonly i32: Int32Array;
+  /** The range as u32 elements (floor(byteLength / 4)); the offset must be 4-byte aligned. */
+  readonly u32: Uint32Array;
+  /** The range as f32 elements (floor(byteLength / 4)); the offset must be 4-byte aligned. */
+  readonly f32: Float32Array;
+  /** The range as f64 elements (floor(byteLength / 8)); the offset must be 8-byte aligned. */
+  readonly f64: Float64Array;
+  /** The range as a DataView (any alignment, explicit endianness). */
+  readonly view: DataView;
+}
+
+/** What a kernel receives for each workgroup. */
+export interface KernelContext {
+  /** This workgroup's id, each component below the matching `workgroupCount` component. */
+  readonly workgroupId: readonly [x: number, y: number, z: number];
+  /** The dispatch's workgroup count. */
+  readonly workgroupCount: readonly [x: number, y: number, z: number];
+  /** The export's declared workgroup size (the kernel loops over it itself). */
+  readonly workgroupSize: readonly [x: number, y: number, z: number];
+  /** One entry per binding of the export, in order. */
+  readonly bindings: readonly KernelBinding[];
+  /** The dispatch's 32-bit constants. */
+  readonly constants: Uint32Array;
+  /** The same constants bit-cast to f32. */
+  readonly constantsF32: Float32Array;
+  /** Index of the thread running this workgroup within its queue (0 in sync mode). */
+  readonly workerIndex: number;
+}
+
+/** A kernel function. Throwing fails the dispatch's submission with the error (INTERNAL). */
+export type Kernel = (context: KernelContext) => void;
+
+function misaligned(index: number, byteOffset: number, what: string, bytes: number): KeelError {
+  return new KeelError(
+    ErrorCode.INVALID_ARGUMENT,
+    `kernel binding ${index}: offset ${byteOffset} is not a multiple of ${bytes}, cannot view it as ${what}`,
+  );
+}
+
+/**
+ * The device's implementation of KernelBinding: one object per binding index per worker, re-pointed
+ * at each dispatch (`reset`), with views cached until the next reset.
+ */
+export class KernelBindingSlot implements KernelBinding {
+  buffer: ArrayBufferLike = new ArrayBuffer(0);
+  byteOffset = 0;
+  byteLength = 0;
+  private _u8: Uint8Array | undefined;
+  private _i32: Int32Array | undefined;
+  private _u32: Uint32Array | undefined;
+  private _f32: Float32Array | undefined;
+  private _f64: Float64Array | undefined;
+  private _view: DataView | undefined;
+
+  constructor(readonly index: number) {}
+
+  /** Points the slot at a new range and drops cached views (unless the range is unchanged). */
+  reset(buffer: ArrayBufferLike, byteOffset: number, byteLength: number): void {
+    if (buffer === this.buffer && byteOffset === this.byteOffset && byteLength === this.byteLength) return;
+    this.buffer = buffer;
+    this.byteOffset = byteOffset;
+    this.byteLength = byteLength;
+    this._u8 = undefined;
+    this._i32 = undefined;
+    this._u32 = undefined;
+    this._f32 = undefined;
+    this._f64 = undefined;
+    this._view = undefined;
+  }
+
+  get u8(): Uint8Array {
+    if (this._u8 === undefined) this._u8 = new Uint8Array(this.buffer, this.byteOffset, this.byteLength);
+    return this._u8;
+  }
+  get i32(): Int32Array {
+    if (this._i32 === undefined) {
+      if ((this.byteOffset & 3) !== 0) throw misaligned(this.index, this.byteOffset, 'i32', 4);
+      this._i32 = new Int32Array(this.buffer, this.byteOffset, this.byteLength >>> 2);
+    }
+    return this._i32;
+  }
+  get u32(): Uint32Array {
+    if (this._u32 === undefined) {
+      if ((this.byteOffset & 3) !== 0) throw misaligned(this.index, this.byteOffset, 'u32', 4);
+      this._u32 = new Uint32Array(this.buffer, this.byteOffset, this.byteLength >>> 2);
+    }
+    return this._u32;
+  }
+  get f32(): Float32Array {
+    if (this._f32 === undefined) {
+      if ((this.byteOffset & 3) !== 0) throw misaligned(this.index, this.byteOffset, 'f32', 4);
+      this._f32 = new Float32Array(this.buffer, this.byteOffset, this.byteLength >>> 2);
+    }
+    return this._f32;
+  }
+  get f64(): Float64Array {
+    if (this._f64 === undefined) {
+      if ((this.byteOffset & 7) !== 0) throw misaligned(this.index, this.byteOffset, 'f64', 8);
+      this._f64 = new Float64Array(this.buffer, this.byteOffset, this.byteLength >>> 3);
+    }
+    return this._f64;
+  }
+  get view(): DataView {
+    if (this._view === undefined) this._view = new DataView(this.buffer, this.byteOffset, this.byteLength);
+    return this._view;
+  }
+}

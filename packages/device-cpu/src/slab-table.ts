@@ -1,0 +1,56 @@
+/**
+ * The device's slab provider: creates the ArrayBuffer (sync mode) or SharedArrayBuffer (task mode)
+ * slabs that every pool of the device carves buffers from, numbers them densely, and tells the
+ * listener (task mode: every worker) about each slab before any operation can use it. Resolved tables
+ * name memory by these numbers.
+ */
+import type { SlabProvider } from '@keel/allocator';
+
+/** Told about slabs as they come and go (before the pool hands out any block of a new slab). */
+export interface SlabListener {
+  slabCreated(index: number, memory: ArrayBufferLike): void;
+  slabDestroyed(index: number): void;
+}
+
+export class SlabTable implements SlabProvider<ArrayBufferLike> {
+  /** Memory by slab index; holes are reused. Read by the sync-mode executor. */
+  readonly memories: (ArrayBufferLike | undefined)[] = [];
+  private readonly indices = new Map<ArrayBufferLike, number>();
+  private readonly holes: number[] = [];
+  private listener: SlabListener | undefined;
+  /** Bytes of slabs held. */
+  bytes = 0;
+
+  constructor(private readonly shared: boolean) {}
+
+  setListener(listener: SlabListener | undefined): void {
+    this.listener = listener;
+  }
+
+  createSlab(byteLength: number): ArrayBufferLike {
+    const memory: ArrayBufferLike = this.shared
+      ? new SharedArrayBuffer(byteLength)
+      : new ArrayBuffer(byteLength);
+    const index = this.holes.pop() ?? this.memories.length;
+    this.memories[index] = memory;
+    this.indices.set(memory, index);
+    this.bytes += byteLength;
+    this.listener?.slabCreated(index, memory);
+    return memory;
+  }
+
+  destroySlab(memory: ArrayBufferLike): void {
+    const index = this.indices.get(memory);
+    if (index === undefined) return;
+    this.indices.delete(memory);
+    this.memories[index] = undefined;
+    this.holes.push(index);
+    this.bytes -= memory.byteLength;
+    this.listener?.slabDestroyed(index);
+  }
+
+  /** The index of a slab this table created; -1 for foreign memory. */
+  indexOf(memory: ArrayBufferLike): number {
+    return this.indices.get(memory) ?? -1;
+  }
+}

@@ -1,0 +1,284 @@
+/**
+ * A task-mode queue: a pool of worker threads that run the queue's execute operations together.
+ *
+ * - The main thread posts each ready operation (plan ids plus resolved tables: a few numbers per slot)
+ *   to every worker of the queue; plans are posted once per queue (their arrays live in a
+ *   SharedArrayBuffer, so posting shares them instead of copying).
+ * - Workers claim work items through the queue's control block; the worker that finishes an operation
+ *   signals the queue's SharedTimelineSemaphore (payload = completed operations). The main thread
+ *   registers `onReached` on it and completes operations in order; it never blocks.
+ * - At most RING_SIZE operations are in flight per queue; more wait in a backlog.
+ * - Workers are unref'd while the queue is idle and ref'd while operations or loads are in flight, so
+ *   pending work keeps the process alive and an idle device does not.
+ * - A worker that exits or crashes loses the device (the host's `lose`), which fails all pending work
+ *   with UNAVAILABLE and terminates every worker.
+ */
+import { Worker } from 'node:worker_threads';
+import { ErrorCode, KeelError, type Registration, SharedTimelineSemaphore } from '@keel/fence';
+import { CTL_FAILED_BASE, CTL_WORDS, RING_MASK, RING_SIZE } from './control-block';
+import type { CpuExecutable } from './cpu-executable';
+import type { Operation } from './operation';
+import type { FromWorker, ToWorker, WorkerInit } from './protocol';
+
+/** What a queue needs from its device. */
+export interface TaskQueueHost {
+  /** Encodes an execute operation about to be posted as operation `seq` (throws the reason it cannot run). */
+  encodeExecute(op: Operation, seq: number): Float64Array;
+  /** Completes an operation: signals its fence, or fails it with `error`. */
+  complete(op: Operation, error?: unknown): void;
+  /** A worker died: the device is lost. */
+  lose(reason: KeelError): void;
+}
+
+interface PendingLoad {
+  remaining: number;
+  error: KeelError | undefined;
+  resolve(): void;
+  reject(error: KeelError): void;
+}
+
+export class TaskQueue {
+  readonly workers: Worker[] = [];
+  /** Workers whose thread has not exited yet. */
+  liveWorkers = 0;
+  private readonly control: Int32Array;
+  private readonly timeline: SharedTimelineSemaphore;
+  private nextSeq = 0;
+  private completedSeq = 0;
+  private readonly inflight: (Operation | undefined)[] = new Array<Operation | undefined>(RING_SIZE);
+  private readonly backlog: Operation[] = [];
+  private backlogHead = 0;
+  private readonly failures = new Map<number, KeelError>();
+  private readonly parked = new Map<number, Operation>();
+  private registration: Registration | undefined;
+  private armed = false;
+  private armGeneration = 0;
+  private busy = 0;
+  private readonly loads = new Map<number, PendingLoad>();
+  private terminating = false;
+  private termination: Promise<void> | undefined;
+  private readonly onTimeline = (error?: KeelError): void => this.timelineReached(error);
+
+  constructor(
+    readonly index: number,
+    workerCount: number,
+    workerUrl: URL,
+    private readonly host: TaskQueueHost,
+    maxWorkgroupCount: number,
+    slabs: readonly (ArrayBufferLike | undefined)[],
+  ) {
+    const controlMemory = new SharedArrayBuffer(CTL_WORDS * 4);
+    this.control = new Int32Array(controlMemory);
+    this.timeline = new SharedTimelineSemaphore(0, { label: `cpu queue ${index} completions` });
+    for (let w = 0; w < workerCount; w++) {
+      const init: WorkerInit = {
+        queueIndex: index,
+        workerIndex: w,
+        control: controlMemory,
+        timeline: this.timeline.handle,
+        maxWorkgroupCount,
+      };
+      const worker = new Worker(workerUrl, { workerData: init, name: `keel-cpu q${index} w${w}` });
+      worker.unref();
+      worker.on('message', (message: FromWorker) => this.onMessage(message));
+      worker.on('error', (error: Error) => this.workerDied(w, `crashed: ${error.message}`));
+      worker.on('messageerror', (error: Error) =>
+        this.workerDied(w, `sent an unreadable message: ${error.message}`),
+      );
+      worker.on('exit', (code: number) => {
+        this.liveWorkers--;
+        this.workerDied(w, `exited with code ${code}`);
+      });
+      this.liveWorkers++;
+      this.workers.push(worker);
+    }
+    for (let i = 0; i < slabs.length; i++) {
+      const memory = slabs[i];
+      if (memory !== undefined) this.broadcast({ t: 'slab', index: i, memory: memory as SharedArrayBuffer });
+    }
+  }
+
+  /** Posts `message` to every worker of the queue. */
+  broadcast(message: ToWorker): void {
+    if (this.terminating) return;
+    for (const worker of this.workers) worker.postMessage(message);
+  }
+
+  private retainBusy(): void {
+    if (this.busy++ === 0) for (const worker of this.workers) worker.ref();
+  }
+
+  private releaseBusy(): void {
+    if (--this.busy === 0) for (const worker of this.workers) worker.unref();
+  }
+
+  private workerDied(worker: number, what: string): void {
+    if (this.terminating) return;
+    this.host.lose(
+      new KeelError(ErrorCode.UNAVAILABLE, `cpu device: worker ${worker} of queue ${this.index} ${what}`),
+    );
+  }
+
+  /** Imports an executable's module in every worker; rejects with the first worker's error. */
+  load(executable: CpuExecutable): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (this.terminating) {
+        reject(new KeelError(ErrorCode.UNAVAILABLE, `cpu device: queue ${this.index} is shut down`));
+        return;
+      }
+      this.loads.set(executable.id, { remaining: this.workers.length, error: undefined, resolve, reject });
+      this.retainBusy();
+      const sizes: number[] = [];
+      for (const exp of executable.exports) sizes.push(...exp.workgroupSize);
+      this.broadcast({
+        t: 'load',
+        id: executable.id,
+        url: executable.url,
+        label: executable.label ?? `#${executable.id}`,
+        names: executable.exports.map((e) => e.name),
+        sizes,
+      });
+    });
+  }
+
+  private onMessage(message: FromWorker): void {
+    if (message.t === 'loaded') {
+      const load = this.loads.get(message.id);
+      if (load === undefined) return;
+      if (message.error !== undefined && load.error === undefined) {
+        load.error = KeelError.fromStructured(message.error);
+      }
+      if (--load.remaining > 0) return;
+      this.loads.delete(message.id);
+      this.releaseBusy();
+      if (load.error === undefined) load.resolve();
+      else load.reject(load.error);
+      return;
+    }
+    // 'failed': arrives before or after the operation's completion.
+    const error = KeelError.fromStructured(message.error);
+    const op = this.parked.get(message.seq);
+    if (op === undefined) {
+      this.failures.set(message.seq, error);
+      return;
+    }
+    this.parked.delete(message.seq);
+    this.host.complete(op, error);
+  }
+
+  /** Runs an execute operation whose waits are reached. */
+  execute(op: Operation): void {
+    if (this.nextSeq - this.completedSeq >= RING_SIZE) {
+      this.backlog.push(op);
+      return;
+    }
+    this.post(op);
+  }
+
+  private post(op: Operation): void {
+    const seq = this.nextSeq;
+    let data: Float64Array;
+    try {
+      data = this.host.encodeExecute(op, seq);
+    } catch (error) {
+      this.host.complete(op, error);
+      return;
+    }
+    const plans = op.plans!;
+    const bit = 1 << this.index;
+    let scratch: (Int32Array | undefined)[] | undefined;
+    for (let p = 0; p < plans.length; p++) {
+      const plan = plans[p]!;
+      if ((plan.shippedTo & bit) === 0) {
+        this.broadcast({ t: 'plan', id: plan.id, arrays: plan.arrays });
+        plan.shippedTo |= bit;
+      }
+      if (this.workers.length > 1 && plan.arrays.indirectCount > 0) {
+        scratch ??= new Array<Int32Array | undefined>(plans.length);
+        scratch[p] = new Int32Array(new SharedArrayBuffer(16 * plan.arrays.indirectCount));
+      }
+    }
+    this.nextSeq = seq + 1;
+    op.seq = seq;
+    Atomics.store(this.control, CTL_FAILED_BASE + (seq & RING_MASK), 0);
+    this.inflight[seq & RING_MASK] = op;
+    // The common case travels as a bare Float64Array (cheapest to clone); scratch needs a wrapper.
+    this.broadcast(scratch === undefined ? data : { t: 'exec', data, scratch });
+    this.retainBusy();
+    this.arm();
+  }
+
+  /** Registers for the next completion, unless registered already or nothing is in flight. */
+  private arm(): void {
+    if (this.armed || this.completedSeq >= this.nextSeq || this.terminating) return;
+    this.armed = true;
+    const generation = ++this.armGeneration;
+    const registration = this.timeline.onReached(this.completedSeq + 1, this.onTimeline);
+    // The callback may have run (and re-armed) inside onReached: keep only a registration still pending.
+    if (this.armed && this.armGeneration === generation) this.registration = registration;
+  }
+
+  private timelineReached(error: KeelError | undefined): void {
+    this.armed = false;
+    this.registration = undefined;
+    if (error !== undefined || this.terminating) return;
+    const reached = this.timeline.value;
+    while (this.completedSeq < reached) {
+      const seq = this.completedSeq++;
+      const op = this.inflight[seq & RING_MASK]!;
+      this.inflight[seq & RING_MASK] = undefined;
+      this.finish(op, seq);
+      this.releaseBusy();
+    }
+    while (this.backlogHead < this.backlog.length && this.nextSeq - this.completedSeq < RING_SIZE) {
+      const op = this.backlog[this.backlogHead]!;
+      this.backlog[this.backlogHead++] = undefined as unknown as Operation;
+      this.post(op);
+    }
+    if (this.backlogHead === this.backlog.length) {
+      this.backlog.length = 0;
+      this.backlogHead = 0;
+    }
+    this.arm();
+  }
+
+  private finish(op: Operation, seq: number): void {
+    for (const plan of op.plans!) {
+      if (plan.oneShot) this.broadcast({ t: 'plan-free', id: plan.id });
+    }
+    if (Atomics.load(this.control, CTL_FAILED_BASE + (seq & RING_MASK)) === 0) {
+      this.host.complete(op);
+      return;
+    }
+    const error = this.failures.get(seq);
+    if (error === undefined) {
+      this.parked.set(seq, op); // its 'failed' message is on its way
+      return;
+    }
+    this.failures.delete(seq);
+    this.host.complete(op, error);
+  }
+
+  /**
+   * Terminates the workers; pending loads reject with `reason` (the device fails the operations).
+   * Idempotent: later calls return the first call's promise, which resolves once every thread exited.
+   */
+  terminate(reason: KeelError): Promise<void> {
+    this.termination ??= this.doTerminate(reason);
+    return this.termination;
+  }
+
+  private async doTerminate(reason: KeelError): Promise<void> {
+    this.terminating = true;
+    this.registration?.cancel();
+    this.registration = undefined;
+    this.armed = false;
+    for (const load of this.loads.values()) load.reject(reason);
+    this.loads.clear();
+    this.parked.clear();
+    this.failures.clear();
+    this.backlog.length = 0;
+    this.inflight.fill(undefined);
+    await Promise.all(this.workers.map((worker) => worker.terminate()));
+  }
+}

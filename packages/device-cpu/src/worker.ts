@@ -1,0 +1,128 @@
+/**
+ * Entry point of a task-mode worker thread (built to dist/worker.js). One worker belongs to one queue;
+ * it keeps the device's slabs, the queue's plans and the loaded kernels, and runs every operation
+ * posted to it with an Executor over the queue's shared control block. Completion is signalled on the
+ * queue's SharedTimelineSemaphore; failures and load results are posted back.
+ *
+ * A kernel that throws fails its operation (the worker carries on). Anything that escapes a handler is
+ * a bug: it ends the worker, and the main thread treats that as a lost device.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { ErrorCode, KeelError, SharedTimelineSemaphore } from '@keel/fence';
+import { CTL_WORDS } from './control-block';
+import { Executor, type ExecutorHost, type LoadedKernel, PlanRuntime } from './executor';
+import type { FromWorker, LoadMessage, ToWorker, WorkerInit } from './protocol';
+
+const init = workerData as WorkerInit;
+const port = parentPort!;
+const control = new Int32Array(init.control, 0, CTL_WORDS);
+const timeline = SharedTimelineSemaphore.fromHandle(init.timeline);
+
+const slabs: (ArrayBufferLike | undefined)[] = [];
+const kernels: (LoadedKernel[] | undefined)[] = [];
+const plans = new Map<number, PlanRuntime>();
+const modules = new Map<string, Promise<Record<string, unknown>>>();
+
+function post(message: FromWorker): void {
+  port.postMessage(message);
+}
+
+const host: ExecutorHost = {
+  slabs,
+  kernel(executable: number, entry: number): LoadedKernel | undefined {
+    return kernels[executable]?.[entry];
+  },
+  reportFailure(seq: number, error: unknown): void {
+    post({ t: 'failed', seq, error: KeelError.toStructured(error) });
+  },
+  reportComplete(seq: number): void {
+    timeline.signal(seq + 1);
+  },
+};
+
+const executor = new Executor(control, true, host, init.workerIndex, init.maxWorkgroupCount);
+
+async function load(message: LoadMessage): Promise<void> {
+  try {
+    let module = modules.get(message.url);
+    if (module === undefined) {
+      module = import(/* @vite-ignore */ message.url) as Promise<Record<string, unknown>>;
+      modules.set(message.url, module);
+    }
+    let namespace: Record<string, unknown>;
+    try {
+      namespace = await module;
+    } catch (error) {
+      modules.delete(message.url);
+      throw error;
+    }
+    const loaded: LoadedKernel[] = [];
+    for (let i = 0; i < message.names.length; i++) {
+      const name = message.names[i]!;
+      const fn = namespace[name];
+      if (typeof fn !== 'function') {
+        throw new KeelError(
+          ErrorCode.NOT_FOUND,
+          `executable '${message.label}': module ${message.url} has no exported function '${name}'`,
+        );
+      }
+      loaded.push({
+        name: `kernel '${name}' of executable '${message.label}'`,
+        fn: fn as LoadedKernel['fn'],
+        workgroupSize: [message.sizes[3 * i]!, message.sizes[3 * i + 1]!, message.sizes[3 * i + 2]!],
+      });
+    }
+    kernels[message.id] = loaded;
+    post({ t: 'loaded', id: message.id });
+  } catch (error) {
+    post({ t: 'loaded', id: message.id, error: KeelError.toStructured(error) });
+  }
+}
+
+/** Runs an encoded execute operation (see ExecuteMessage). */
+function execute(data: Float64Array, scratch: readonly (Int32Array | undefined)[] | undefined): void {
+  const count = data[1]!;
+  const runtimes: PlanRuntime[] = [];
+  const tables: Float64Array[] = [];
+  let at = 2 + 2 * count;
+  for (let i = 0; i < count; i++) {
+    const id = data[2 + 2 * i]!;
+    const length = data[3 + 2 * i]!;
+    const runtime = plans.get(id);
+    if (runtime === undefined) throw new Error(`cpu worker: plan ${id} was never sent`);
+    runtimes.push(runtime);
+    tables.push(data.subarray(at, at + length));
+    at += length;
+  }
+  executor.execute(data[0]!, runtimes, tables, scratch);
+}
+
+port.on('message', (message: ToWorker) => {
+  if (message instanceof Float64Array) {
+    execute(message, undefined);
+    return;
+  }
+  switch (message.t) {
+    case 'exec':
+      execute(message.data, message.scratch);
+      return;
+    case 'plan':
+      plans.set(message.id, new PlanRuntime(message.arrays));
+      return;
+    case 'plan-free':
+      plans.delete(message.id);
+      return;
+    case 'slab':
+      slabs[message.index] = message.memory;
+      return;
+    case 'slab-free':
+      slabs[message.index] = undefined;
+      return;
+    case 'load':
+      void load(message);
+      return;
+    case 'unload':
+      kernels[message.id] = undefined;
+      return;
+  }
+});

@@ -1,0 +1,17 @@
+/**
+ * The conformance suite (@keel/cts) against both modes of the CPU device. Imports the built package
+ * (dist) so that task mode finds dist/worker.js.
+ */
+import { defineDeviceConformance } from '@keel/cts';
+import { type CpuDevice, createCpuDevice } from '../dist/index.js';
+import { cpuCtsKernels } from './cts-kernels';
+
+function handle(device: CpuDevice) {
+  return { device, kernels: cpuCtsKernels, heldQueueBytes: () => device.heldQueueBytes() };
+}
+
+defineDeviceConformance('device-cpu sync', () => handle(createCpuDevice({ mode: 'sync', queues: 2 })));
+
+defineDeviceConformance('device-cpu task (2 queues × 2 workers)', () =>
+  handle(createCpuDevice({ mode: 'task', queues: 2, workersPerQueue: 2 })),
+);
