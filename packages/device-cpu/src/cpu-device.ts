@@ -208,7 +208,9 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
           : `${label} (task, ${queueCount}×${this.workersPerQueue} workers)`,
       queueCount,
       limits: LIMITS,
-      features: Object.freeze(mode === 'sync' ? ['mode:sync'] : ['mode:task', 'shared-memory']),
+      features: Object.freeze(
+        mode === 'sync' ? ['mode:sync', 'host-mapping'] : ['mode:task', 'shared-memory', 'host-mapping'],
+      ),
     });
     this.lost = new Promise<KeelError>((resolve) => {
       this.resolveLost = resolve;
@@ -304,6 +306,31 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     );
     this.liveBuffers.add(buffer);
     return buffer;
+  }
+
+  /**
+   * Host mapping (feature 'host-mapping'): CPU buffers are host memory, so a HOST_VISIBLE buffer with
+   * MAPPING usage is viewed in place, without a copy. See hal's Device.mapHostView for the contract.
+   */
+  mapHostView(buffer: Buffer): Uint8Array {
+    const what = `${this.name} mapHostView`;
+    this.checkUsable('mapHostView');
+    if (!(buffer instanceof CpuBuffer) || buffer.device !== this) {
+      throw invalid(`${what}: the buffer does not belong to this device`);
+    }
+    if ((buffer.memoryType & MemoryType.HOST_VISIBLE) === 0 || (buffer.usage & BufferUsage.MAPPING) === 0) {
+      throw invalid(
+        `${what}: ${describeBuffer(buffer)} needs HOST_VISIBLE memory and MAPPING usage to be mapped`,
+      );
+    }
+    if (buffer.state !== 'live') {
+      throw new KeelError(
+        ErrorCode.FAILED_PRECONDITION,
+        `${what}: ${describeBuffer(buffer)} is ${buffer.state}`,
+      );
+    }
+    const { memory, offset } = buffer.resolve(what);
+    return new Uint8Array(memory, offset, buffer.byteLength);
   }
 
   private checkParams(params: BufferParams, what: string): number {

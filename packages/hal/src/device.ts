@@ -149,6 +149,18 @@ export interface Device extends AsyncDisposable {
     signal: Fence,
     callback: () => void | Promise<void>,
   ): void;
+  /**
+   * Optional capability, advertised as the feature `'host-mapping'`: a synchronous host view of a
+   * buffer of this device created with `MemoryType.HOST_VISIBLE` and `BufferUsage.MAPPING`.
+   * Returns a Uint8Array of exactly `byteLength` bytes aliasing the buffer's memory (its `byteOffset` a
+   * multiple of 8), valid while the buffer is live; host writes through it are seen by queue operations
+   * that start after them, and bytes a queue operation writes are visible once its signal is reached
+   * (coherent: no flush or invalidate). It never blocks and never copies; ordering is the caller's job.
+   * Errors: INVALID_ARGUMENT for a foreign buffer or missing bits; FAILED_PRECONDITION once not live.
+   * Devices whose host-visible memory maps only asynchronously (WebGPU) do not implement it.
+   */
+  mapHostView?(buffer: Buffer): Uint8Array;
+
   /** Pushes deferred work of the selected queues to the hardware now (a no-op where nothing is deferred). */
   flush(affinity: QueueAffinity): void;
 

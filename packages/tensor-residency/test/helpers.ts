@@ -3,10 +3,9 @@
  * data and checksums.
  */
 import { createCpuDevice } from '@keel/device-cpu';
-import { ErrorCode, Fence, KeelError, TimelineSemaphore } from '@keel/fence';
+import { type ErrorCode, Fence, KeelError, TimelineSemaphore } from '@keel/fence';
 import type { Buffer, Device } from '@keel/hal';
 import { expect } from 'vitest';
-import type { HostMapping } from '../src/index';
 
 export type DeviceKind = 'cpu-sync' | 'cpu-task' | 'webgpu';
 
@@ -91,26 +90,6 @@ export async function expectKeelError(
   expect(error.code, error.message).toBe(code);
   if (pattern !== undefined) expect(error.message).toMatch(pattern);
   return error;
-}
-
-/**
- * Stand-in for the recommended hal addition `Device.mapHostView(buffer)` on the CPU device, whose
- * buffers are (Shared)ArrayBuffer-backed. It uses CpuBuffer.resolve(), which device-cpu does not export
- * as public API: delete this adapter once the CPU device implements HostMapping itself.
- */
-export function cpuHostMapping(): HostMapping {
-  return {
-    mapHostView(buffer: Buffer): Uint8Array {
-      const resolve = (
-        buffer as unknown as { resolve?: (what: string) => { memory: ArrayBufferLike; offset: number } }
-      ).resolve;
-      if (typeof resolve !== 'function') {
-        throw new KeelError(ErrorCode.UNIMPLEMENTED, 'cpuHostMapping: this buffer has no host memory to map');
-      }
-      const { memory, offset } = resolve.call(buffer, 'cpuHostMapping');
-      return new Uint8Array(memory, offset, buffer.byteLength);
-    },
-  };
 }
 
 export const ANY = 0xffffffff;
