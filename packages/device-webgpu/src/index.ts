@@ -1,1 +1,9 @@
-export {};
+export { type AcquiredGpuDevice, acquireGpuDevice } from './acquire-gpu-device';
+export { createWebGpuDevice } from './create-webgpu-device';
+export { adapterName, deviceLimits, MAX_CONSTANTS } from './device-info';
+export type { GpuMemory } from './gpu-memory';
+export { GpuSlabProvider } from './gpu-slab-provider';
+export { WebGpuBuffer } from './webgpu-buffer';
+export { WebGpuDevice, type WebGpuDeviceStats } from './webgpu-device';
+export type { WebGpuDeviceOptions } from './webgpu-device-options';
+export { WebGpuExecutable } from './webgpu-executable';

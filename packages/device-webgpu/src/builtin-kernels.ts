@@ -1,0 +1,121 @@
+/**
+ * The device's built-in WGSL kernels, for what WebGPU's copy commands cannot do:
+ *
+ * - `fill`: fills bytes [start, end) of its binding with a 32-bit pattern (the 1- or 2-byte pattern
+ *   replicated), for non-zero patterns and ranges that are not 4-byte aligned (`clearBuffer` only
+ *   writes zeros at 4-byte granularity).
+ * - `copy`: copies `length` bytes from byte `src_start` of binding 0 to byte `dst_start` of binding 1,
+ *   for offsets or lengths that are not multiples of 4 (`copyBufferToBuffer` needs 4-byte alignment).
+ *
+ * One invocation owns one destination word, so no two invocations write the same word: interior words
+ * are written whole (a funnel shift of two source words when the offsets differ mod 4), the first and
+ * last words are merged byte by byte with what the destination holds. Both run over a 2D grid
+ * (`row_words` words per row) so any size fits WebGPU's 65535 workgroups per dimension. Parameters come
+ * from the uniform ring (group 1), like dispatch constants.
+ */
+import type { BindingLayout, BindingLayouts } from './binding-layouts';
+
+/** Invocations per workgroup of the built-in kernels. */
+export const BUILTIN_WORKGROUP_SIZE = 64;
+/** Bytes of a built-in kernel's parameters (six u32). */
+export const BUILTIN_PARAMS_BYTES = 24;
+
+const FILL_WGSL = /* wgsl */ `
+struct Params { first_word: u32, word_count: u32, start: u32, end: u32, pattern: u32, row_words: u32 }
+@group(0) @binding(0) var<storage, read_write> dst: array<u32>;
+@group(1) @binding(0) var<uniform> p: Params;
+
+@compute @workgroup_size(${BUILTIN_WORKGROUP_SIZE})
+fn fill(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let i = gid.x + gid.y * p.row_words;
+  if (i >= p.word_count) { return; }
+  let w = p.first_word + i;
+  let at = w * 4u;
+  if (at >= p.start && at + 4u <= p.end) {
+    dst[w] = p.pattern;
+    return;
+  }
+  var mask = 0u;
+  for (var b = 0u; b < 4u; b++) {
+    let byte = at + b;
+    if (byte >= p.start && byte < p.end) { mask |= 0xffu << (b * 8u); }
+  }
+  dst[w] = (dst[w] & ~mask) | (p.pattern & mask);
+}
+`;
+
+const COPY_WGSL = /* wgsl */ `
+struct Params { src_start: u32, dst_start: u32, length: u32, first_word: u32, word_count: u32, row_words: u32 }
+@group(0) @binding(0) var<storage, read_write> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+@group(1) @binding(0) var<uniform> p: Params;
+
+fn src_byte(b: u32) -> u32 {
+  return (src[b >> 2u] >> ((b & 3u) * 8u)) & 0xffu;
+}
+
+@compute @workgroup_size(${BUILTIN_WORKGROUP_SIZE})
+fn copy(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let i = gid.x + gid.y * p.row_words;
+  if (i >= p.word_count) { return; }
+  let w = p.first_word + i;
+  let at = w * 4u;
+  let end = p.dst_start + p.length;
+  if (at >= p.dst_start && at + 4u <= end) {
+    let s = p.src_start + (at - p.dst_start);
+    let k = s >> 2u;
+    let shift = (s & 3u) * 8u;
+    if (shift == 0u) {
+      dst[w] = src[k];
+    } else {
+      dst[w] = (src[k] >> shift) | (src[k + 1u] << (32u - shift));
+    }
+    return;
+  }
+  var value = 0u;
+  var mask = 0u;
+  for (var b = 0u; b < 4u; b++) {
+    let byte = at + b;
+    if (byte >= p.dst_start && byte < end) {
+      value |= src_byte(p.src_start + (byte - p.dst_start)) << (b * 8u);
+      mask |= 0xffu << (b * 8u);
+    }
+  }
+  dst[w] = (dst[w] & ~mask) | value;
+}
+`;
+
+export interface BuiltinKernels {
+  readonly fill: GPUComputePipeline;
+  readonly fillBindings: BindingLayout;
+  readonly copy: GPUComputePipeline;
+  readonly copyBindings: BindingLayout;
+}
+
+/** Compiles the built-in kernels on `device` (once per Keel device, at creation). */
+export async function createBuiltinKernels(
+  device: GPUDevice,
+  layouts: BindingLayouts,
+): Promise<BuiltinKernels> {
+  const fillBindings = layouts.bindings('s');
+  const copyBindings = layouts.bindings('ss');
+  const [fill, copy] = await Promise.all([
+    device.createComputePipelineAsync({
+      label: 'keel fill',
+      layout: layouts.pipelineLayout(fillBindings, true),
+      compute: {
+        module: device.createShaderModule({ code: FILL_WGSL, label: 'keel fill' }),
+        entryPoint: 'fill',
+      },
+    }),
+    device.createComputePipelineAsync({
+      label: 'keel copy',
+      layout: layouts.pipelineLayout(copyBindings, true),
+      compute: {
+        module: device.createShaderModule({ code: COPY_WGSL, label: 'keel copy' }),
+        entryPoint: 'copy',
+      },
+    }),
+  ]);
+  return { fill, fillBindings, copy, copyBindings };
+}

@@ -1,0 +1,42 @@
+/**
+ * GPU memory as Keel's WebGPU device sees it: a GPUBuffer with an id that is never reused, so that
+ * caches can key bind groups on (id, offset, size) with plain numbers (a destroyed GPUBuffer's id is
+ * never seen again, so stale cache entries are never hit, only evicted).
+ */
+import { DEVICE_MEMORY_USAGE } from './gpu-flags';
+
+export interface GpuMemory {
+  /** Unique in this realm; never reused. */
+  readonly id: number;
+  readonly buffer: GPUBuffer;
+  /** The GPUBuffer's size in bytes (a multiple of 4). */
+  readonly size: number;
+}
+
+let nextId = 1;
+
+/** The next GPU memory id. */
+export function nextMemoryId(): number {
+  return nextId++;
+}
+
+/** Rounds `n` up to a multiple of `alignment` (a power of two). */
+export function alignUp(n: number, alignment: number): number {
+  return Math.ceil(n / alignment) * alignment;
+}
+
+/** Rounds `n` down to a multiple of `alignment` (a power of two). */
+export function alignDown(n: number, alignment: number): number {
+  return Math.floor(n / alignment) * alignment;
+}
+
+/**
+ * A new GPUBuffer of at least `byteLength` bytes (rounded up to 4, at least 4) with the usage every
+ * device buffer gets (DEVICE_MEMORY_USAGE). WebGPU zero-fills new buffers.
+ */
+export function createGpuMemory(device: GPUDevice, byteLength: number, label: string | undefined): GpuMemory {
+  const size = Math.max(4, alignUp(byteLength, 4));
+  const descriptor: GPUBufferDescriptor =
+    label === undefined ? { size, usage: DEVICE_MEMORY_USAGE } : { size, usage: DEVICE_MEMORY_USAGE, label };
+  return { id: nextId++, buffer: device.createBuffer(descriptor), size };
+}

@@ -1,0 +1,33 @@
+/**
+ * The SlabProvider of the WebGPU device: pool slabs are GPUBuffers with every usage a device buffer
+ * needs (see DEVICE_MEMORY_USAGE), so blocks of a slab can be bound, copied, filled and used for
+ * indirect parameters like dedicated buffers.
+ */
+import type { SlabProvider } from '@keel/allocator';
+import { createGpuMemory, type GpuMemory } from './gpu-memory';
+
+export class GpuSlabProvider implements SlabProvider<GpuMemory> {
+  /** Slabs created and not yet destroyed. */
+  live = 0;
+
+  constructor(
+    private readonly device: GPUDevice,
+    private readonly label: string,
+  ) {}
+
+  /** A zero-filled GPUBuffer slab of `byteLength` bytes (rounded up to 4). */
+  createSlab(byteLength: number): GpuMemory {
+    const memory = createGpuMemory(this.device, byteLength, this.label);
+    this.live++;
+    return memory;
+  }
+
+  /**
+   * Destroys the slab's GPUBuffer. Pools give a slab back only when none of its blocks is in use by
+   * work that has not completed; WebGPU keeps memory used by already submitted work alive anyway.
+   */
+  destroySlab(memory: GpuMemory): void {
+    memory.buffer.destroy();
+    this.live--;
+  }
+}

@@ -1,0 +1,461 @@
+/**
+ * When queue operations of the WebGPU device run, and when their signals are signalled.
+ *
+ * Readiness. An operation runs (is encoded and submitted) once each wait timepoint is either reached,
+ * or GPU-ordered: promised by work this device already submitted to its GPUQueue, whose completion
+ * needs nothing but the GPU (WebGPU runs a queue's submissions in order, so work submitted later sees
+ * its results). Operations with GPU work (execute, fill, update, copy, read, write) may run on
+ * GPU-ordered waits; host calls wait for their timepoints to be reached. Signals of execute, fill,
+ * update, copy and write become GPU-ordered when they are submitted; those of reads and host calls
+ * (which touch host memory or run host code) only when actually signalled. A barrier runs when its
+ * waits are reached, but its signal is GPU-ordered as soon as its waits are; `markOrdered` lets the
+ * device do the same for allocas and deallocas.
+ *
+ * Deferral. An operation that is not ready is deferred, never blocked: it registers on its wait fence
+ * (promise-free `onReached`) and runs when the fence is reached, or earlier when another submission
+ * makes its waits GPU-ordered (the deferred set is re-checked after each such submission).
+ *
+ * Completion. Submitted operations queue in submission order; `onSubmittedWorkDone` (requested once per
+ * burst of submissions, from a microtask) completes every operation submitted before it. A read
+ * completes when its staging buffer is mapped and copied out. An operation that ran on GPU-ordered
+ * waits signals only after those waits are reached, and checks them first: if one failed, its signals
+ * fail with ABORTED (cause: the failure) instead (its GPU effects on device memory are then undefined;
+ * host memory is not touched: a read copies out only once its waits are reached).
+ *
+ * Loss. `failAll` fails the signals of every deferred, in-flight and future operation (UNAVAILABLE
+ * when the device is lost or destroyed).
+ */
+import { ErrorCode, type Fence, KeelError, type Semaphore } from '@keel/fence';
+import { abortedBy } from '@keel/hal';
+import { type OpCallbacks, OpKind, QueueOp } from './queue-op';
+
+/** What the device does to run an operation (encode and submit; throws a KeelError to fail it). */
+export interface OpRunner {
+  run(op: QueueOp): void;
+  /** Copies a mapped read's bytes out (after the staging buffer was mapped). */
+  finishRead(op: QueueOp): void;
+  /** Gives a read's staging buffer back (mapped or not). */
+  releaseStaging(op: QueueOp): void;
+}
+
+/** Readiness of a wait fence. */
+const READY = 0;
+const PENDING = 1;
+const FAILED = 2;
+
+const MAX_POOLED = 256;
+
+function report(error: unknown): void {
+  queueMicrotask(() => {
+    throw error;
+  });
+}
+
+/**
+ * Signals every timepoint of `fence` that is not reached yet. A timepoint some other signal already
+ * passed is left alone (the semaphore only grows; operations unordered by fences may complete in any
+ * order); a failed semaphore ignores signals.
+ */
+function signalFence(fence: Fence): void {
+  const timepoints = fence.timepoints;
+  for (let i = 0; i < timepoints.length; i++) {
+    const tp = timepoints[i] as { semaphore: Semaphore; value: number };
+    const semaphore = tp.semaphore;
+    if (semaphore.failure !== undefined || semaphore.value >= tp.value) continue;
+    try {
+      semaphore.signal(tp.value);
+    } catch (error) {
+      report(error);
+    }
+  }
+}
+
+function failFence(fence: Fence, error: unknown): void {
+  try {
+    fence.fail(error);
+  } catch (thrown) {
+    report(thrown);
+  }
+}
+
+/** Operations that may be submitted on GPU-ordered waits (they only add GPU work). */
+function runsOnGpuOrder(kind: number): boolean {
+  return kind !== OpKind.HOST_CALL && kind !== OpKind.BARRIER;
+}
+
+/** Operations whose signals become GPU-ordered once submitted (their effects are GPU work only). */
+function signalsOnGpuOrder(kind: number): boolean {
+  return kind !== OpKind.HOST_CALL && kind !== OpKind.READ && kind !== OpKind.BARRIER;
+}
+
+export class OpScheduler implements OpCallbacks {
+  readonly #runner: OpRunner;
+  readonly #queue: GPUQueue;
+  /** Per semaphore: the highest value work already submitted to the GPUQueue will signal. */
+  readonly #ordered = new WeakMap<Semaphore, number>();
+  readonly #pool: QueueOp[] = [];
+  readonly #deferred = new Set<QueueOp>();
+  #rechecking = false;
+  #recheckAgain = false;
+  /** The failure that ends everything (device lost or destroyed). */
+  #lost: KeelError | undefined;
+  /** Submitted operations awaiting onSubmittedWorkDone, in order (a ring of records). */
+  #inflight: (QueueOp | undefined)[] = new Array<QueueOp | undefined>(64).fill(undefined);
+  #head = 0;
+  #count = 0;
+  /** Operations pushed so far; watermarks say how many a done-callback completes. */
+  #pushed = 0;
+  #completed = 0;
+  readonly #watermarks: number[] = [];
+  #armScheduled = false;
+  readonly #arm = (): void => this.#armNow();
+  readonly #onDone = (): void => this.#done();
+  /** Reads waiting for their staging buffers, and host calls running. */
+  readonly #outside = new Set<QueueOp>();
+  /** The failure found while checking a fence (set by #check). */
+  #failure: KeelError | undefined;
+  /** Called whenever the number of deferred operations drops to zero. */
+  onIdle: (() => void) | undefined;
+
+  constructor(runner: OpRunner, queue: GPUQueue) {
+    this.#runner = runner;
+    this.#queue = queue;
+  }
+
+  /** Operations not yet completed (deferred, in flight, reading back, running host code). */
+  get pendingCount(): number {
+    return this.#deferred.size + this.#count + this.#outside.size;
+  }
+
+  get deferredCount(): number {
+    return this.#deferred.size;
+  }
+
+  get lost(): KeelError | undefined {
+    return this.#lost;
+  }
+
+  /** A pooled record, reset. */
+  acquire(kind: OpKind, queue: number, wait: Fence, signal: Fence): QueueOp {
+    const op = this.#pool.pop() ?? new QueueOp(this);
+    op.kind = kind;
+    op.queue = queue;
+    op.wait = wait;
+    op.signal = signal;
+    return op;
+  }
+
+  #recycle(op: QueueOp): void {
+    op.reset();
+    if (this.#lost === undefined && this.#pool.length < MAX_POOLED) this.#pool.push(op);
+  }
+
+  /** READY, PENDING or FAILED (then #failure holds the failure). */
+  #check(wait: Fence, allowOrdered: boolean): number {
+    const timepoints = wait.timepoints;
+    let state = READY;
+    for (let i = 0; i < timepoints.length; i++) {
+      const tp = timepoints[i] as { semaphore: Semaphore; value: number };
+      const semaphore = tp.semaphore;
+      const failure = semaphore.failure;
+      if (failure !== undefined) {
+        this.#failure = failure;
+        return FAILED;
+      }
+      if (semaphore.value >= tp.value) continue;
+      if (allowOrdered && (this.#ordered.get(semaphore) ?? -1) >= tp.value) continue;
+      state = PENDING;
+    }
+    return state;
+  }
+
+  /** True when every timepoint of `wait` is reached or GPU-ordered (and none failed). */
+  isOrdered(wait: Fence): boolean {
+    return this.#check(wait, true) === READY;
+  }
+
+  /** Records that work already submitted (or nothing at all) will signal `signal`. */
+  markOrdered(signal: Fence): void {
+    const timepoints = signal.timepoints;
+    for (let i = 0; i < timepoints.length; i++) {
+      const tp = timepoints[i] as { semaphore: Semaphore; value: number };
+      const known = this.#ordered.get(tp.semaphore);
+      if (known === undefined || known < tp.value) this.#ordered.set(tp.semaphore, tp.value);
+    }
+    if (this.#deferred.size > 0) this.#recheck();
+  }
+
+  /**
+   * Runs `op` now if ready, else defers it (`prepareDefer` is called first, to copy what the caller may
+   * change, e.g. a binding table array). Never throws: failures go to the op's signal.
+   */
+  issue(op: QueueOp, prepareDefer?: (op: QueueOp) => void): void {
+    if (this.#lost !== undefined) {
+      failFence(op.signal, this.#lost);
+      this.#recycle(op);
+      return;
+    }
+    const state = this.#check(op.wait, runsOnGpuOrder(op.kind));
+    if (state === FAILED) {
+      failFence(op.signal, abortedBy(this.#failure, op.name));
+      this.#failure = undefined;
+      this.#recycle(op);
+      return;
+    }
+    if (state === READY) {
+      this.#run(op);
+      return;
+    }
+    prepareDefer?.(op);
+    op.deferred = true;
+    this.#deferred.add(op);
+    const registration = op.wait.onReached(op.onWaitReached);
+    if (op.deferred) {
+      op.registration = registration;
+      // A barrier adds nothing: once its waits are GPU-ordered, so is its signal.
+      if (op.kind === OpKind.BARRIER && this.#check(op.wait, true) === READY) this.markOrdered(op.signal);
+    }
+  }
+
+  waitReached(op: QueueOp, error: KeelError | undefined): void {
+    if (!op.deferred) return;
+    this.#undefer(op);
+    if (error !== undefined) {
+      failFence(op.signal, abortedBy(error, op.name));
+      this.#recycle(op);
+    } else {
+      this.#run(op);
+    }
+    this.#checkIdle();
+  }
+
+  #undefer(op: QueueOp): void {
+    op.deferred = false;
+    op.registration?.cancel();
+    op.registration = undefined;
+    this.#deferred.delete(op);
+  }
+
+  /** Tells the device when nothing is deferred any more (after the last deferred op was submitted). */
+  #checkIdle(): void {
+    if (this.#deferred.size === 0) this.onIdle?.();
+  }
+
+  /** Runs deferred operations whose waits became GPU-ordered. */
+  #recheck(): void {
+    if (this.#rechecking) {
+      this.#recheckAgain = true;
+      return;
+    }
+    this.#rechecking = true;
+    try {
+      do {
+        this.#recheckAgain = false;
+        for (const op of this.#deferred) {
+          if (!runsOnGpuOrder(op.kind)) continue;
+          const state = this.#check(op.wait, true);
+          if (state === READY) {
+            this.#undefer(op);
+            this.#run(op);
+          }
+        }
+      } while (this.#recheckAgain && this.#deferred.size > 0);
+    } finally {
+      this.#rechecking = false;
+    }
+    this.#checkIdle();
+  }
+
+  #run(op: QueueOp): void {
+    op.early = this.#check(op.wait, false) !== READY;
+    if (op.kind === OpKind.HOST_CALL) {
+      this.#outside.add(op);
+      queueMicrotask(op.runHostCall);
+      return;
+    }
+    if (op.kind === OpKind.BARRIER) {
+      this.#finish(op, undefined);
+      return;
+    }
+    try {
+      this.#runner.run(op);
+    } catch (error) {
+      failFence(op.signal, error);
+      if (op.kind === OpKind.READ) this.#runner.releaseStaging(op);
+      this.#recycle(op);
+      return;
+    }
+    if (op.kind === OpKind.READ) {
+      this.#outside.add(op);
+      (op.staging as GPUBuffer)
+        .mapAsync(1 /* GPUMapMode.READ */, 0, op.stagingSize)
+        .then(op.onMapped, op.onMapFailed);
+    } else {
+      this.#push(op);
+    }
+    if (signalsOnGpuOrder(op.kind)) this.markOrdered(op.signal);
+  }
+
+  // --- completion -------------------------------------------------------------------------------------
+
+  #push(op: QueueOp): void {
+    if (this.#count === this.#inflight.length) {
+      const grown = new Array<QueueOp | undefined>(this.#inflight.length * 2).fill(undefined);
+      for (let i = 0; i < this.#count; i++)
+        grown[i] = this.#inflight[(this.#head + i) % this.#inflight.length];
+      this.#inflight = grown;
+      this.#head = 0;
+    }
+    this.#inflight[(this.#head + this.#count) % this.#inflight.length] = op;
+    this.#count++;
+    this.#pushed++;
+    if (!this.#armScheduled) {
+      this.#armScheduled = true;
+      queueMicrotask(this.#arm);
+    }
+  }
+
+  #armNow(): void {
+    this.#armScheduled = false;
+    if (this.#lost !== undefined) return;
+    this.#watermarks.push(this.#pushed);
+    this.#queue.onSubmittedWorkDone().then(this.#onDone, this.#onDone);
+  }
+
+  #done(): void {
+    const mark = this.#watermarks.shift();
+    if (mark === undefined || this.#lost !== undefined) return;
+    while (this.#completed < mark && this.#count > 0) {
+      const op = this.#inflight[this.#head] as QueueOp;
+      this.#inflight[this.#head] = undefined;
+      this.#head = (this.#head + 1) % this.#inflight.length;
+      this.#count--;
+      this.#completed++;
+      this.#gpuDone(op);
+    }
+  }
+
+  /**
+   * The GPU work of `op` is done. An operation that ran on GPU-ordered waits signals only once those
+   * are reached (a read's staging buffer completes before the work it waited on is signalled, say).
+   */
+  #gpuDone(op: QueueOp): void {
+    if (op.early && this.#check(op.wait, false) === PENDING) {
+      this.#outside.add(op);
+      const registration = op.wait.onReached(op.onSettled);
+      if (this.#outside.has(op)) op.registration = registration;
+      return;
+    }
+    this.#complete(op);
+  }
+
+  settled(op: QueueOp, _error: KeelError | undefined): void {
+    if (!this.#outside.delete(op)) return;
+    op.registration = undefined;
+    this.#complete(op);
+  }
+
+  /** Signals `op`'s signal (or fails it when a wait failed), finishing a read first, and recycles it. */
+  #complete(op: QueueOp): void {
+    let error: unknown = this.#lost;
+    if (error === undefined && op.early && this.#check(op.wait, false) === FAILED) {
+      error = abortedBy(this.#failure, op.name);
+      this.#failure = undefined;
+    }
+    if (op.kind === OpKind.READ) {
+      if (error === undefined) {
+        try {
+          this.#runner.finishRead(op);
+        } catch (thrown) {
+          error = thrown;
+        }
+      }
+      this.#runner.releaseStaging(op);
+    }
+    this.#finish(op, error);
+  }
+
+  /** Signals (or fails with `error`) `op`'s signal and recycles it. */
+  #finish(op: QueueOp, error: unknown): void {
+    if (error !== undefined) failFence(op.signal, error);
+    else signalFence(op.signal);
+    this.#recycle(op);
+  }
+
+  mapped(op: QueueOp): void {
+    if (!this.#outside.delete(op)) return;
+    this.#gpuDone(op);
+  }
+
+  mapFailed(op: QueueOp, error: unknown): void {
+    if (!this.#outside.delete(op)) return;
+    this.#runner.releaseStaging(op);
+    const failure =
+      this.#lost ??
+      new KeelError(
+        ErrorCode.UNAVAILABLE,
+        `queueRead: mapping the staging buffer failed (${String(error)})`,
+        {
+          cause: error,
+        },
+      );
+    this.#finish(op, failure);
+  }
+
+  runHostCall(op: QueueOp): void {
+    if (!this.#outside.has(op)) return;
+    let result: void | Promise<void>;
+    try {
+      result = (op.callback as () => void | Promise<void>)();
+    } catch (error) {
+      this.hostCallFailed(op, error);
+      return;
+    }
+    if (result !== undefined && typeof (result as Promise<void>).then === 'function') {
+      (result as Promise<void>).then(op.onHostCallDone, op.onHostCallFailed);
+    } else {
+      this.hostCallDone(op);
+    }
+  }
+
+  hostCallDone(op: QueueOp): void {
+    if (!this.#outside.delete(op)) return;
+    this.#finish(op, undefined);
+  }
+
+  hostCallFailed(op: QueueOp, error: unknown): void {
+    if (!this.#outside.delete(op)) return;
+    this.#finish(op, error);
+  }
+
+  // --- loss ----------------------------------------------------------------------------------------------
+
+  /** Fails every pending and future operation with `error`. Idempotent (the first error stays). */
+  failAll(error: KeelError): void {
+    if (this.#lost !== undefined) return;
+    this.#lost = error;
+    const toFail: Fence[] = [];
+    for (const op of this.#deferred) {
+      op.deferred = false;
+      op.registration?.cancel();
+      toFail.push(op.signal);
+    }
+    this.#deferred.clear();
+    for (let i = 0; i < this.#count; i++) {
+      const op = this.#inflight[(this.#head + i) % this.#inflight.length] as QueueOp;
+      toFail.push(op.signal);
+    }
+    this.#inflight.fill(undefined);
+    this.#count = 0;
+    for (const op of this.#outside) {
+      op.registration?.cancel();
+      op.registration = undefined;
+      toFail.push(op.signal);
+      if (op.kind === OpKind.READ) this.#runner.releaseStaging(op);
+    }
+    this.#outside.clear();
+    this.#pool.length = 0;
+    for (const fence of toFail) failFence(fence, error);
+    this.onIdle?.();
+  }
+}

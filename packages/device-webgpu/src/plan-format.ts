@@ -1,0 +1,52 @@
+/**
+ * The layout of a WebGPU replay plan (see replay-plan.ts).
+ *
+ * `ops` holds OP_STRIDE int32 per command:
+ *
+ * | op | fields |
+ * | --- | --- |
+ * | DISPATCH | export, x, y, z, binding set, constants offset (-1: none) |
+ * | DISPATCH_INDIRECT | export, params ref, -, -, binding set, constants offset |
+ * | FILL | ref, pattern (raw bits), pattern length |
+ * | UPDATE | ref, payload index |
+ * | COPY | source ref, target ref |
+ * | BEGIN_DEBUG_GROUP | label index |
+ * | END_DEBUG_GROUP | |
+ *
+ * `refs` holds REF_STRIDE float64 per buffer reference: `[code, offset, length]`. `code` ≥ 0 is direct
+ * buffer `buffers[code]` (offset relative to the buffer, length concrete); `code` < 0 is binding-table
+ * slot `-code - 1` (offset relative to the slot's binding; length TO_END (-1) means to the end of the
+ * binding's range).
+ */
+export const PlanOp = {
+  DISPATCH: 1,
+  DISPATCH_INDIRECT: 2,
+  FILL: 3,
+  UPDATE: 4,
+  COPY: 5,
+  BEGIN_DEBUG_GROUP: 6,
+  END_DEBUG_GROUP: 7,
+} as const;
+
+export const OP_STRIDE = 7;
+export const REF_STRIDE = 3;
+export const TO_END = -1;
+
+/** Field offsets within an op record. */
+export const F = {
+  OP: 0,
+  EXPORT: 1,
+  X: 2,
+  Y: 3,
+  Z: 4,
+  PARAMS: 2,
+  SET: 5,
+  CONSTANTS: 6,
+  REF: 1,
+  PATTERN: 2,
+  PATTERN_LENGTH: 3,
+  PAYLOAD: 2,
+  SOURCE: 1,
+  TARGET: 2,
+  LABEL: 1,
+} as const;

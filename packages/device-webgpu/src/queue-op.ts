@@ -1,0 +1,114 @@
+/**
+ * The record of one queue operation while it waits, runs and completes. Records are pooled by the
+ * scheduler (op-scheduler.ts), and their callbacks are bound once per record, so the hot path
+ * (an operation whose waits are ready) allocates no record and no closure.
+ */
+import { Fence, type KeelError, type Registration } from '@keel/fence';
+import type { BindingTable, CommandBuffer } from '@keel/hal';
+import type { ReplayPlan } from './replay-plan';
+import type { WebGpuBuffer } from './webgpu-buffer';
+
+export const OpKind = {
+  EXECUTE: 1,
+  FILL: 2,
+  UPDATE: 3,
+  COPY: 4,
+  READ: 5,
+  WRITE: 6,
+  HOST_CALL: 7,
+  BARRIER: 8,
+} as const;
+export type OpKind = (typeof OpKind)[keyof typeof OpKind];
+
+export const OP_NAMES: Readonly<Record<number, string>> = {
+  1: 'queueExecute',
+  2: 'queueFill',
+  3: 'queueUpdate',
+  4: 'queueCopy',
+  5: 'queueRead',
+  6: 'queueWrite',
+  7: 'queueHostCall',
+  8: 'queueBarrier',
+};
+
+/** Callbacks the scheduler binds to each record. */
+export interface OpCallbacks {
+  waitReached(op: QueueOp, error: KeelError | undefined): void;
+  /** The waits of an operation that ran early were reached (or failed) after its GPU work was done. */
+  settled(op: QueueOp, error: KeelError | undefined): void;
+  mapped(op: QueueOp): void;
+  mapFailed(op: QueueOp, error: unknown): void;
+  runHostCall(op: QueueOp): void;
+  hostCallDone(op: QueueOp): void;
+  hostCallFailed(op: QueueOp, error: unknown): void;
+}
+
+export class QueueOp {
+  kind: OpKind = OpKind.EXECUTE;
+  queue = 0;
+  wait: Fence = Fence.empty;
+  signal: Fence = Fence.empty;
+  /** Submitted while some wait timepoint was only GPU-ordered (not reached): checked at completion. */
+  early = false;
+  /** Waiting in the deferred set. */
+  deferred = false;
+  registration: Registration | undefined;
+
+  // Payload (which fields are used depends on `kind`).
+  commandBuffers: readonly CommandBuffer[] = [];
+  tables: readonly (BindingTable | undefined)[] | undefined;
+  readonly plans: ReplayPlan[] = [];
+  target: WebGpuBuffer | undefined;
+  targetOffset = 0;
+  source: WebGpuBuffer | undefined;
+  sourceOffset = 0;
+  length = 0;
+  pattern = 0;
+  patternLength = 1;
+  /** queueUpdate/queueWrite source bytes; queueRead target bytes. */
+  bytes: Uint8Array | undefined;
+  callback: (() => void | Promise<void>) | undefined;
+  /** queueRead: the staging buffer being mapped, its size, and the copied range's offset in it. */
+  staging: GPUBuffer | undefined;
+  stagingSize = 0;
+  stagingOffset = 0;
+
+  readonly onWaitReached: (error?: KeelError) => void;
+  readonly onSettled: (error?: KeelError) => void;
+  readonly onMapped: () => void;
+  readonly onMapFailed: (error: unknown) => void;
+  readonly runHostCall: () => void;
+  readonly onHostCallDone: () => void;
+  readonly onHostCallFailed: (error: unknown) => void;
+
+  constructor(callbacks: OpCallbacks) {
+    this.onWaitReached = (error) => callbacks.waitReached(this, error);
+    this.onSettled = (error) => callbacks.settled(this, error);
+    this.onMapped = () => callbacks.mapped(this);
+    this.onMapFailed = (error) => callbacks.mapFailed(this, error);
+    this.runHostCall = () => callbacks.runHostCall(this);
+    this.onHostCallDone = () => callbacks.hostCallDone(this);
+    this.onHostCallFailed = (error) => callbacks.hostCallFailed(this, error);
+  }
+
+  /** Drops every reference so a pooled record keeps nothing alive. */
+  reset(): void {
+    this.wait = Fence.empty;
+    this.signal = Fence.empty;
+    this.early = false;
+    this.deferred = false;
+    this.registration = undefined;
+    this.commandBuffers = [];
+    this.tables = undefined;
+    this.plans.length = 0;
+    this.target = undefined;
+    this.source = undefined;
+    this.bytes = undefined;
+    this.callback = undefined;
+    this.staging = undefined;
+  }
+
+  get name(): string {
+    return OP_NAMES[this.kind] ?? 'operation';
+  }
+}

@@ -1,0 +1,384 @@
+/**
+ * A command buffer's replay plan on the WebGPU device (IREE's deferred command buffer, specialised):
+ * built once per command buffer (plan-builder.ts), then encoded at every submission.
+ *
+ * What is resolved once:
+ * - pipelines (per export) and bind group layouts;
+ * - binding sets: dispatches with the same layout and the same refs share one set; a set of direct refs
+ *   only gets its bind group once (at the first encode, when its buffers surely have memory);
+ * - constants: de-duplicated into one block; a reusable command buffer's block is uploaded once and
+ *   stays resident (resident-constants.ts), a one-shot one's goes through the uniform ring; dispatches
+ *   bind it at block offset + their constants' offset;
+ * - update payloads: copied at record time (by the command buffer) and kept here.
+ *
+ * What a binding table changes: the bind groups of sets that name slots. They are cached per plan in an
+ * LRU keyed by the table's resolved memory per used slot (memory id, absolute offset, visible length),
+ * so a submission with a table seen before (or new table objects over the same memory, as pooled
+ * allocations give) finds every bind group with one allocation-free lookup. A miss builds the array,
+ * taking each bind group from the device-wide cache (bind groups by memory ranges) before creating one.
+ *
+ * Encoding walks the ops once: consecutive dispatches share one compute pass; redundant
+ * setPipeline/setBindGroup calls are skipped; fills, copies and updates go through the transfer
+ * encoder (WebGPU commands or built-in kernels), in command order.
+ */
+import { ErrorCode, KeelError } from '@keel/fence';
+import type { BindingTable } from '@keel/hal';
+import type { BindingLayout } from './binding-layouts';
+import type { GpuEncoding } from './gpu-encoding';
+import { alignUp, type GpuMemory } from './gpu-memory';
+import type { GpuScratch } from './gpu-scratch';
+import { NumericKeyCache } from './numeric-key-cache';
+import { F, OP_STRIDE, PlanOp, REF_STRIDE } from './plan-format';
+import type { ResidentConstants, ResidentPlacement } from './resident-constants';
+import type { TransferEncoder } from './transfer-encoder';
+import type { UniformRing } from './uniform-ring';
+import type { WebGpuBuffer } from './webgpu-buffer';
+import type { CompiledExport } from './webgpu-executable';
+
+/** What encoding needs from the device (one object per device, reused). */
+export interface PlanContext {
+  readonly gpu: GPUDevice;
+  readonly encoding: GpuEncoding;
+  readonly ring: UniformRing;
+  readonly transfer: TransferEncoder;
+  readonly scratch: GpuScratch;
+  readonly resident: ResidentConstants;
+}
+
+/** The arrays a PlanBuilder produces. */
+export interface PlanData {
+  readonly label: string;
+  /** A reusable command buffer's plan keeps its constants resident (uploaded once). */
+  readonly reusable: boolean;
+  readonly ops: Int32Array;
+  readonly opCount: number;
+  readonly refs: Float64Array;
+  readonly buffers: readonly WebGpuBuffer[];
+  readonly exports: readonly CompiledExport[];
+  readonly labels: readonly string[];
+  readonly payloads: readonly Uint8Array[];
+  /** Per binding set: its layout, first ref, binding count, and whether it names a slot. */
+  readonly setLayouts: readonly BindingLayout[];
+  readonly setFirstRef: Int32Array;
+  readonly setCount: Int32Array;
+  readonly setUsesSlots: Uint8Array;
+  /** De-duplicated constants (u32), each vector at a multiple of the uniform offset alignment. */
+  readonly constants: Uint32Array;
+  /** Binding-table slots the plan uses, ascending. */
+  readonly slots: Int32Array;
+  /** Dispatches in the plan (for statistics). */
+  readonly dispatchCount: number;
+}
+
+function precondition(message: string): KeelError {
+  return new KeelError(ErrorCode.FAILED_PRECONDITION, message);
+}
+
+export class ReplayPlan {
+  readonly data: PlanData;
+  /** Bind groups of sets without slots, made at the first encode (undefined before). */
+  readonly #fixed: (GPUBindGroup | undefined)[];
+  #fixedResolved = false;
+  /** Per set: the bind group of the submission being encoded. */
+  readonly #bySet: (GPUBindGroup | undefined)[];
+  /** Per set: index into a table's bind group array, or -1 for a fixed set. */
+  readonly #tableIndex: Int32Array;
+  readonly #tableSets: number;
+  readonly #tables: NumericKeyCache<GPUBindGroup[]> | undefined;
+  /** Encodes so far, and table cache misses (bind group arrays built). */
+  encodes = 0;
+  tableMisses = 0;
+
+  /** Where the constants live for a reusable plan (placed at the first encode). */
+  #resident: ResidentPlacement | undefined;
+  /** setBindGroup's dynamic offsets (the allocation-free overload). */
+  readonly #dynamicOffsets = new Uint32Array(1);
+  // Scratch of ref resolution (no allocation per ref).
+  #memory: GpuMemory | undefined;
+  #offset = 0;
+  #length = 0;
+
+  constructor(data: PlanData, tableCacheSize: number) {
+    this.data = data;
+    const sets = data.setLayouts.length;
+    this.#fixed = new Array<GPUBindGroup | undefined>(sets).fill(undefined);
+    this.#bySet = new Array<GPUBindGroup | undefined>(sets).fill(undefined);
+    this.#tableIndex = new Int32Array(sets).fill(-1);
+    let k = 0;
+    for (let s = 0; s < sets; s++) if (data.setUsesSlots[s] === 1) this.#tableIndex[s] = k++;
+    this.#tableSets = k;
+    this.#tables =
+      k > 0
+        ? new NumericKeyCache<GPUBindGroup[]>(3 * Math.max(1, data.slots.length), tableCacheSize)
+        : undefined;
+  }
+
+  /** Table cache statistics (undefined when no binding set names a slot). */
+  get tableCacheStats(): { hits: number; misses: number; evictions: number; size: number } | undefined {
+    return this.#tables?.stats;
+  }
+
+  /**
+   * Resolves ref `r` into #memory/#offset/#length (absolute offset into the memory). FAILED_PRECONDITION
+   * when the buffer has no memory (a queue allocation used before its alloca's signal).
+   */
+  #resolve(r: number, table: BindingTable | undefined): void {
+    const refs = this.data.refs;
+    const at = r * REF_STRIDE;
+    const code = refs[at] as number;
+    const offset = refs[at + 1] as number;
+    const length = refs[at + 2] as number;
+    let buffer: WebGpuBuffer;
+    if (code >= 0) {
+      buffer = this.data.buffers[code] as WebGpuBuffer;
+      this.#offset = offset;
+      this.#length = length;
+    } else {
+      const slot = -code - 1;
+      const binding = table?.[slot];
+      if (binding === undefined || binding === null) {
+        throw new KeelError(
+          ErrorCode.INVALID_ARGUMENT,
+          `${this.data.label}: binding slot ${slot}: no binding`,
+        );
+      }
+      buffer = binding.buffer as WebGpuBuffer;
+      const base = binding.offset ?? 0;
+      this.#offset = base + offset;
+      this.#length = length >= 0 ? length : (binding.length ?? buffer.byteLength - base) - offset;
+    }
+    const memory = buffer.memory;
+    if (memory === undefined) {
+      throw precondition(
+        `${this.data.label}: ${buffer.describe()} has no memory yet; order the submission after its queueAlloca's signal`,
+      );
+    }
+    this.#memory = memory;
+    this.#offset += buffer.base;
+  }
+
+  /** The bind group of set `s`, built through the device-wide cache. */
+  #buildSet(s: number, table: BindingTable | undefined, gpu: GPUDevice): GPUBindGroup {
+    const data = this.data;
+    const layout = data.setLayouts[s] as BindingLayout;
+    const first = data.setFirstRef[s] as number;
+    const count = data.setCount[s] as number;
+    for (let i = 0; i < count; i++) {
+      this.#resolve(first + i, table);
+      const memory = this.#memory as GpuMemory;
+      const offset = this.#offset;
+      const size = Math.min(Math.max(4, alignUp(this.#length, 4)), memory.size - offset);
+      layout.setBinding(i, memory, offset, size);
+    }
+    this.#memory = undefined;
+    return layout.bindGroup(gpu);
+  }
+
+  #resolveFixed(gpu: GPUDevice): void {
+    const sets = this.#fixed.length;
+    for (let s = 0; s < sets; s++) {
+      if (this.#tableIndex[s] === -1) this.#fixed[s] = this.#buildSet(s, undefined, gpu);
+    }
+    this.#fixedResolved = true;
+  }
+
+  /** The bind groups of the slot-naming sets for `table` (cached by the table's resolved memory). */
+  #tableGroups(table: BindingTable | undefined, gpu: GPUDevice): GPUBindGroup[] {
+    const cache = this.#tables as NumericKeyCache<GPUBindGroup[]>;
+    const key = cache.key;
+    const slots = this.data.slots;
+    for (let k = 0; k < slots.length; k++) {
+      const slot = slots[k] as number;
+      const binding = table?.[slot];
+      if (binding === undefined || binding === null) {
+        throw new KeelError(
+          ErrorCode.INVALID_ARGUMENT,
+          `${this.data.label}: binding slot ${slot}: no binding`,
+        );
+      }
+      const buffer = binding.buffer as WebGpuBuffer;
+      const memory = buffer.memory;
+      if (memory === undefined) {
+        throw precondition(
+          `${this.data.label}: binding slot ${slot}: ${buffer.describe()} has no memory yet; order the submission after its queueAlloca's signal`,
+        );
+      }
+      const offset = binding.offset ?? 0;
+      key[3 * k] = memory.id;
+      key[3 * k + 1] = buffer.base + offset;
+      key[3 * k + 2] = binding.length ?? buffer.byteLength - offset;
+    }
+    const cached = cache.get();
+    if (cached !== undefined) return cached;
+    this.tableMisses++;
+    // Building touches only the layouts' own cache keys: this cache's key stays intact until `set`.
+    const groups = new Array<GPUBindGroup>(this.#tableSets);
+    const sets = this.#tableIndex.length;
+    for (let s = 0; s < sets; s++) {
+      const k = this.#tableIndex[s] as number;
+      if (k >= 0) groups[k] = this.#buildSet(s, table, gpu);
+    }
+    cache.set(groups);
+    return groups;
+  }
+
+  /**
+   * Encodes every command into `ctx.encoding` (which must be begun). Throws a KeelError (the caller
+   * abandons the encoding) when a buffer has no memory or bindings alias.
+   */
+  encode(ctx: PlanContext, table: BindingTable | undefined): void {
+    const data = this.data;
+    const gpu = ctx.gpu;
+    if (!this.#fixedResolved) this.#resolveFixed(gpu);
+    const groups = this.#tableSets > 0 ? this.#tableGroups(table, gpu) : undefined;
+    const encoding = ctx.encoding;
+    const ring = ctx.ring;
+    let constantsBase = 0;
+    let constantsGroup: GPUBindGroup | undefined;
+    const constants = data.constants;
+    if (constants.length > 0) {
+      if (data.reusable) {
+        this.#resident ??= ctx.resident.place(this, constants);
+        constantsBase = this.#resident.base;
+        constantsGroup = this.#resident.group;
+      } else {
+        constantsBase = ring.reserve(constants.byteLength);
+        ring.mirror.set(constants, constantsBase >>> 2);
+        constantsGroup = ring.bindGroup;
+      }
+    }
+    const ops = data.ops;
+    const end = data.opCount * OP_STRIDE;
+    const exports = data.exports;
+    const fixed = this.#fixed;
+    const tableIndex = this.#tableIndex;
+    // Every set's bind group for this submission, so a dispatch looks its group up once.
+    const bySet = this.#bySet;
+    for (let s = 0; s < bySet.length; s++) {
+      const k = tableIndex[s] as number;
+      bySet[s] = k < 0 ? fixed[s] : (groups as GPUBindGroup[])[k];
+    }
+    const transfer = ctx.transfer;
+    const dynamicOffsets = this.#dynamicOffsets;
+    // Runs of dispatches set state on the pass directly (tracked here, not in `encoding`).
+    let pass: GPUComputePassEncoder | undefined;
+    let pipeline: GPUComputePipeline | undefined;
+    let group0: GPUBindGroup | undefined;
+    let constantsOffset = -1;
+    for (let p = 0; p < end; p += OP_STRIDE) {
+      const op = ops[p];
+      if (op === PlanOp.DISPATCH) {
+        const x = ops[p + F.X] as number;
+        const y = ops[p + F.Y] as number;
+        const z = ops[p + F.Z] as number;
+        if (x === 0 || y === 0 || z === 0) continue;
+        if (pass === undefined) {
+          pass = encoding.pass;
+          encoding.invalidate();
+          pipeline = undefined;
+          group0 = undefined;
+          constantsOffset = -1;
+        }
+        const exp = exports[ops[p + F.EXPORT] as number] as CompiledExport;
+        if (exp.pipeline !== pipeline) {
+          pipeline = exp.pipeline;
+          pass.setPipeline(pipeline);
+        }
+        const set = ops[p + F.SET] as number;
+        const group = bySet[set] as GPUBindGroup;
+        if (group !== group0) {
+          group0 = group;
+          pass.setBindGroup(0, group);
+        }
+        const c = ops[p + F.CONSTANTS] as number;
+        if (c >= 0 && constantsBase + c !== constantsOffset) {
+          constantsOffset = constantsBase + c;
+          dynamicOffsets[0] = constantsOffset;
+          pass.setBindGroup(1, constantsGroup as GPUBindGroup, dynamicOffsets, 0, 1);
+        }
+        pass.dispatchWorkgroups(x, y, z);
+        continue;
+      }
+      // Any other op may end the pass or use `encoding`'s tracking: the next dispatch starts afresh.
+      pass = undefined;
+      switch (op) {
+        case PlanOp.DISPATCH_INDIRECT: {
+          const exp = exports[ops[p + F.EXPORT] as number] as CompiledExport;
+          const set = ops[p + F.SET] as number;
+          const k = tableIndex[set] as number;
+          const group =
+            k < 0 ? (fixed[set] as GPUBindGroup) : ((groups as GPUBindGroup[])[k] as GPUBindGroup);
+          this.#resolve(ops[p + F.PARAMS] as number, table);
+          let params = this.#memory as GpuMemory;
+          let paramsOffset = this.#offset;
+          if (this.#setBinds(set, params.id, table)) {
+            // WebGPU forbids reading indirect parameters from a buffer the dispatch binds writable.
+            const scratch = ctx.scratch.ensure(16);
+            encoding.encoder.copyBufferToBuffer(params.buffer, paramsOffset, scratch.buffer, 0, 12);
+            params = scratch;
+            paramsOffset = 0;
+          }
+          const indirect = encoding.bind(exp.pipeline, group);
+          const c = ops[p + F.CONSTANTS] as number;
+          if (c >= 0) encoding.constants(constantsGroup as GPUBindGroup, constantsBase + c);
+          indirect.dispatchWorkgroupsIndirect(params.buffer, paramsOffset);
+          break;
+        }
+        case PlanOp.FILL: {
+          this.#resolve(ops[p + F.REF] as number, table);
+          transfer.fill(
+            this.#memory as GpuMemory,
+            this.#offset,
+            this.#length,
+            (ops[p + F.PATTERN] as number) >>> 0,
+            ops[p + F.PATTERN_LENGTH] as number,
+          );
+          break;
+        }
+        case PlanOp.UPDATE: {
+          this.#resolve(ops[p + F.REF] as number, table);
+          transfer.update(
+            data.payloads[ops[p + F.PAYLOAD] as number] as Uint8Array,
+            this.#memory as GpuMemory,
+            this.#offset,
+          );
+          break;
+        }
+        case PlanOp.COPY: {
+          this.#resolve(ops[p + F.SOURCE] as number, table);
+          const source = this.#memory as GpuMemory;
+          const sourceOffset = this.#offset;
+          this.#resolve(ops[p + F.TARGET] as number, table);
+          transfer.copy(source, sourceOffset, this.#memory as GpuMemory, this.#offset, this.#length);
+          break;
+        }
+        case PlanOp.BEGIN_DEBUG_GROUP:
+          encoding.encoder.pushDebugGroup(data.labels[ops[p + F.LABEL] as number] as string);
+          break;
+        case PlanOp.END_DEBUG_GROUP:
+          encoding.encoder.popDebugGroup();
+          break;
+        default:
+          throw new KeelError(ErrorCode.INTERNAL, `${data.label}: corrupt plan op ${ops[p]} at ${p}`);
+      }
+    }
+    this.#memory = undefined;
+    this.encodes++;
+  }
+
+  /** True when set `s` binds memory `id`. */
+  #setBinds(s: number, id: number, table: BindingTable | undefined): boolean {
+    const first = this.data.setFirstRef[s] as number;
+    const count = this.data.setCount[s] as number;
+    const memory = this.#memory;
+    const offset = this.#offset;
+    let found = false;
+    for (let i = 0; i < count && !found; i++) {
+      this.#resolve(first + i, table);
+      found = (this.#memory as GpuMemory).id === id;
+    }
+    this.#memory = memory;
+    this.#offset = offset;
+    return found;
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * Resident constants: the de-duplicated constants block of a reusable command buffer's plan, uploaded
+ * once (at its first submission) into a TLSF pool of uniform GPUBuffer slabs and bound from there at
+ * every later submission, so replaying a reusable command buffer writes nothing to the GPU before its
+ * submit. (A `writeBuffer` before a submission is not free: on Dawn it adds an upload the queue must
+ * order before the submitted work.) One-shot command buffers use the uniform ring instead.
+ *
+ * A block goes back to the pool when its plan is garbage collected (FinalizationRegistry): by then no
+ * operation references the plan, so no submitted work reads the block.
+ */
+
+import type { Block, SlabProvider } from '@keel/allocator';
+import { TlsfPool } from '@keel/allocator';
+import { CONSTANTS_WINDOW_BYTES } from './device-info';
+import { GpuBufferUsage } from './gpu-flags';
+import { type GpuMemory, nextMemoryId } from './gpu-memory';
+
+const SLAB_BYTES = 256 * 1024;
+
+/** Uniform slabs (UNIFORM | COPY_DST). */
+class UniformSlabProvider implements SlabProvider<GpuMemory> {
+  constructor(private readonly device: GPUDevice) {}
+
+  createSlab(byteLength: number): GpuMemory {
+    const size = Math.max(4, Math.ceil(byteLength / 4) * 4);
+    const buffer = this.device.createBuffer({
+      label: 'keel resident constants',
+      size,
+      usage: GpuBufferUsage.UNIFORM | GpuBufferUsage.COPY_DST,
+    });
+    return { id: nextMemoryId(), buffer, size };
+  }
+
+  destroySlab(memory: GpuMemory): void {
+    memory.buffer.destroy();
+  }
+}
+
+/** Where a plan's constants live: bind `group` at dynamic offset `base` + the constants' offset. */
+export interface ResidentPlacement {
+  readonly group: GPUBindGroup;
+  readonly base: number;
+}
+
+export class ResidentConstants {
+  readonly #pool: TlsfPool<GpuMemory>;
+  readonly #groups = new Map<number, GPUBindGroup>();
+  readonly #registry: FinalizationRegistry<Block<GpuMemory>>;
+  #destroyed = false;
+
+  constructor(
+    private readonly device: GPUDevice,
+    private readonly layout: GPUBindGroupLayout,
+    alignment: number,
+  ) {
+    this.#pool = new TlsfPool(new UniformSlabProvider(device), {
+      label: 'webgpu resident constants',
+      alignment,
+      slabSize: SLAB_BYTES,
+    });
+    this.#registry = new FinalizationRegistry((block) => {
+      if (!this.#destroyed) this.#pool.release(block);
+    });
+  }
+
+  /**
+   * Uploads `constants` (with a constants window of slack behind them) and returns where they live;
+   * the block is released when `owner` is garbage collected.
+   */
+  place(owner: object, constants: Uint32Array): ResidentPlacement {
+    const block = this.#pool.reserve(constants.byteLength + CONSTANTS_WINDOW_BYTES) as Block<GpuMemory>;
+    const memory = block.slab.memory;
+    this.device.queue.writeBuffer(
+      memory.buffer,
+      block.offset,
+      constants.buffer,
+      constants.byteOffset,
+      constants.byteLength,
+    );
+    let group = this.#groups.get(memory.id);
+    if (group === undefined) {
+      group = this.device.createBindGroup({
+        layout: this.layout,
+        entries: [
+          { binding: 0, resource: { buffer: memory.buffer, offset: 0, size: CONSTANTS_WINDOW_BYTES } },
+        ],
+      });
+      this.#groups.set(memory.id, group);
+    }
+    this.#registry.register(owner, block);
+    return { group, base: block.offset };
+  }
+
+  /** Bytes of live resident blocks. */
+  get liveBytes(): number {
+    return this.#pool.stats.liveBytes;
+  }
+
+  destroy(): void {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    this.#pool.destroy();
+    this.#groups.clear();
+  }
+}

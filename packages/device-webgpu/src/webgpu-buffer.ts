@@ -1,0 +1,100 @@
+/**
+ * Buffers of the WebGPU device. A buffer is a byte range of GPU memory: a dedicated GPUBuffer
+ * (`createBuffer`) or a block of a pooled slab (`queueAlloca`, assigned when the allocator finds
+ * memory, before the alloca's signal). `memory` and `base` locate it; encoders add `base` to every
+ * offset.
+ */
+import type { Allocation } from '@keel/allocator';
+import { ErrorCode, KeelError } from '@keel/fence';
+import type { Buffer, BufferPlacement, BufferState, Device } from '@keel/hal';
+import type { GpuMemory } from './gpu-memory';
+
+/** What a buffer needs from its device. */
+export interface BufferOwner {
+  /** Releases a dedicated buffer's GPU memory once no pending operation can still use it. */
+  releaseBuffer(buffer: WebGpuBuffer): void;
+}
+
+let nextBufferId = 1;
+
+export class WebGpuBuffer implements Buffer {
+  /** Unique per buffer object (never reused). */
+  readonly id = nextBufferId++;
+  #state: BufferState = 'live';
+  #memory: GpuMemory | undefined;
+  #base = 0;
+
+  constructor(
+    readonly device: Device,
+    private readonly owner: BufferOwner,
+    readonly byteLength: number,
+    readonly usage: number,
+    readonly memoryType: number,
+    readonly placement: BufferPlacement,
+    readonly label: string | undefined,
+    memory: GpuMemory | undefined,
+    /** The allocation of a queue-allocated buffer. */
+    readonly allocation: Allocation<GpuMemory> | undefined,
+  ) {
+    this.#memory = memory;
+  }
+
+  get state(): BufferState {
+    return this.#state;
+  }
+
+  /**
+   * The GPU memory, or undefined while a queue allocation has no block yet (use only in operations
+   * ordered after the alloca's signal, by which time it has one).
+   */
+  get memory(): GpuMemory | undefined {
+    if (this.#memory === undefined) this.#resolve();
+    return this.#memory;
+  }
+
+  /** Byte offset of this buffer in `memory` (0 for dedicated buffers). */
+  get base(): number {
+    if (this.#memory === undefined) this.#resolve();
+    return this.#base;
+  }
+
+  #resolve(): void {
+    const block = this.allocation?.block;
+    if (block === undefined) return;
+    this.#memory = block.slab.memory;
+    this.#base = block.offset;
+  }
+
+  /**
+   * Releases a device buffer; work already issued that uses it keeps it alive until submitted (WebGPU
+   * then keeps it until that work completes). FAILED_PRECONDITION for a queue-allocated buffer (use
+   * queueDealloca); a second call is a no-op.
+   */
+  destroy(): void {
+    if (this.placement.queueAllocated) {
+      throw new KeelError(
+        ErrorCode.FAILED_PRECONDITION,
+        `${this.describe()}: a queue-allocated buffer is released with queueDealloca, not destroy()`,
+      );
+    }
+    if (this.#state !== 'live') return;
+    this.#state = 'destroyed';
+    this.owner.releaseBuffer(this);
+  }
+
+  /** Marks a queue-allocated buffer as released by queueDealloca. */
+  markDeallocated(): void {
+    this.#state = 'deallocated';
+  }
+
+  /** Marks the buffer destroyed with its device (no GPU call: the device destroys its memory). */
+  markDestroyed(): void {
+    if (this.#state === 'live') this.#state = 'destroyed';
+  }
+
+  describe(): string {
+    return this.label === undefined
+      ? `buffer (${this.byteLength} bytes)`
+      : `buffer '${this.label}' (${this.byteLength} bytes)`;
+  }
+}

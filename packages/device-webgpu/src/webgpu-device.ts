@@ -1,0 +1,984 @@
+/**
+ * Keel's WebGPU device (see README § Contract).
+ *
+ * Queues: WebGPU has one GPUQueue; the device exposes `queueCount` logical queues (default 2)
+ * multiplexed onto it. An affinity mask selects the lowest set bit below `queueCount`
+ * (QueueAffinity.select); the queue index only labels the operation (and is what allocations are
+ * tagged with): ordering comes from fences alone, and all work meets in the one GPUQueue in submission
+ * order. Each operation is one submission (one command encoder, one `queue.submit`).
+ */
+import {
+  type AllocatorStats,
+  PassthroughPool,
+  type Pool,
+  QueueAllocator,
+  RingPool,
+  TlsfPool,
+} from '@keel/allocator';
+import { createCommandBuffer } from '@keel/command-buffer';
+import { ErrorCode, Fence, KeelError, type Semaphore, TimelineSemaphore } from '@keel/fence';
+import {
+  type AllocaOptions,
+  assertBufferLive,
+  type BindingTable,
+  type Buffer,
+  type BufferParams,
+  BufferUsage,
+  type CommandBuffer,
+  type CommandBufferOptions,
+  type Device,
+  type DeviceInfo,
+  type DirectBufferRef,
+  describeBuffer,
+  describeUsage,
+  type Executable,
+  type ExecutableSource,
+  hasAllBits,
+  MemoryType,
+  QueueAffinity,
+  resolveRange,
+} from '@keel/hal';
+import type { BindingLayouts } from './binding-layouts';
+import type { BuiltinKernels } from './builtin-kernels';
+import { MAX_UPDATE_SIZE } from './device-info';
+import { GpuEncoding } from './gpu-encoding';
+import { alignUp, createGpuMemory, type GpuMemory } from './gpu-memory';
+import { GpuScratch } from './gpu-scratch';
+import { GpuSlabProvider } from './gpu-slab-provider';
+import { OpScheduler } from './op-scheduler';
+import { buildReplayPlan } from './plan-builder';
+import { OpKind, type QueueOp } from './queue-op';
+import { ReadbackPool } from './readback-pool';
+import type { PlanContext, ReplayPlan } from './replay-plan';
+import { ResidentConstants } from './resident-constants';
+import { TransferEncoder } from './transfer-encoder';
+import { UniformRing } from './uniform-ring';
+import { WebGpuBuffer } from './webgpu-buffer';
+import { compileExecutable } from './webgpu-executable';
+
+/** The operations whose messages name the device (see #names). */
+const OP_NAMES = [
+  'createBuffer',
+  'createExecutable',
+  'createCommandBuffer',
+  'createSemaphore',
+  'queueAlloca',
+  'queueDealloca',
+  'queueExecute',
+  'queueFill',
+  'queueUpdate',
+  'queueCopy',
+  'queueRead',
+  'queueWrite',
+  'queueBarrier',
+  'queueHostCall',
+  'flush',
+] as const;
+type OpName = (typeof OP_NAMES)[number];
+
+function invalid(message: string): KeelError {
+  return new KeelError(ErrorCode.INVALID_ARGUMENT, message);
+}
+
+function isFence(value: unknown): value is Fence {
+  if (value instanceof Fence) return true;
+  if (typeof value !== 'object' || value === null) return false;
+  const f = value as Partial<Fence>;
+  return typeof f.onReached === 'function' && Array.isArray(f.timepoints) && typeof f.signal === 'function';
+}
+
+function bytesOf(view: unknown, what: string, role: string): Uint8Array {
+  if (!ArrayBuffer.isView(view))
+    throw invalid(`${what} ${role}: expected an ArrayBufferView, got ${String(view)}`);
+  return view instanceof Uint8Array ? view : new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+}
+
+/** Everything the device is made of (built by createWebGpuDevice). */
+export interface WebGpuDeviceParts {
+  readonly gpu: GPUDevice;
+  readonly owned: boolean;
+  /** Kept reachable while the device lives (Dawn's instance). */
+  readonly instance: GPU | undefined;
+  readonly info: DeviceInfo;
+  readonly layouts: BindingLayouts;
+  readonly kernels: BuiltinKernels;
+  readonly transientSlabSize: number;
+  readonly transientBudget: number;
+  readonly tableCacheSize: number;
+  readonly onUncapturedError: ((error: GPUError) => void) | undefined;
+}
+
+/** Counters of the device (for tests, benchmarks and tuning). */
+export interface WebGpuDeviceStats {
+  /** `queue.submit` calls. */
+  readonly submissions: number;
+  /** Operations per logical queue. */
+  readonly operationsPerQueue: readonly number[];
+  /** Operations deferred behind waits that were not ready at the call. */
+  readonly deferred: number;
+  /** Replay plans built. */
+  readonly plansBuilt: number;
+  /** Bind groups created, and device-wide cache hits/misses/evictions over every layout. */
+  readonly bindGroups: {
+    readonly hits: number;
+    readonly misses: number;
+    readonly evictions: number;
+    readonly size: number;
+  };
+  readonly uniformRingBytes: number;
+  readonly readback: { readonly created: number; readonly reused: number };
+  /** Operations not completed yet. */
+  readonly pending: number;
+}
+
+export class WebGpuDevice implements Device {
+  readonly info: DeviceInfo;
+  readonly lost: Promise<KeelError>;
+  /** The GPUDevice Keel runs on (shared with the caller when one was given). */
+  readonly gpuDevice: GPUDevice;
+  readonly name: string;
+
+  readonly #owned: boolean;
+  /** The GPU instance the device came from (Dawn's, in Node): held so it outlives the device. */
+  readonly #instance: GPU | undefined;
+  readonly #layouts: BindingLayouts;
+  readonly #encoding: GpuEncoding;
+  readonly #ring: UniformRing;
+  readonly #scratch: GpuScratch;
+  readonly #transfer: TransferEncoder;
+  readonly #readback: ReadbackPool;
+  readonly #resident: ResidentConstants;
+  readonly #scheduler: OpScheduler;
+  readonly #context: PlanContext;
+  readonly #slabs: GpuSlabProvider;
+  readonly #allocators = new Map<string, QueueAllocator<GpuMemory>>();
+  readonly #transientSlabSize: number;
+  readonly #transientBudget: number;
+  readonly #tableCacheSize: number;
+  readonly #storageAlignment: number;
+  readonly #uniformAlignment: number;
+  /** Dedicated buffers alive (destroyed with the device). */
+  readonly #buffers = new Set<WebGpuBuffer>();
+  /** Buffers destroyed while operations were deferred: their memory goes once none is deferred. */
+  readonly #releases: WebGpuBuffer[] = [];
+  readonly #planKey = {};
+  readonly #buildPlan: (commandBuffer: CommandBuffer) => ReplayPlan;
+  readonly #prepareExecuteDefer = (op: QueueOp): void => this.#snapshotTables(op);
+  readonly #prepareUpdateDefer = (op: QueueOp): void => {
+    op.bytes = (op.bytes as Uint8Array).slice();
+  };
+  #resolveLost: (reason: KeelError) => void = () => {};
+  #lostReason: KeelError | undefined;
+  #destroyed = false;
+  #destroying: Promise<void> | undefined;
+  #submissions = 0;
+  #deferrals = 0;
+  #plansBuilt = 0;
+  readonly #perQueue: number[];
+  /** "webgpu device '…' queueFill" per operation, built once (messages only). */
+  readonly #names: Readonly<Record<OpName, string>>;
+  readonly #queueMask: number;
+  /** The array `queue.submit` gets (reused: no allocation per submission). */
+  readonly #submitList: GPUCommandBuffer[] = [];
+  readonly #onUncapturedError: (event: Event) => void;
+
+  constructor(parts: WebGpuDeviceParts) {
+    const gpu = parts.gpu;
+    this.gpuDevice = gpu;
+    this.info = parts.info;
+    this.name = `webgpu device '${parts.info.name}'`;
+    this.#owned = parts.owned;
+    this.#instance = parts.instance;
+    this.#layouts = parts.layouts;
+    this.#transientSlabSize = parts.transientSlabSize;
+    this.#transientBudget = parts.transientBudget;
+    this.#tableCacheSize = parts.tableCacheSize;
+    this.#storageAlignment = parts.info.limits.minStorageBufferOffsetAlignment;
+    this.#uniformAlignment = Math.max(16, gpu.limits.minUniformBufferOffsetAlignment);
+    this.#perQueue = new Array<number>(parts.info.queueCount).fill(0);
+    this.#queueMask = QueueAffinity.firstN(parts.info.queueCount);
+    const names = {} as Record<OpName, string>;
+    for (const op of OP_NAMES) names[op] = `${this.name} ${op}`;
+    this.#names = names;
+    this.#encoding = new GpuEncoding(gpu);
+    this.#ring = new UniformRing(gpu, parts.layouts.constants, this.#uniformAlignment);
+    this.#scratch = new GpuScratch(gpu);
+    this.#transfer = new TransferEncoder(gpu, this.#encoding, this.#ring, parts.kernels, this.#scratch, {
+      maxBindingSize: gpu.limits.maxStorageBufferBindingSize,
+      maxWorkgroups: gpu.limits.maxComputeWorkgroupsPerDimension,
+    });
+    this.#readback = new ReadbackPool(gpu);
+    this.#resident = new ResidentConstants(gpu, parts.layouts.constants, this.#uniformAlignment);
+    this.#context = {
+      gpu,
+      encoding: this.#encoding,
+      ring: this.#ring,
+      transfer: this.#transfer,
+      scratch: this.#scratch,
+      resident: this.#resident,
+    };
+    this.#slabs = new GpuSlabProvider(gpu, 'keel transient slab');
+    this.#scheduler = new OpScheduler(
+      {
+        run: (op) => this.#run(op),
+        finishRead: (op) => this.#finishRead(op),
+        releaseStaging: (op) => this.#releaseStaging(op),
+      },
+      gpu.queue,
+    );
+    this.#scheduler.onIdle = () => this.#flushReleases();
+    this.#buildPlan = (commandBuffer) => {
+      this.#plansBuilt++;
+      return buildReplayPlan(this, commandBuffer, {
+        uniformAlignment: this.#uniformAlignment,
+        tableCacheSize: this.#tableCacheSize,
+      });
+    };
+    this.lost = new Promise<KeelError>((resolve) => {
+      this.#resolveLost = resolve;
+    });
+    const onError = parts.onUncapturedError ?? defaultErrorReporter();
+    this.#onUncapturedError = (event) => onError((event as GPUUncapturedErrorEvent).error);
+    gpu.addEventListener('uncapturederror', this.#onUncapturedError);
+    gpu.lost.then(
+      (info) => this.#onLost(info),
+      () => this.#onLost(undefined),
+    );
+  }
+
+  #onLost(info: GPUDeviceLostInfo | undefined): void {
+    if (this.#destroyed || this.#lostReason !== undefined) return;
+    const reason = new KeelError(
+      ErrorCode.UNAVAILABLE,
+      `${this.name}: the GPU device was lost (${info?.reason ?? 'unknown'}: ${info?.message ?? 'no message'})`,
+    );
+    this.#lostReason = reason;
+    this.#scheduler.failAll(reason);
+    for (const allocator of this.#allocators.values()) allocator.destroy();
+    this.#resolveLost(reason);
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // Checks
+
+  #checkUsable(what: OpName): void {
+    if (this.#destroyed) {
+      throw new KeelError(ErrorCode.FAILED_PRECONDITION, `${this.name} ${what}: the device was destroyed`);
+    }
+    if (this.#lostReason !== undefined) {
+      throw new KeelError(
+        ErrorCode.UNAVAILABLE,
+        `${this.name} ${what}: the device is lost (${this.#lostReason.message})`,
+        {
+          cause: this.#lostReason,
+        },
+      );
+    }
+  }
+
+  /**
+   * Checks the device, the affinity and both fences; returns the selected logical queue (the lowest set
+   * bit below queueCount, QueueAffinity.select's policy). Builds no string unless it throws.
+   */
+  #begin(op: OpName, affinity: number, wait: Fence, signal: Fence): number {
+    this.#checkUsable(op);
+    const m =
+      typeof affinity === 'number' && Number.isInteger(affinity) ? (affinity & this.#queueMask) >>> 0 : 0;
+    const queue =
+      m !== 0
+        ? 31 - Math.clz32(m & -m)
+        : QueueAffinity.select(affinity, this.info.queueCount, this.#names[op]);
+    if (!isFence(wait)) throw invalid(`${this.#names[op]}: wait must be a Fence (use Fence.empty for none)`);
+    if (!isFence(signal))
+      throw invalid(`${this.#names[op]}: signal must be a Fence (use Fence.empty for none)`);
+    this.#perQueue[queue] = (this.#perQueue[queue] as number) + 1;
+    return queue;
+  }
+
+  // Results of #ref (no allocation per check).
+  #refOffset = 0;
+  #refLength = 0;
+
+  /**
+   * Checks a direct ref (a live buffer of this device with `usage`, a range inside it; length defaults
+   * to `defaultLength` when given, else to the end) and leaves its range in #refOffset/#refLength.
+   * `op` and `role` name it in messages ("… queueCopy source"); nothing is built unless it throws.
+   */
+  #ref(ref: DirectBufferRef, usage: number, op: OpName, role: string, defaultLength?: number): WebGpuBuffer {
+    const buffer = ref !== null && typeof ref === 'object' ? (ref as { buffer?: unknown }).buffer : undefined;
+    if (
+      buffer instanceof WebGpuBuffer &&
+      buffer.device === this &&
+      buffer.state === 'live' &&
+      hasAllBits(buffer.usage, usage)
+    ) {
+      const offset = ref.offset ?? 0;
+      const length = ref.length ?? defaultLength ?? buffer.byteLength - offset;
+      if (
+        Number.isSafeInteger(offset) &&
+        Number.isSafeInteger(length) &&
+        offset >= 0 &&
+        length >= 0 &&
+        offset + length <= buffer.byteLength
+      ) {
+        this.#refOffset = offset;
+        this.#refLength = length;
+        return buffer;
+      }
+    }
+    return this.#refError(ref, usage, `${this.#names[op]} ${role}`, defaultLength);
+  }
+
+  /** Throws the KeelError that describes what is wrong with `ref` (the slow path of #ref). */
+  #refError(ref: DirectBufferRef, usage: number, what: string, defaultLength: number | undefined): never {
+    if (ref === null || typeof ref !== 'object')
+      throw invalid(`${what}: expected a buffer ref { buffer, offset?, length? }`);
+    const buffer = (ref as { buffer?: unknown }).buffer;
+    if (buffer === undefined && typeof (ref as { slot?: unknown }).slot === 'number') {
+      throw invalid(
+        `${what}: queue operations take direct refs; binding-table slots exist only in command buffers`,
+      );
+    }
+    if (!(buffer instanceof WebGpuBuffer))
+      throw invalid(`${what}: ${String(buffer)} is not a buffer of a webgpu device`);
+    if (buffer.device !== this) throw invalid(`${what}: ${describeBuffer(buffer)} belongs to another device`);
+    assertBufferLive(buffer, what);
+    if (!hasAllBits(buffer.usage, usage)) {
+      throw invalid(
+        `${what}: ${describeBuffer(buffer)} has usage ${describeUsage(buffer.usage)}, the operation needs ${describeUsage(usage)}`,
+      );
+    }
+    if (ref.length === undefined && defaultLength !== undefined) {
+      resolveRange({ offset: ref.offset, length: defaultLength }, buffer, what);
+    } else {
+      resolveRange(ref, buffer, what);
+    }
+    throw new KeelError(ErrorCode.INTERNAL, `${what}: the ref was rejected without a reason`);
+  }
+
+  #checkParams(params: BufferParams, what: string): number {
+    if (params === null || typeof params !== 'object') throw invalid(`${what}: params must be an object`);
+    const usage = params.usage;
+    if (typeof usage !== 'number' || !Number.isInteger(usage) || usage < 0) {
+      throw invalid(`${what}: usage must be BufferUsage bits, got ${String(usage)}`);
+    }
+    if (
+      params.affinity !== undefined &&
+      (typeof params.affinity !== 'number' || !Number.isInteger(params.affinity))
+    ) {
+      throw invalid(`${what}: affinity must be an integer mask, got ${String(params.affinity)}`);
+    }
+    return usage;
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // Resources
+
+  /**
+   * A dedicated GPUBuffer (zero-filled by WebGPU). Memory type: DEVICE_LOCAL (WebGPU has no host-visible
+   * storage memory; `queueRead`/`queueWrite` stage through mappable buffers), whatever was asked for.
+   */
+  createBuffer(params: BufferParams & { readonly byteLength: number }): Buffer {
+    const what = `${this.name} createBuffer`;
+    this.#checkUsable('createBuffer');
+    const usage = this.#checkParams(params, what);
+    const byteLength = params.byteLength;
+    if (typeof byteLength !== 'number' || !Number.isInteger(byteLength) || byteLength < 0) {
+      throw invalid(`${what}: byteLength must be a non-negative integer, got ${String(byteLength)}`);
+    }
+    const max = this.info.limits.maxBufferSize;
+    if (byteLength > max)
+      throw invalid(`${what}: byteLength ${byteLength} exceeds the device's maxBufferSize of ${max}`);
+    const memory = createGpuMemory(this.gpuDevice, byteLength, params.label);
+    const buffer = new WebGpuBuffer(
+      this,
+      this,
+      byteLength,
+      usage,
+      MemoryType.DEVICE_LOCAL,
+      { affinity: (params.affinity ?? QueueAffinity.ANY) >>> 0, pool: undefined, queueAllocated: false },
+      params.label,
+      memory,
+      undefined,
+    );
+    this.#buffers.add(buffer);
+    return buffer;
+  }
+
+  /** BufferOwner: a dedicated buffer was destroyed by its owner. */
+  releaseBuffer(buffer: WebGpuBuffer): void {
+    if (this.#destroyed) return;
+    this.#buffers.delete(buffer);
+    if (this.#scheduler.deferredCount > 0) this.#releases.push(buffer);
+    else buffer.memory?.buffer.destroy();
+  }
+
+  #flushReleases(): void {
+    if (this.#releases.length === 0) return;
+    for (const buffer of this.#releases) buffer.memory?.buffer.destroy();
+    this.#releases.length = 0;
+  }
+
+  createExecutable(source: ExecutableSource): Promise<Executable> {
+    try {
+      this.#checkUsable('createExecutable');
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const limits = this.gpuDevice.limits;
+    return compileExecutable(
+      this,
+      this.gpuDevice,
+      this.#layouts,
+      {
+        maxBindings: this.info.limits.maxBindings,
+        maxInvocationsPerWorkgroup: limits.maxComputeInvocationsPerWorkgroup,
+        maxWorkgroupSize: [
+          limits.maxComputeWorkgroupSizeX,
+          limits.maxComputeWorkgroupSizeY,
+          limits.maxComputeWorkgroupSizeZ,
+        ],
+      },
+      source,
+    );
+  }
+
+  createCommandBuffer(options?: CommandBufferOptions): CommandBuffer {
+    this.#checkUsable('createCommandBuffer');
+    return createCommandBuffer(this, options);
+  }
+
+  /** A TimelineSemaphore (WebGPU work completes on this thread's event loop). */
+  createSemaphore(initialValue = 0): Semaphore {
+    this.#checkUsable('createSemaphore');
+    return new TimelineSemaphore(initialValue, { label: `${this.info.name} semaphore` });
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // Queue-ordered allocation
+
+  #allocator(pool: string, what: string): QueueAllocator<GpuMemory> {
+    let allocator = this.#allocators.get(pool);
+    if (allocator !== undefined) return allocator;
+    const alignment = Math.max(16, this.#storageAlignment);
+    let p: Pool<GpuMemory>;
+    switch (pool) {
+      case 'tlsf':
+        p = new TlsfPool(this.#slabs, {
+          label: 'webgpu alloca tlsf',
+          slabSize: this.#transientSlabSize,
+          alignment,
+          budget: this.#transientBudget,
+        });
+        break;
+      case 'passthrough':
+        p = new PassthroughPool(this.#slabs, { label: 'webgpu alloca passthrough', alignment });
+        break;
+      case 'ring':
+        p = new RingPool(this.#slabs, {
+          label: 'webgpu alloca ring',
+          capacity: this.#transientSlabSize,
+          alignment,
+        });
+        break;
+      default:
+        throw invalid(
+          `${what}: unknown pool '${pool}' (the webgpu device has 'tlsf', 'ring' and 'passthrough')`,
+        );
+    }
+    allocator = new QueueAllocator(p, { label: `${this.info.name} ${pool}` });
+    this.#allocators.set(pool, allocator);
+    return allocator;
+  }
+
+  /** Statistics of a transient pool's allocator ('tlsf' by default; undefined before its first use). */
+  allocatorStats(pool = 'tlsf'): AllocatorStats | undefined {
+    return this.#allocators.get(pool)?.stats;
+  }
+
+  /**
+   * A buffer from the transient pool (TLSF over GPUBuffer slabs by default), usable by operations
+   * ordered after `signal`. Offsets are aligned to minStorageBufferOffsetAlignment (at least 16).
+   */
+  queueAlloca(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    params: BufferParams,
+    size: number,
+    options?: AllocaOptions,
+  ): Buffer {
+    const what = this.#names.queueAlloca;
+    const queue = this.#begin('queueAlloca', affinity, wait, signal);
+    const usage = this.#checkParams(params, what);
+    const max = this.info.limits.maxBufferSize;
+    if (typeof size !== 'number' || !Number.isInteger(size) || size < 0 || size > max) {
+      throw invalid(`${what}: size must be an integer in [0, ${max}], got ${String(size)}`);
+    }
+    const pool = options?.pool ?? 'tlsf';
+    const allocator = this.#allocator(pool, what);
+    const ordered = this.#scheduler.isOrdered(wait);
+    // Sizes are rounded to 4 so every binding and copy of the buffer stays inside its block.
+    const allocation = allocator.alloca(QueueAffinity.of(queue), wait, signal, alignUp(size, 4), {
+      label: params.label,
+    });
+    const buffer = new WebGpuBuffer(
+      this,
+      this,
+      size,
+      usage,
+      MemoryType.DEVICE_LOCAL,
+      { affinity: (params.affinity ?? QueueAffinity.of(queue)) >>> 0, pool, queueAllocated: true },
+      params.label,
+      undefined,
+      allocation,
+    );
+    // Memory found at the call and waits already ordered: work ordered after `signal` may be submitted
+    // right away (the allocator signals it once `wait` is reached).
+    if (ordered && allocation.block !== undefined) this.#scheduler.markOrdered(signal);
+    return buffer;
+  }
+
+  queueDealloca(affinity: QueueAffinity, wait: Fence, signal: Fence, buffer: Buffer): void {
+    const what = this.#names.queueDealloca;
+    const queue = this.#begin('queueDealloca', affinity, wait, signal);
+    if (!(buffer instanceof WebGpuBuffer) || buffer.device !== this) {
+      throw invalid(`${what}: the buffer is not a buffer of this device`);
+    }
+    if (!buffer.placement.queueAllocated || buffer.allocation === undefined) {
+      throw invalid(`${what}: ${describeBuffer(buffer)} was made by createBuffer; release it with destroy()`);
+    }
+    if (buffer.state !== 'live') {
+      throw new KeelError(
+        ErrorCode.FAILED_PRECONDITION,
+        `${what}: ${describeBuffer(buffer)} was already released by queueDealloca and cannot be used`,
+      );
+    }
+    const allocator = this.#allocator(buffer.placement.pool ?? 'tlsf', what);
+    const ordered = this.#scheduler.isOrdered(wait);
+    allocator.dealloca(QueueAffinity.of(queue), wait, signal, buffer.allocation);
+    buffer.markDeallocated();
+    if (ordered) this.#scheduler.markOrdered(signal);
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // Operations
+
+  queueExecute(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    commandBuffers: readonly CommandBuffer[],
+    bindingTables?: readonly (BindingTable | undefined)[],
+  ): void {
+    const what = this.#names.queueExecute;
+    const queue = this.#begin('queueExecute', affinity, wait, signal);
+    if (!Array.isArray(commandBuffers)) throw invalid(`${what}: commandBuffers must be an array`);
+    if (bindingTables !== undefined && bindingTables !== null && !Array.isArray(bindingTables)) {
+      throw invalid(`${what}: bindingTables must be an array (one entry per command buffer) or undefined`);
+    }
+    const count = commandBuffers.length;
+    if (bindingTables && bindingTables.length > count) {
+      throw invalid(`${what}: ${bindingTables.length} binding tables for ${count} command buffer(s)`);
+    }
+    for (let i = 0; i < count; i++) {
+      const cb = commandBuffers[i];
+      if (cb === null || typeof cb !== 'object' || typeof (cb as CommandBuffer).replay !== 'function') {
+        throw invalid(`${what}: commandBuffers[${i}] is not a command buffer`);
+      }
+      if (cb.device !== this) throw invalid(`${what}: commandBuffers[${i}] belongs to another device`);
+      if (!QueueAffinity.has(cb.affinity, queue)) {
+        throw invalid(
+          `${what}: commandBuffers[${i}] was created for queue affinity 0x${(cb.affinity >>> 0).toString(16)}, which excludes queue ${queue}`,
+        );
+      }
+      if (cb.mode === 'one-shot') {
+        for (let j = 0; j < i; j++) {
+          if (commandBuffers[j] === cb) {
+            throw new KeelError(
+              ErrorCode.FAILED_PRECONDITION,
+              `${what}: one-shot commandBuffers[${i}] appears twice in one submission`,
+            );
+          }
+        }
+      }
+      cb.validateSubmission(bindingTables?.[i] ?? undefined);
+    }
+    const op = this.#scheduler.acquire(OpKind.EXECUTE, queue, wait, signal);
+    try {
+      for (let i = 0; i < count; i++)
+        op.plans.push((commandBuffers[i] as CommandBuffer).devicePlan(this.#planKey, this.#buildPlan));
+    } catch (error) {
+      op.plans.length = 0;
+      throw error;
+    }
+    for (let i = 0; i < count; i++) (commandBuffers[i] as CommandBuffer).markSubmitted();
+    op.commandBuffers = commandBuffers;
+    op.tables = bindingTables ?? undefined;
+    this.#issue(op, this.#prepareExecuteDefer);
+  }
+
+  /** A deferred execute keeps copies of the caller's arrays (which may be reused after the call). */
+  #snapshotTables(op: QueueOp): void {
+    op.commandBuffers = op.commandBuffers.slice();
+    const tables = op.tables;
+    if (tables !== undefined)
+      op.tables = tables.map((t) => (t === undefined || t === null ? undefined : t.slice()));
+  }
+
+  #issue(op: QueueOp, prepareDefer?: (op: QueueOp) => void): void {
+    const before = this.#scheduler.deferredCount;
+    this.#scheduler.issue(op, prepareDefer);
+    if (this.#scheduler.deferredCount > before) this.#deferrals++;
+  }
+
+  queueFill(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    target: DirectBufferRef,
+    pattern: number,
+    patternLength: 1 | 2 | 4,
+  ): void {
+    const what = this.#names.queueFill;
+    const queue = this.#begin('queueFill', affinity, wait, signal);
+    if (patternLength !== 1 && patternLength !== 2 && patternLength !== 4) {
+      throw invalid(`${what}: pattern length ${String(patternLength)} is not 1, 2 or 4`);
+    }
+    if (
+      typeof pattern !== 'number' ||
+      !Number.isInteger(pattern) ||
+      pattern < 0 ||
+      pattern >= 2 ** (8 * patternLength)
+    ) {
+      throw invalid(
+        `${what}: pattern ${String(pattern)} is not an unsigned integer that fits in ${patternLength} byte(s)`,
+      );
+    }
+    const t = this.#ref(target, BufferUsage.TRANSFER_TARGET, 'queueFill', 'target');
+    if (this.#refOffset % patternLength !== 0 || this.#refLength % patternLength !== 0) {
+      throw invalid(
+        `${what} target: offset ${this.#refOffset} and length ${this.#refLength} must be multiples of the pattern length ${patternLength}`,
+      );
+    }
+    const op = this.#scheduler.acquire(OpKind.FILL, queue, wait, signal);
+    op.target = t;
+    op.targetOffset = this.#refOffset;
+    op.length = this.#refLength;
+    op.pattern = pattern;
+    op.patternLength = patternLength;
+    this.#issue(op);
+  }
+
+  queueUpdate(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    source: ArrayBufferView,
+    target: DirectBufferRef,
+  ): void {
+    const what = this.#names.queueUpdate;
+    const queue = this.#begin('queueUpdate', affinity, wait, signal);
+    const bytes = bytesOf(source, what, 'source');
+    if (bytes.byteLength > MAX_UPDATE_SIZE) {
+      throw invalid(
+        `${what}: ${bytes.byteLength} bytes exceed the device's maxUpdateSize of ${MAX_UPDATE_SIZE} bytes (use queueWrite)`,
+      );
+    }
+    const t = this.#ref(target, BufferUsage.TRANSFER_TARGET, 'queueUpdate', 'target', bytes.byteLength);
+    if (this.#refLength !== bytes.byteLength) {
+      throw invalid(
+        `${what} target: length ${this.#refLength} differs from the source's ${bytes.byteLength} bytes`,
+      );
+    }
+    const op = this.#scheduler.acquire(OpKind.UPDATE, queue, wait, signal);
+    op.target = t;
+    op.targetOffset = this.#refOffset;
+    op.length = this.#refLength;
+    op.bytes = bytes;
+    // Run now: writeBuffer copies the bytes at the call. Deferred: copied here (prepareDefer).
+    this.#issue(op, this.#prepareUpdateDefer);
+  }
+
+  queueCopy(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    source: DirectBufferRef,
+    target: DirectBufferRef,
+  ): void {
+    const what = this.#names.queueCopy;
+    const queue = this.#begin('queueCopy', affinity, wait, signal);
+    const length = source?.length ?? target?.length;
+    const s = this.#ref(source, BufferUsage.TRANSFER_SOURCE, 'queueCopy', 'source', length);
+    const sourceOffset = this.#refOffset;
+    const sourceLength = this.#refLength;
+    const t = this.#ref(target, BufferUsage.TRANSFER_TARGET, 'queueCopy', 'target', sourceLength);
+    if (sourceLength !== this.#refLength) {
+      throw invalid(`${what}: source length ${sourceLength} differs from target length ${this.#refLength}`);
+    }
+    const targetOffset = this.#refOffset;
+    if (
+      s === t &&
+      sourceLength > 0 &&
+      sourceOffset < targetOffset + sourceLength &&
+      targetOffset < sourceOffset + sourceLength
+    ) {
+      throw invalid(
+        `${what}: source range [${sourceOffset}, ${sourceOffset + sourceLength}) and target range [${targetOffset}, ${targetOffset + sourceLength}) of ${describeBuffer(s)} overlap`,
+      );
+    }
+    const op = this.#scheduler.acquire(OpKind.COPY, queue, wait, signal);
+    op.source = s;
+    op.sourceOffset = sourceOffset;
+    op.target = t;
+    op.targetOffset = targetOffset;
+    op.length = sourceLength;
+    this.#issue(op);
+  }
+
+  queueRead(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    source: DirectBufferRef,
+    target: ArrayBufferView,
+  ): void {
+    const what = this.#names.queueRead;
+    const queue = this.#begin('queueRead', affinity, wait, signal);
+    const bytes = bytesOf(target, what, 'target');
+    const s = this.#ref(source, BufferUsage.TRANSFER_SOURCE, 'queueRead', 'source');
+    if (this.#refLength !== bytes.byteLength) {
+      throw invalid(`${what}: the source range has ${this.#refLength} bytes, the target ${bytes.byteLength}`);
+    }
+    const op = this.#scheduler.acquire(OpKind.READ, queue, wait, signal);
+    op.source = s;
+    op.sourceOffset = this.#refOffset;
+    op.length = this.#refLength;
+    op.bytes = bytes;
+    this.#issue(op);
+  }
+
+  queueWrite(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    source: ArrayBufferView,
+    target: DirectBufferRef,
+  ): void {
+    const what = this.#names.queueWrite;
+    const queue = this.#begin('queueWrite', affinity, wait, signal);
+    const bytes = bytesOf(source, what, 'source');
+    const t = this.#ref(target, BufferUsage.TRANSFER_TARGET, 'queueWrite', 'target', bytes.byteLength);
+    if (this.#refLength !== bytes.byteLength) {
+      throw invalid(`${what}: the target range has ${this.#refLength} bytes, the source ${bytes.byteLength}`);
+    }
+    const op = this.#scheduler.acquire(OpKind.WRITE, queue, wait, signal);
+    op.target = t;
+    op.targetOffset = this.#refOffset;
+    op.length = this.#refLength;
+    op.bytes = bytes;
+    this.#issue(op);
+  }
+
+  queueBarrier(affinity: QueueAffinity, wait: Fence, signal: Fence): void {
+    const queue = this.#begin('queueBarrier', affinity, wait, signal);
+    this.#issue(this.#scheduler.acquire(OpKind.BARRIER, queue, wait, signal));
+  }
+
+  queueHostCall(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    callback: () => void | Promise<void>,
+  ): void {
+    const queue = this.#begin('queueHostCall', affinity, wait, signal);
+    if (typeof callback !== 'function') {
+      throw invalid(`${this.#names.queueHostCall}: callback must be a function, got ${String(callback)}`);
+    }
+    const op = this.#scheduler.acquire(OpKind.HOST_CALL, queue, wait, signal);
+    op.callback = callback;
+    this.#issue(op);
+  }
+
+  /** Nothing is held back: every operation is submitted as soon as its waits allow. */
+  flush(affinity: QueueAffinity): void {
+    this.#checkUsable('flush');
+    QueueAffinity.select(affinity, this.info.queueCount, `${this.name} flush`);
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // Running operations (OpRunner)
+
+  #memoryOf(buffer: WebGpuBuffer, what: string): GpuMemory {
+    const memory = buffer.memory;
+    if (memory === undefined) {
+      throw new KeelError(
+        ErrorCode.FAILED_PRECONDITION,
+        `${this.name} ${what}: ${describeBuffer(buffer)} has no memory yet; order the operation after its queueAlloca's signal`,
+      );
+    }
+    return memory;
+  }
+
+  /** Encodes and submits `op` (called by the scheduler once its waits allow). */
+  #run(op: QueueOp): void {
+    const encoding = this.#encoding;
+    encoding.begin();
+    try {
+      switch (op.kind) {
+        case OpKind.EXECUTE: {
+          const plans = op.plans;
+          const tables = op.tables;
+          for (let i = 0; i < plans.length; i++)
+            (plans[i] as ReplayPlan).encode(this.#context, tables?.[i] ?? undefined);
+          break;
+        }
+        case OpKind.FILL: {
+          const target = op.target as WebGpuBuffer;
+          const memory = this.#memoryOf(target, 'queueFill');
+          this.#transfer.fill(memory, target.base + op.targetOffset, op.length, op.pattern, op.patternLength);
+          break;
+        }
+        case OpKind.COPY: {
+          const source = op.source as WebGpuBuffer;
+          const target = op.target as WebGpuBuffer;
+          const s = this.#memoryOf(source, 'queueCopy');
+          const t = this.#memoryOf(target, 'queueCopy');
+          this.#transfer.copy(s, source.base + op.sourceOffset, t, target.base + op.targetOffset, op.length);
+          break;
+        }
+        case OpKind.UPDATE:
+        case OpKind.WRITE: {
+          const target = op.target as WebGpuBuffer;
+          const memory = this.#memoryOf(target, op.name);
+          this.#transfer.write(op.bytes as Uint8Array, memory, target.base + op.targetOffset);
+          break;
+        }
+        case OpKind.READ: {
+          const source = op.source as WebGpuBuffer;
+          const memory = this.#memoryOf(source, 'queueRead');
+          const at = source.base + op.sourceOffset;
+          const start = at & ~3;
+          const bytes = alignUp(at + op.length, 4) - start;
+          const size = ReadbackPool.sizeFor(bytes);
+          const staging = this.#readback.acquire(size);
+          op.staging = staging;
+          op.stagingSize = size;
+          op.stagingOffset = at - start;
+          if (bytes > 0) encoding.encoder.copyBufferToBuffer(memory.buffer, start, staging, 0, bytes);
+          break;
+        }
+        default:
+          break;
+      }
+    } catch (error) {
+      encoding.abandon();
+      this.#ring.submitted();
+      throw error;
+    }
+    if (encoding.used) {
+      this.#ring.flush();
+      const list = this.#submitList;
+      list[0] = encoding.finish();
+      this.gpuDevice.queue.submit(list);
+      list.length = 0;
+      this.#submissions++;
+    } else {
+      encoding.abandon();
+    }
+    this.#ring.submitted();
+    this.#scratch.submitted();
+  }
+
+  #finishRead(op: QueueOp): void {
+    const staging = op.staging as GPUBuffer;
+    const mapped = new Uint8Array(staging.getMappedRange(0, op.stagingSize), op.stagingOffset, op.length);
+    (op.bytes as Uint8Array).set(mapped);
+  }
+
+  #releaseStaging(op: QueueOp): void {
+    const staging = op.staging;
+    if (staging === undefined) return;
+    op.staging = undefined;
+    this.#readback.release(staging, op.stagingSize, this.#destroyed || this.#lostReason !== undefined);
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // Statistics and teardown
+
+  /** The GPU object the device was requested from (undefined when a GPUDevice or adapter was given). */
+  get gpu(): GPU | undefined {
+    return this.#instance;
+  }
+
+  get stats(): WebGpuDeviceStats {
+    let hits = 0;
+    let misses = 0;
+    let evictions = 0;
+    let size = 0;
+    for (const layout of this.#layouts.all()) {
+      const s = layout.cache.stats;
+      hits += s.hits;
+      misses += s.misses;
+      evictions += s.evictions;
+      size += s.size;
+    }
+    return {
+      submissions: this.#submissions,
+      operationsPerQueue: [...this.#perQueue],
+      deferred: this.#deferrals,
+      plansBuilt: this.#plansBuilt,
+      bindGroups: { hits, misses, evictions, size },
+      uniformRingBytes: this.#ring.capacity,
+      readback: this.#readback.stats,
+      pending: this.#scheduler.pendingCount,
+    };
+  }
+
+  /**
+   * Fails every pending signal with UNAVAILABLE, releases every GPU resource Keel created (buffers,
+   * slabs, staging, the uniform ring) and destroys the GPUDevice if Keel requested it. Idempotent; any
+   * later call of another method is FAILED_PRECONDITION.
+   */
+  destroy(): Promise<void> {
+    this.#destroying ??= this.#destroy();
+    return this.#destroying;
+  }
+
+  async #destroy(): Promise<void> {
+    this.#destroyed = true;
+    const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.name}: the device was destroyed`);
+    this.#scheduler.failAll(reason);
+    for (const allocator of this.#allocators.values()) allocator.destroy();
+    this.#allocators.clear();
+    for (const buffer of this.#buffers) {
+      buffer.markDestroyed();
+      buffer.memory?.buffer.destroy();
+    }
+    this.#buffers.clear();
+    for (const buffer of this.#releases) buffer.memory?.buffer.destroy();
+    this.#releases.length = 0;
+    this.#ring.destroy();
+    this.#resident.destroy();
+    this.#scratch.destroy();
+    this.#readback.destroy();
+    this.gpuDevice.removeEventListener('uncapturederror', this.#onUncapturedError);
+    if (this.#owned) this.gpuDevice.destroy();
+    this.#resolveLost(this.#lostReason ?? reason);
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.destroy();
+  }
+}
+
+/** Reports each distinct uncaptured WebGPU error once on the console. */
+function defaultErrorReporter(): (error: GPUError) => void {
+  const seen = new Set<string>();
+  return (error) => {
+    if (seen.has(error.message) || seen.size > 100) return;
+    seen.add(error.message);
+    console.error(`keel webgpu: uncaptured WebGPU error: ${error.message}`);
+  };
+}

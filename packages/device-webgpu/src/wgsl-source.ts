@@ -1,0 +1,61 @@
+/**
+ * The WGSL conventions of Keel's WebGPU executables, and the one rewrite the device applies.
+ *
+ * - Binding i of an export is `@group(0) @binding(i)`, a storage buffer (`var<storage, read_write>`;
+ *   read-only declarations are accepted) or a uniform buffer (`var<uniform>`).
+ * - Constants, when the export has any, are `@group(1) @binding(0) var<uniform>` of a struct of up to
+ *   64 scalar 32-bit members (or an array of vec4), in the order the dispatch passes them.
+ *
+ * Rewrite: `var<storage, read>` (and `var<storage>`, which means read) becomes
+ * `var<storage, read_write>`. WebGPU forbids using one GPUBuffer as read-only storage and as writable
+ * storage in one dispatch, and Keel's pooled buffers are ranges of shared GPUBuffers, so every storage
+ * binding is bound read-write; the kernel's code is unchanged (it only reads).
+ */
+
+/** The rewritten code and the kind of each group-0 binding it declares. */
+export interface PreparedWgsl {
+  readonly code: string;
+  /** binding index → 's' (storage) or 'u' (uniform), for `@group(0)` declarations. */
+  readonly group0: ReadonlyMap<number, 's' | 'u'>;
+}
+
+const DECLARATION = /((?:@\s*\w+\s*\(\s*\d+\s*\)\s*)+)var\s*<\s*(\w+)\s*(?:,\s*(\w+)\s*)?>/g;
+const ATTRIBUTE = /@\s*(\w+)\s*\(\s*(\d+)\s*\)/g;
+
+/** Removes comments (keeping line structure) so declarations inside them are ignored. */
+function stripComments(code: string): string {
+  return code
+    .replace(/\/\*[\s\S]*?\*\//g, (m) => m.replace(/[^\n]/g, ' '))
+    .replace(/\/\/[^\n]*/g, (m) => ' '.repeat(m.length));
+}
+
+/** Applies the rewrite and finds the group-0 binding kinds. */
+export function prepareWgsl(code: string): PreparedWgsl {
+  const group0 = new Map<number, 's' | 'u'>();
+  const clean = stripComments(code);
+  let out = '';
+  let last = 0;
+  DECLARATION.lastIndex = 0;
+  for (let m = DECLARATION.exec(clean); m !== null; m = DECLARATION.exec(clean)) {
+    const attributes = m[1] ?? '';
+    const space = m[2];
+    const access = m[3];
+    let group = -1;
+    let binding = -1;
+    ATTRIBUTE.lastIndex = 0;
+    for (let a = ATTRIBUTE.exec(attributes); a !== null; a = ATTRIBUTE.exec(attributes)) {
+      if (a[1] === 'group') group = Number(a[2]);
+      else if (a[1] === 'binding') binding = Number(a[2]);
+    }
+    if (group === 0 && binding >= 0 && (space === 'storage' || space === 'uniform')) {
+      group0.set(binding, space === 'uniform' ? 'u' : 's');
+    }
+    if (space === 'storage' && (access === undefined || access === 'read')) {
+      const start = m.index + attributes.length;
+      out += `${code.slice(last, start)}var<storage, read_write>`;
+      last = m.index + m[0].length;
+    }
+  }
+  out += code.slice(last);
+  return { code: out, group0 };
+}
