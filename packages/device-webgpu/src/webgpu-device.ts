@@ -747,7 +747,7 @@ export class WebGpuDevice implements Device {
     const what = this.#names.queueRead;
     const queue = this.#begin('queueRead', affinity, wait, signal);
     const bytes = bytesOf(target, what, 'target');
-    const s = this.#ref(source, BufferUsage.TRANSFER_SOURCE, 'queueRead', 'source');
+    const s = this.#ref(source, BufferUsage.TRANSFER_SOURCE, 'queueRead', 'source', bytes.byteLength);
     if (this.#refLength !== bytes.byteLength) {
       throw invalid(`${what}: the source range has ${this.#refLength} bytes, the target ${bytes.byteLength}`);
     }

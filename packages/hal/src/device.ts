@@ -15,6 +15,9 @@
  *   Host memory passed to `queueRead`/`queueWrite` belongs to the device until `signal` is reached.
  * - `affinity` selects queues (QueueAffinity); an empty intersection with the device's queues is
  *   INVALID_ARGUMENT. Each device documents how it maps a mask onto its queues.
+ * - Lengths: a ref's omitted `length` means "to the end of the buffer", except where the other side of
+ *   the operation is host memory (`queueUpdate`, `queueWrite`, `queueRead`): there the host array's
+ *   byteLength is the length. An explicit length that differs from the host array's is INVALID_ARGUMENT.
  */
 import type { Fence, KeelError, Semaphore } from '@keel/fence';
 import type { BindingTable } from './binding-table';

@@ -297,4 +297,26 @@ export const transferCases = [
       checkEqual((await ctx.read(buffer, 0, 1))[0], 0, 'first byte');
     },
   }),
+  defineCase({
+    id: 'transfer.host-side-length',
+    title: 'an omitted length on the device side of update/write/read is the host array length',
+    tags: ['transfer'],
+    recordsCommands: false,
+    async run(ctx) {
+      const buffer = ctx.buffer(256);
+      const q = ctx.queue(0);
+      const s = ctx.semaphore();
+      const at = (v: number) => Fence.of({ semaphore: s, value: v });
+      ctx.device.queueFill(q, Fence.empty, at(1), { buffer }, 0xee, 1);
+      ctx.device.queueUpdate(q, at(1), at(2), ramp(8, 1), { buffer, offset: 16 });
+      ctx.device.queueWrite(q, at(2), at(3), ramp(8, 9), { buffer, offset: 32 });
+      const head = new Uint8Array(48);
+      ctx.device.queueRead(q, at(3), at(4), { buffer }, head);
+      await s.wait(4, { timeoutMs: ctx.timeoutMs });
+      const expected = new Uint8Array(48).fill(0xee);
+      expected.set(ramp(8, 1), 16);
+      expected.set(ramp(8, 9), 32);
+      checkArrayEqual(head, expected, 'the first 48 bytes, read with no source length');
+    },
+  }),
 ];
