@@ -1,27 +1,29 @@
 /**
  * What the mlp benchmark uses of Keel's MLP (model, data set, step program, kernel interface), in one
- * place. Imported from the keel package's sources until its public index re-exports them; then this
- * file becomes `export ... from 'keel'`.
+ * place, from the umbrella `keel` package (its built `dist/`: `pnpm bench` builds first).
  */
+import { mlpCpuExecutableSource } from 'keel';
 
-export { MLP_CPU_EXPORTS } from '../../../packages/keel/src/mlp/cpu/descriptors.ts';
-export { GEMM_SCRATCH_BYTES } from '../../../packages/keel/src/mlp/cpu/matmul-kernels.ts';
-export { type Batch, oneHot, SyntheticDataset } from '../../../packages/keel/src/mlp/dataset.ts';
-export { type MlpKernelName, matmulConstants } from '../../../packages/keel/src/mlp/kernel-interface.ts';
 export {
-  initParams,
-  type MlpConfig,
-  type MlpParams,
-  REFERENCE_MLP,
-  stepMultiplyAdds,
-} from '../../../packages/keel/src/mlp/model.ts';
-export {
+  type Batch,
   biasName,
+  GEMM_SCRATCH_BYTES,
+  initParams,
+  MLP_CPU_EXPORTS,
+  type MlpConfig,
+  type MlpKernelName,
+  type MlpParams,
+  matmulConstants,
+  oneHot,
+  REFERENCE_DATASET,
+  REFERENCE_MLP,
   type StepDispatch,
   type StepProgram,
+  SyntheticDataset,
+  stepMultiplyAdds,
   trainingStepProgram,
   weightName,
-} from '../../../packages/keel/src/mlp/step-program.ts';
+} from 'keel';
 
-/** The built CPU kernel module (`pnpm --filter keel build` makes it). */
-export const MLP_CPU_MODULE_URL = new URL('../../../packages/keel/dist/kernels/mlp-cpu.js', import.meta.url);
+/** The built CPU kernel module (`dist/kernels/mlp-cpu.js` of the keel package). */
+export const MLP_CPU_MODULE_URL = new URL(String(mlpCpuExecutableSource().url));

@@ -1,135 +1,221 @@
 /**
- * The `mlp` benchmark suite: the reference MLP's training step (784-512-512-10, batch 256, SGD, loss
- * read back every step) on Keel's CPU kernels against TensorFlow.js's `cpu`, `wasm` and `webgpu`
- * backends, same data and initial weights. Keel and TF.js wasm run interleaved in rounds (each round a
- * short training run of each), and the reported figures are medians over all rounds' steps.
+ * The `mlp` benchmark suite: the reference MLP's training step (784-512-512-10, batch 256, SGD lr 0.05,
+ * loss read back every step, same data and initial weights everywhere) on Keel — the demo's own
+ * `trainMlp` from the umbrella package, on the CPU device and on WebGPU — against TensorFlow.js's
+ * `cpu`, `wasm` and `webgpu` backends (webgpu on the same Dawn adapter), in one run.
  *
- * Keel sides are `KeelMlpRunner`s. Defaults: `keel_cpu`, the real CPU device (task mode, all cores;
- * keel-device-cpu.ts; today its kernels copy their GEMM tiles), and `keel_cpu_zero_copy_pool`, the same
- * kernels on the CpuStepPool stand-in with the proposed zero-copy ABI addition (cpu-pool.ts). Others
- * plug in through `createMlpSuite({ keel })`.
+ * Method: CPU sides alternate in rounds (Keel CPU, TF.js wasm, ...), WebGPU sides likewise; each round is
+ * a short training run per side (a few untimed warm-up steps, then timed steps), and every figure is the
+ * median over all timed steps of all rounds. Data generation is untimed on every side (8 batches
+ * generated up front and cycled); uploading each batch and reading the loss back are timed.
  *
- * Metrics: `<side>_ms_per_step` (ms), `keel_cpu_speedup_vs_tfjs_wasm` (×, > 1 means Keel is faster),
- * `keel_cpu_speedup_vs_tfjs_cpu`, `loss_step_<n>_<side>` (the loss after the same number of steps, to
- * show the runs train the same model). With a WebGPU adapter also `keel_webgpu` (Keel's WebGPU device,
- * keel-device-webgpu.ts), `keel_wgsl_raw_webgpu` (the same WGSL on raw WebGPU with pre-built bind
- * groups, webgpu-raw.ts: the floor) and `tfjs_webgpu`, alternated in two rounds, with their ratios.
+ * Keel is measured as the demo runs (`overlap`: step k+1 is submitted before the host waits for the
+ * loss of step k; ms/step = interval between losses) and, as `*_sequential`, waiting for every loss
+ * before submitting the next step — TF.js's loop (`await loss.data()`) always does the latter.
+ *
+ * Metrics (ms unless noted): keel_cpu_ms_per_step, keel_webgpu_ms_per_step, tfjs_cpu_ms_per_step,
+ * tfjs_wasm_ms_per_step, tfjs_webgpu_ms_per_step, cpu_vs_tfjs_wasm (tfjs wasm / Keel CPU, ×),
+ * webgpu_vs_tfjs_webgpu (tfjs webgpu / Keel WebGPU, ×), keel_{cpu,webgpu}_ms_per_step_sequential,
+ * loss_step_3_<side> (the same loss everywhere shows the same workload), mlp_step_gflop. WebGPU metrics
+ * are absent when there is no adapter (the log says why). Writes the chart (chart.ts) to
+ * bench/mlp-chart.svg.
  */
-import os from 'node:os';
-import { type Metrics, median, metric, type Suite } from '../harness.ts';
-import { runKeelCpuMlp } from './keel-cpu.ts';
-import { runKeelDeviceCpuMlp } from './keel-device-cpu.ts';
-import { runKeelDeviceWebGpuMlp } from './keel-device-webgpu.ts';
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { TrainDeviceKind } from 'keel';
+import { type MachineInfo, type Metrics, median, metric, type Suite } from '../harness.ts';
+import { type ChartBar, mlpChartSvg } from './chart.ts';
 import { REFERENCE_MLP, stepMultiplyAdds } from './keel-mlp.ts';
+import { runKeelTraining } from './keel-train.ts';
 import { runTfjsMlp, type TfjsBackend } from './tfjs.ts';
-import { runWebGpuRawMlp } from './webgpu-raw.ts';
-
-/** Runs `steps` timed steps (after `warmup`) and returns every timed step's ms and every loss. */
-export type KeelMlpRunner = (
-  steps: number,
-  warmup: number,
-) => Promise<{ stepMs: number[]; losses: number[] }>;
 
 export interface MlpSuiteOptions {
-  /** Keel sides by metric prefix (default: `keel_cpu`, `keel_cpu_zero_copy_pool`). */
-  readonly keel?: Readonly<Record<string, KeelMlpRunner>>;
-  /** Interleaved rounds of Keel and TF.js wasm. */
-  readonly rounds?: number;
-  /** Timed steps per round. */
-  readonly steps?: number;
+  /** 'all' (default) or 'webgpu': only Keel WebGPU and TF.js webgpu (the GPU machine's entry). */
+  readonly sides?: 'all' | 'webgpu';
+  /** Rounds of the CPU sides (default 3). */
+  readonly cpuRounds?: number;
+  /** Timed steps per round: Keel CPU (default 10), TF.js wasm (default 4). */
+  readonly keelCpuSteps?: number;
+  readonly wasmSteps?: number;
+  /** Timed steps of TF.js cpu, one round: it is two orders of magnitude slower (default 2). */
+  readonly tfjsCpuSteps?: number;
+  /** Rounds and timed steps per round of the WebGPU sides (default 2 × 4: lavapipe is slow). */
+  readonly gpuRounds?: number;
+  readonly gpuSteps?: number;
+  /** Where to write the chart (default bench/mlp-chart.svg); null: no chart. */
+  readonly chartPath?: string | null;
+  /** The command the chart names as its source (default 'pnpm bench mlp'). */
+  readonly command?: string;
 }
 
-const deviceRunner: KeelMlpRunner = async (steps, warmup) => {
-  const r = await runKeelDeviceCpuMlp({ steps, warmup });
-  return { stepMs: r.stepMs, losses: r.losses };
-};
+/** Sides: their metric and chart label. */
+const SIDES = {
+  keel_cpu: { metric: 'keel_cpu_ms_per_step', label: 'Keel CPU device', keel: true },
+  keel_cpu_sequential: {
+    metric: 'keel_cpu_ms_per_step_sequential',
+    label: 'Keel CPU, awaiting each loss',
+    keel: true,
+  },
+  tfjs_wasm: { metric: 'tfjs_wasm_ms_per_step', label: 'TF.js wasm', keel: false },
+  tfjs_cpu: { metric: 'tfjs_cpu_ms_per_step', label: 'TF.js cpu', keel: false },
+  keel_webgpu: { metric: 'keel_webgpu_ms_per_step', label: 'Keel WebGPU device', keel: true },
+  keel_webgpu_sequential: {
+    metric: 'keel_webgpu_ms_per_step_sequential',
+    label: 'Keel WebGPU, awaiting each loss',
+    keel: true,
+  },
+  tfjs_webgpu: { metric: 'tfjs_webgpu_ms_per_step', label: 'TF.js webgpu', keel: false },
+} as const;
+type Side = keyof typeof SIDES;
 
-function poolRunner(zeroCopy: boolean): KeelMlpRunner {
-  return async (steps, warmup) => {
-    const r = await runKeelCpuMlp({ steps, warmup, zeroCopy, workers: os.availableParallelism() });
-    return { stepMs: r.stepMs, losses: r.losses };
-  };
+const DEFAULT_CHART = fileURLToPath(new URL('../../mlp-chart.svg', import.meta.url));
+
+interface Samples {
+  readonly ms: Partial<Record<Side, number[]>>;
+  readonly losses: Partial<Record<Side, number[]>>;
 }
 
-async function tfjsRunner(
-  backend: TfjsBackend,
-  steps: number,
-  warmup: number,
-): Promise<{ stepMs: number[]; losses: number[]; adapter?: string }> {
+function add(
+  samples: Samples,
+  side: Side,
+  r: { stepMs: readonly number[]; losses: readonly number[] },
+): void {
+  const ms = samples.ms[side] ?? [];
+  ms.push(...r.stepMs);
+  samples.ms[side] = ms;
+  samples.losses[side] ??= [...r.losses];
+}
+
+const med = (samples: Samples, side: Side): number => median(samples.ms[side] ?? []);
+
+async function keel(device: TrainDeviceKind, steps: number, warmup: number, overlap: boolean) {
+  return runKeelTraining(device, steps, warmup, overlap);
+}
+
+async function tfjs(backend: TfjsBackend, steps: number, warmup: number) {
   const r = await runTfjsMlp(backend, { steps, warmup });
-  return r.adapter === undefined
-    ? { stepMs: r.stepMs, losses: r.losses }
-    : { stepMs: r.stepMs, losses: r.losses, adapter: r.adapter };
+  return { stepMs: r.stepMs, losses: r.losses, adapter: r.adapter };
+}
+
+async function runCpuSides(samples: Samples, o: MlpSuiteOptions, log: (line: string) => void): Promise<void> {
+  const rounds = o.cpuRounds ?? 3;
+  for (let round = 0; round < rounds; round++) {
+    add(samples, 'keel_cpu', await keel('cpu', o.keelCpuSteps ?? 10, 3, true));
+    add(samples, 'tfjs_wasm', await tfjs('wasm', o.wasmSteps ?? 4, 1));
+    add(samples, 'keel_cpu_sequential', await keel('cpu', o.keelCpuSteps ?? 10, 3, false));
+    log(
+      `cpu round ${round + 1}/${rounds}: keel_cpu ${med(samples, 'keel_cpu').toFixed(1)} ms, sequential ${med(samples, 'keel_cpu_sequential').toFixed(1)} ms, tfjs_wasm ${med(samples, 'tfjs_wasm').toFixed(1)} ms`,
+    );
+  }
+  add(samples, 'tfjs_cpu', await tfjs('cpu', o.tfjsCpuSteps ?? 2, 1));
+  log(`tfjs_cpu ${med(samples, 'tfjs_cpu').toFixed(0)} ms/step`);
+}
+
+async function runGpuSides(
+  samples: Samples,
+  o: MlpSuiteOptions,
+  machine: MachineInfo,
+  log: (line: string) => void,
+): Promise<void> {
+  const rounds = o.gpuRounds ?? 2;
+  const steps = o.gpuSteps ?? 4;
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const k = await keel('webgpu', steps, 2, true);
+      add(samples, 'keel_webgpu', k);
+      const gpu = await tfjs('webgpu', steps, 2);
+      add(samples, 'tfjs_webgpu', gpu);
+      add(samples, 'keel_webgpu_sequential', await keel('webgpu', steps, 2, false));
+      machine.adapter ??= gpu.adapter ?? k.deviceName;
+      log(
+        `webgpu round ${round + 1}/${rounds}: keel_webgpu ${med(samples, 'keel_webgpu').toFixed(2)} ms, sequential ${med(samples, 'keel_webgpu_sequential').toFixed(2)} ms, tfjs_webgpu ${med(samples, 'tfjs_webgpu').toFixed(2)} ms (${machine.adapter})`,
+      );
+    }
+  } catch (error) {
+    log(`webgpu skipped: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** The metrics of DESIGN.md § Benchmark output from the samples. */
+function metricsOf(samples: Samples): Metrics {
+  const metrics: Metrics = {};
+  for (const side of Object.keys(SIDES) as Side[]) {
+    if (samples.ms[side] !== undefined) metrics[SIDES[side].metric] = metric(med(samples, side), 'ms');
+  }
+  if (samples.ms.keel_cpu !== undefined && samples.ms.tfjs_wasm !== undefined) {
+    metrics.cpu_vs_tfjs_wasm = metric(med(samples, 'tfjs_wasm') / med(samples, 'keel_cpu'), '×');
+  }
+  if (samples.ms.keel_webgpu !== undefined && samples.ms.tfjs_webgpu !== undefined) {
+    metrics.webgpu_vs_tfjs_webgpu = metric(med(samples, 'tfjs_webgpu') / med(samples, 'keel_webgpu'), '×');
+  }
+  for (const side of Object.keys(SIDES) as Side[]) {
+    const l = samples.losses[side];
+    if (l !== undefined && l.length >= 3) metrics[`loss_step_3_${side}`] = metric(l[2]!, '');
+  }
+  metrics.mlp_step_gflop = metric((2 * stepMultiplyAdds(REFERENCE_MLP)) / 1e9, 'GFLOP');
+  return metrics;
+}
+
+function writeChart(
+  path: string,
+  command: string,
+  samples: Samples,
+  metrics: Metrics,
+  machine: MachineInfo,
+): void {
+  const bar = (side: Side): ChartBar => ({
+    label: SIDES[side].label,
+    ms: med(samples, side),
+    keel: SIDES[side].keel,
+  });
+  const ratio = (name: string, text: string): string[] =>
+    metrics[name] === undefined ? [] : [`${text}: ${metrics[name].value.toFixed(2)}×`];
+  const svg = mlpChartSvg({
+    title: 'Reference MLP training step: 784-512-512-10, batch 256, SGD, loss read every step',
+    notes: [
+      `${machine.cpus}, node ${machine.node}${machine.adapter ? `; WebGPU adapter: ${machine.adapter}` : ''}`,
+      [
+        ...ratio('cpu_vs_tfjs_wasm', 'Keel CPU vs TF.js wasm'),
+        ...ratio('webgpu_vs_tfjs_webgpu', 'Keel WebGPU vs TF.js webgpu'),
+      ].join(';  ') || 'ratios: not measured',
+      `${command}, ${new Date().toISOString().slice(0, 10)}; medians of interleaved rounds`,
+    ],
+    groups: [
+      {
+        name: 'CPU',
+        bars: (['keel_cpu', 'keel_cpu_sequential', 'tfjs_wasm', 'tfjs_cpu'] as const)
+          .filter((s) => samples.ms[s])
+          .map(bar),
+      },
+      {
+        name: 'WebGPU',
+        bars: (['keel_webgpu', 'keel_webgpu_sequential', 'tfjs_webgpu'] as const)
+          .filter((s) => samples.ms[s])
+          .map(bar),
+      },
+    ],
+  });
+  writeFileSync(path, svg);
 }
 
 export function createMlpSuite(options: MlpSuiteOptions = {}): Suite {
-  const keel = options.keel ?? { keel_cpu: deviceRunner, keel_cpu_zero_copy_pool: poolRunner(true) };
-  const rounds = options.rounds ?? 3;
-  const steps = options.steps ?? 6;
   return {
     name: 'mlp',
-    description: 'reference MLP training step: Keel CPU kernels vs TensorFlow.js cpu / wasm / webgpu',
+    description: 'reference MLP training step: Keel (CPU, WebGPU) vs TensorFlow.js cpu / wasm / webgpu',
     async run({ machine, log }): Promise<Metrics> {
-      const samples: Record<string, number[]> = {};
-      const losses: Record<string, number[]> = {};
-      const add = (side: string, r: { stepMs: number[]; losses: number[] }): void => {
-        samples[side] = [...(samples[side] ?? []), ...r.stepMs];
-        losses[side] ??= r.losses;
-      };
-      for (let round = 0; round < rounds; round++) {
-        for (const [side, runner] of Object.entries(keel)) add(side, await runner(steps, 2));
-        add('tfjs_wasm', await tfjsRunner('wasm', Math.max(2, steps >> 1), 1));
-        log(
-          `round ${round + 1}/${rounds}: ${Object.entries(samples)
-            .map(([s, v]) => `${s} ${median(v).toFixed(1)} ms`)
-            .join(', ')}`,
-        );
+      const samples: Samples = { ms: {}, losses: {} };
+      if ((options.sides ?? 'all') === 'all') await runCpuSides(samples, options, log);
+      await runGpuSides(samples, options, machine, log);
+      const metrics = metricsOf(samples);
+      const chartPath = options.chartPath === undefined ? DEFAULT_CHART : options.chartPath;
+      if (chartPath !== null) {
+        writeChart(chartPath, options.command ?? 'pnpm bench mlp', samples, metrics, machine);
+        log(`chart written to ${chartPath}`);
       }
-      add('tfjs_cpu', await tfjsRunner('cpu', 2, 1));
-      log(`tfjs_cpu ${median(samples.tfjs_cpu!).toFixed(0)} ms/step`);
-      try {
-        for (let round = 0; round < 2; round++) {
-          const gpuSteps = Math.max(2, steps >> 1);
-          add('keel_webgpu', await runKeelDeviceWebGpuMlp({ steps: gpuSteps, warmup: 2 }));
-          const raw = await runWebGpuRawMlp({ steps: gpuSteps, warmup: 2 });
-          add('keel_wgsl_raw_webgpu', raw);
-          const gpu = await tfjsRunner('webgpu', gpuSteps, 2);
-          add('tfjs_webgpu', gpu);
-          if (gpu.adapter !== undefined) machine.adapter = gpu.adapter;
-        }
-        log(
-          `keel_webgpu ${median(samples.keel_webgpu!).toFixed(1)} ms, keel_wgsl_raw_webgpu ${median(samples.keel_wgsl_raw_webgpu!).toFixed(1)} ms, tfjs_webgpu ${median(samples.tfjs_webgpu!).toFixed(1)} ms/step on ${machine.adapter ?? '?'}`,
-        );
-      } catch (error) {
-        log(`webgpu skipped: ${String(error)}`);
-      }
-      const metrics: Metrics = {};
-      for (const [side, v] of Object.entries(samples))
-        metrics[`${side}_ms_per_step`] = metric(median(v), 'ms');
-      const keelCpu = samples.keel_cpu ?? Object.values(samples)[0]!;
-      metrics.keel_cpu_speedup_vs_tfjs_wasm = metric(median(samples.tfjs_wasm!) / median(keelCpu), '×');
-      metrics.keel_cpu_speedup_vs_tfjs_cpu = metric(median(samples.tfjs_cpu!) / median(keelCpu), '×');
-      if (samples.keel_webgpu !== undefined && samples.tfjs_webgpu !== undefined) {
-        metrics.keel_webgpu_speedup_vs_tfjs_webgpu = metric(
-          median(samples.tfjs_webgpu) / median(samples.keel_webgpu),
-          '×',
-        );
-      }
-      if (samples.keel_wgsl_raw_webgpu !== undefined && samples.tfjs_webgpu !== undefined) {
-        metrics.keel_wgsl_raw_speedup_vs_tfjs_webgpu = metric(
-          median(samples.tfjs_webgpu) / median(samples.keel_wgsl_raw_webgpu),
-          '×',
-        );
-      }
-      const lossStep = 2; // every side ran at least 3 steps (warm-up included)
-      for (const [side, l] of Object.entries(losses)) {
-        if (l.length > lossStep) metrics[`loss_step_${lossStep}_${side}`] = metric(l[lossStep]!, '');
-      }
-      metrics.mlp_step_gflop = metric((2 * stepMultiplyAdds(REFERENCE_MLP)) / 1e9, 'GFLOP');
       return metrics;
     },
   };
 }
 
-/** The suite with its default sides. */
+/** The suite with its defaults (every side, chart to bench/mlp-chart.svg). */
 export const mlpSuite: Suite = createMlpSuite();

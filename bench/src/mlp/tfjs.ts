@@ -19,6 +19,7 @@ import {
   initParams,
   type MlpConfig,
   oneHot,
+  REFERENCE_DATASET,
   REFERENCE_MLP,
   SyntheticDataset,
 } from './keel-mlp.ts';
@@ -96,7 +97,7 @@ export async function runTfjsMlp(backend: TfjsBackend, options: TfjsRunOptions =
   const L = d.length - 1;
   const B = config.batch;
   const classes = d[L]!;
-  const data = new SyntheticDataset({ inputSize: d[0]!, classes, seed: 0x64617461 });
+  const data = new SyntheticDataset({ ...REFERENCE_DATASET, inputSize: d[0]!, classes });
   const batches: (Batch & { readonly targets: Float32Array })[] = [];
   for (let i = 0; i < (options.batches ?? 8); i++) {
     const b = data.batch(i, B);

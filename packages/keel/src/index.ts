@@ -1,1 +1,124 @@
-export {};
+// The curated public API of Keel: what a framework built on Keel needs, re-exported from the packages
+// that own it. Package-internal helpers stay in their packages (import those directly if you must).
+
+export {
+  type Allocation,
+  type AllocatorStats,
+  PassthroughPool,
+  type Pool,
+  QueueAllocator,
+  RingPool,
+  type SlabProvider,
+  TlsfPool,
+} from '@keel/allocator';
+export { createCommandBuffer, DeferredCommandBuffer, NoopSink, RecordingSink } from '@keel/command-buffer';
+export {
+  CpuDevice,
+  type CpuDeviceMode,
+  type CpuDeviceOptions,
+  createCpuDevice,
+  type Kernel,
+  type KernelBinding,
+  type KernelContext,
+} from '@keel/device-cpu';
+export { createWebGpuDevice, WebGpuDevice, type WebGpuDeviceOptions } from '@keel/device-webgpu';
+export {
+  ErrorCode,
+  Fence,
+  KeelError,
+  type Semaphore,
+  SharedTimelineSemaphore,
+  TimelineSemaphore,
+  type Timepoint,
+  waitAll,
+  waitAny,
+} from '@keel/fence';
+export {
+  type Binding,
+  type BindingTable,
+  type Buffer,
+  type BufferParams,
+  type BufferRef,
+  BufferUsage,
+  bufferRef,
+  type CommandBuffer,
+  type CommandBufferOptions,
+  type CommandSink,
+  type Device,
+  type DeviceInfo,
+  type DeviceLimits,
+  type DispatchConfig,
+  type Executable,
+  type ExecutableSource,
+  type ExportDescriptor,
+  MemoryType,
+  QueueAffinity,
+  slotRef,
+} from '@keel/hal';
+export { Scheduler, type SchedulerOptions, type SchedulerTarget } from '@keel/scheduler';
+export {
+  type DType,
+  ensureOnHost,
+  type ResidencyCounters,
+  ResidencyManager,
+  type ResidencyManagerOptions,
+  Tensor,
+} from '@keel/tensor-residency';
+export { type CreateDeviceOptions, createDevice, type DeviceKind } from './create-device';
+// The demo: training the reference MLP on a Keel device (`keel demo`, the `mlp` benchmark).
+export {
+  type CommandCounts,
+  DEFAULT_STEPS,
+  describeModel,
+  formatBytes,
+  formatSummary,
+  MAX_BATCH,
+  MAX_STEPS,
+  type StepProgress,
+  type TrainDeviceKind,
+  type TrainMlpOptions,
+  type TrainMlpResult,
+  type TransferTotals,
+  type TransientMemory,
+  trainMlp,
+} from './demo/index';
+// The reference MLP: model, data set, kernels (CPU and WebGPU), reference implementation, step program.
+export {
+  type Batch,
+  biasName,
+  bitsToF32,
+  CPU_MATMUL_TILE,
+  cloneParams,
+  type DatasetConfig,
+  deriveSeed,
+  f32Bits,
+  GEMM_SCRATCH_BYTES,
+  initParams,
+  layerCount,
+  MatmulFlags,
+  type MatmulParams,
+  MLP_CPU_EXPORTS,
+  MLP_CPU_MODULE_PATH,
+  MLP_KERNEL_NAMES,
+  MLP_KERNEL_SIGNATURES,
+  MLP_WEBGPU_EXPORTS,
+  MLP_WGSL,
+  type MlpConfig,
+  type MlpKernelName,
+  type MlpParams,
+  matmulConstants,
+  mlpCpuExecutableSource,
+  mlpReference,
+  mlpWgslExecutableSource,
+  oneHot,
+  Prng,
+  REFERENCE_DATASET,
+  REFERENCE_MLP,
+  type StepBuffer,
+  type StepDispatch,
+  type StepProgram,
+  SyntheticDataset,
+  stepMultiplyAdds,
+  trainingStepProgram,
+  weightName,
+} from './mlp/index';

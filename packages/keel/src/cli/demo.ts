@@ -1,0 +1,80 @@
+/**
+ * `keel demo [--device cpu|webgpu] [--steps N] [--batch B]`: trains the reference MLP with `trainMlp`
+ * (src/demo/) and shows a progress bar (plain lines when stdout is not a terminal), then the summary:
+ * ms/step, final loss, bytes moved per direction, commands recorded vs replayed, allocator peaks, device.
+ */
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { describeModel, formatSummary } from '../demo/format-summary';
+import { createProgressReporter } from '../demo/progress-reporter';
+import { trainMlp } from '../demo/train-mlp';
+import { DEFAULT_STEPS, MAX_BATCH, MAX_STEPS, type TrainDeviceKind } from '../demo/train-options';
+import { REFERENCE_MLP } from '../mlp/index';
+
+/** A commander argument parser: an integer in [1, max], else a message naming the range. */
+export function positiveInteger(max: number): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < 1 || n > max) {
+      throw new InvalidArgumentError(`expected an integer from 1 to ${max}.`);
+    }
+    return n;
+  };
+}
+
+interface DemoOptions {
+  readonly device: TrainDeviceKind;
+  readonly steps?: number;
+  readonly batch: number;
+}
+
+async function runDemo(options: DemoOptions): Promise<void> {
+  const out = process.stdout;
+  const steps = options.steps ?? DEFAULT_STEPS[options.device];
+  const model = describeModel({ config: { ...REFERENCE_MLP, batch: options.batch } });
+  out.write(`keel demo: training the reference MLP (${model}) for ${steps} steps on ${options.device}\n`);
+  const reporter = createProgressReporter({ steps, stream: out });
+  try {
+    const result = await trainMlp({
+      device: options.device,
+      steps,
+      batch: options.batch,
+      onStart: ({ deviceName }) => {
+        if (!out.isTTY) out.write(`device ready: ${deviceName}\n`);
+      },
+      onStep: (p) => reporter.update(p),
+    });
+    reporter.stop();
+    out.write(`\ntrained ${result.steps} step${result.steps === 1 ? '' : 's'}\n${formatSummary(result)}\n`);
+  } catch (error) {
+    reporter.stop();
+    throw error;
+  }
+}
+
+export function demoCommand(parent: Command): Command {
+  return parent
+    .command('demo')
+    .description('train the reference MLP (784-512-512-10) on a Keel device and show what each package did')
+    .addOption(new Option('--device <kind>', 'device to train on').choices(['cpu', 'webgpu']).default('cpu'))
+    .option(
+      '--steps <n>',
+      `training steps (1 to ${MAX_STEPS}; default: ${DEFAULT_STEPS.cpu} on cpu, ${DEFAULT_STEPS.webgpu} on webgpu)`,
+      positiveInteger(MAX_STEPS),
+    )
+    .option(
+      '--batch <b>',
+      `samples per step (1 to ${MAX_BATCH})`,
+      positiveInteger(MAX_BATCH),
+      REFERENCE_MLP.batch,
+    )
+    .action(async (options: DemoOptions) => {
+      try {
+        await runDemo(options);
+      } catch (error) {
+        process.stderr.write(`keel demo: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.exit(1);
+      }
+      // Dawn can keep the event loop alive after its device is destroyed; everything is printed, so exit.
+      process.exit(0);
+    });
+}
