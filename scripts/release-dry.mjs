@@ -15,7 +15,16 @@
  * Exits non-zero at the first failure. The working tree itself is never modified.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,9 +36,16 @@ const log = (line) => process.stdout.write(`release:dry: ${line}\n`);
 
 function run(cmd, args, cwd, { quiet = true } = {}) {
   try {
-    return execFileSync(cmd, args, { cwd, stdio: quiet ? 'pipe' : 'inherit', encoding: 'utf8', env: { ...process.env, FORCE_COLOR: '0' } });
+    return execFileSync(cmd, args, {
+      cwd,
+      stdio: quiet ? 'pipe' : 'inherit',
+      encoding: 'utf8',
+      env: { ...process.env, FORCE_COLOR: '0' },
+    });
   } catch (error) {
-    process.stderr.write(`release:dry: '${cmd} ${args.join(' ')}' failed in ${cwd}\n${error.stdout ?? ''}${error.stderr ?? ''}\n`);
+    process.stderr.write(
+      `release:dry: '${cmd} ${args.join(' ')}' failed in ${cwd}\n${error.stdout ?? ''}${error.stderr ?? ''}\n`,
+    );
     throw error;
   }
 }
@@ -60,7 +76,10 @@ try {
   const tarballs = join(scratch, 'tarballs');
   mkdirSync(tarballs);
   const packages = readdirSync(join(ws, 'packages'))
-    .map((dir) => ({ dir: join(ws, 'packages', dir), pkg: JSON.parse(readFileSync(join(ws, 'packages', dir, 'package.json'), 'utf8')) }))
+    .map((dir) => ({
+      dir: join(ws, 'packages', dir),
+      pkg: JSON.parse(readFileSync(join(ws, 'packages', dir, 'package.json'), 'utf8')),
+    }))
     .filter(({ pkg }) => pkg.private !== true);
   const packed = new Map();
   const sizes = [];
@@ -76,7 +95,12 @@ try {
     run('pnpm', ['exec', 'publint', '--strict', dir], ws);
     run('pnpm', ['exec', 'attw', tgz, '--profile', 'esm-only', '--format', 'ascii', '--no-emoji'], ws);
     const entries = run('tar', ['-tzf', tgz], root).trim().split('\n').length;
-    sizes.push({ name: pkg.name, version: manifest.version, kib: (statSync(tgz).size / 1024).toFixed(1), entries });
+    sizes.push({
+      name: pkg.name,
+      version: manifest.version,
+      kib: (statSync(tgz).size / 1024).toFixed(1),
+      entries,
+    });
     log(`${pkg.name}@${manifest.version}: packed, publint ok, attw ok`);
   }
 
@@ -101,7 +125,8 @@ try {
   // 4. Sizes.
   log('packed sizes:');
   process.stdout.write('| package | version | packed | files |\n| --- | --- | --- | --- |\n');
-  for (const s of sizes) process.stdout.write(`| \`${s.name}\` | ${s.version} | ${s.kib} KiB | ${s.entries} |\n`);
+  for (const s of sizes)
+    process.stdout.write(`| \`${s.name}\` | ${s.version} | ${s.kib} KiB | ${s.entries} |\n`);
   log('ok');
 } finally {
   if (keep) log(`scratch kept at ${scratch}`);
