@@ -67,8 +67,8 @@ try {
   log(`copied ${files.length} files to ${ws}`);
   run('pnpm', ['install', '--offline', '--frozen-lockfile', '--ignore-scripts'], ws);
   run('pnpm', ['rebuild', 'esbuild'], ws);
-  const status = run('pnpm', ['exec', 'changeset', 'status'], ws).trim();
-  log(`pending changesets:\n${status.replace(/^/gm, '  ')}`);
+  const pending = readdirSync(join(ws, '.changeset')).filter((f) => f.endsWith('.md') && f !== 'README.md');
+  log(`pending changesets: ${pending.length === 0 ? 'none' : pending.join(', ')}`);
   run('pnpm', ['exec', 'changeset', 'version'], ws);
   run('pnpm', ['exec', 'turbo', 'run', 'build', '--output-logs=errors-only'], ws);
 

@@ -1,5 +1,5 @@
 // Type-checks against the installed declarations with Node16 resolution (exports maps and types).
-import { type CommandBuffer, createCommandBuffer, RecordingSink } from '@keel/command-buffer';
+import { createCommandBuffer, RecordingSink } from '@keel/command-buffer';
 import { Fence, KeelError, type Semaphore, TimelineSemaphore, waitAll } from '@keel/fence';
 
 const s: Semaphore = new TimelineSemaphore(0);
@@ -9,5 +9,5 @@ const e: KeelError = new KeelError('INTERNAL', 'x');
 const sink: RecordingSink = new RecordingSink();
 const make: typeof createCommandBuffer = createCommandBuffer;
 
-export type { CommandBuffer };
+export type CommandBuffer = ReturnType<typeof createCommandBuffer>;
 export { all, e, make, sink };
