@@ -1,0 +1,59 @@
+/**
+ * The GPU machine's entry (no Node install there; see ../shared/gpu/README.md): runs every WebGPU
+ * measurement in one process, so that one machine start yields all figures.
+ *
+ *   bash ../shared/gpu/pack.sh bench/src/gpu-entry.ts        # here, from the repo root
+ *   bash .device/start.sh [--rounds N] [--steps N]           # there, with .device carried along
+ *
+ * Runs the `device-webgpu` suite, then the `mlp` suite's WebGPU sides (Keel's WebGPU device against
+ * TensorFlow.js webgpu on the same Dawn adapter; the CPU sides need files the bundle does not carry).
+ * Prints each suite's JSON (DESIGN.md § Benchmark output) on stdout and, when OUT is set, writes
+ * $OUT/device-webgpu.json, $OUT/mlp.json and $OUT/mlp-chart.svg. Progress goes to stderr. Exits 1 if a
+ * suite failed or produced no WebGPU figures.
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { machineInfo, type Suite, type SuiteResult } from './harness.ts';
+import { createMlpSuite } from './mlp/suite.ts';
+import { deviceWebGpuSuite } from './suites/device-webgpu.ts';
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    steps: { type: 'string', default: '30' },
+  },
+});
+const out = process.env.OUT === undefined || process.env.OUT === '' ? undefined : process.env.OUT;
+const mlpSuite = createMlpSuite({
+  sides: 'webgpu',
+  gpuRounds: Number(values.rounds),
+  gpuSteps: Number(values.steps),
+  chartPath: out === undefined ? null : path.join(out, 'mlp-chart.svg'),
+  command: 'bash .device/start.sh (bench/src/gpu-entry.ts)',
+});
+
+async function runSuite(suite: Suite, required: string): Promise<boolean> {
+  const machine = machineInfo();
+  const log = (line: string): void => {
+    process.stderr.write(`[${suite.name}] ${line}\n`);
+  };
+  try {
+    const metrics = await suite.run({ machine, log });
+    const result: SuiteResult = { suite: suite.name, machine, metrics };
+    const json = `${JSON.stringify(result, null, 2)}\n`;
+    process.stdout.write(json);
+    if (out !== undefined) writeFileSync(path.join(out, `${suite.name}.json`), json);
+    return metrics[required] !== undefined;
+  } catch (error) {
+    log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    return false;
+  }
+}
+
+const ok = [
+  await runSuite(deviceWebGpuSuite, 'replay_vs_floor_ratio'),
+  await runSuite(mlpSuite, 'keel_webgpu_ms_per_step'),
+].every(Boolean);
+// Dawn can keep the event loop alive after its devices are destroyed; everything is written, so exit.
+process.exit(ok ? 0 : 1);
