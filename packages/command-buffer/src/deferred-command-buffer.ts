@@ -2,15 +2,17 @@
  * The deferred command buffer (IREE's iree_hal_deferred_command_buffer_t): records commands into a
  * compact opcode stream (see ./opcodes), validates direct refs at record time and accumulates per-slot
  * requirements for indirect refs, validates each submission in O(slots used), and replays the stream
- * into any CommandSink with indirect refs resolved through a binding table.
+ * into any CommandSink with indirect refs resolved through a binding table, or into a StructureSink
+ * with refs as recorded (slot indices and slot-relative ranges) for devices that build their own plan.
  *
  * Ownership: the command buffer keeps every directly referenced buffer and executable reachable for its
  * lifetime (it does not keep them live: a direct buffer destroyed after recording fails the next
  * submission with FAILED_PRECONDITION). `update` copies its bytes at the call; `dispatch` copies its
  * constants at the call. Nothing the caller passes is retained except buffers, executables and strings.
  *
- * Thread model: single-threaded; `replay` is not re-entrant for one command buffer (it reuses one
- * ResolvedBindings object), but different command buffers may be replayed from inside a sink.
+ * Thread model: single-threaded; `replay` and `replayStructure` are not re-entrant for one command
+ * buffer (they reuse one bindings object), but different command buffers may be replayed from inside a
+ * sink.
  */
 import {
   type BindingTable,
@@ -31,9 +33,12 @@ import {
   KeelError,
   QueueAffinity,
   type ResolvedBindings,
+  type StructureBindings,
+  type StructureRef,
+  type StructureSink,
 } from '@keel/hal';
 import { growFloat64, growUint8, growUint32 } from './growable';
-import { Op, TO_END } from './opcodes';
+import { Op, slotOfCode, TO_END } from './opcodes';
 import { checkRef, isU32Like, type RecordContext, Role, refIsIndirect } from './record-checks';
 import { type SlotRequirement, SlotRequirements } from './slot-requirements';
 import { DISPATCH_ANY } from './usage-requirement';
@@ -50,18 +55,23 @@ const NO_BINDINGS: readonly BufferRef[] = [];
 const INDIRECT_PARAMS_BYTES = 12;
 const DEFAULT_MAX_UPDATE_SIZE = 65536;
 
-/** The one ResolvedBindings object a command buffer reuses for every dispatch it replays. */
-class ReusedBindings implements ResolvedBindings {
+/**
+ * The one bindings object a command buffer reuses for every dispatch it replays: ResolvedBindings for
+ * `replay` (buffers), StructureBindings for `replayStructure` (refs); both name the same array.
+ */
+class ReusedBindings implements ResolvedBindings, StructureBindings {
   count = 0;
   /** The sink's view: entries below `count` are set during a dispatch call. */
   readonly buffers: readonly Buffer[];
+  readonly refs: readonly StructureRef[];
   /** The same array, writable; cleared after each replay so no table buffer stays reachable. */
-  readonly slots: (Buffer | undefined)[];
+  readonly slots: (StructureRef | undefined)[];
   readonly offsets: Float64Array;
   readonly lengths: Float64Array;
   constructor(capacity: number) {
-    this.slots = new Array<Buffer | undefined>(capacity).fill(undefined);
+    this.slots = new Array<StructureRef | undefined>(capacity).fill(undefined);
     this.buffers = this.slots as readonly Buffer[];
+    this.refs = this.slots as readonly StructureRef[];
     this.offsets = new Float64Array(capacity);
     this.lengths = new Float64Array(capacity);
   }
@@ -131,7 +141,7 @@ export class DeferredCommandBuffer implements CommandBuffer, RecordContext {
   private constantViews: Uint32Array[] | undefined;
   private updateViews: Uint8Array[] | undefined;
   private resolvedBindings: ReusedBindings | undefined;
-  private rBuffer: Buffer | undefined;
+  private rBuffer: StructureRef | undefined;
   private rOffset = 0;
   private rLength = 0;
 
@@ -793,8 +803,11 @@ export class DeferredCommandBuffer implements CommandBuffer, RecordContext {
     this.resolvedBindings = new ReusedBindings(this.maxBindingCount);
   }
 
-  /** Resolves the ref at words[at..at+3) into rBuffer, rOffset, rLength. */
-  private resolve(at: number, table: BindingTable | undefined): void {
+  /**
+   * Reads the ref at words[at..at+3) into rBuffer, rOffset, rLength: resolved through `table`, or,
+   * when `structural`, as recorded (a slot ref as its slot index, relative offset, length or TO_END).
+   */
+  private resolve(at: number, table: BindingTable | undefined, structural: boolean): void {
     const w = this.words;
     const code = w[at]!;
     const offset = w[at + 1]!;
@@ -805,9 +818,17 @@ export class DeferredCommandBuffer implements CommandBuffer, RecordContext {
       this.rLength = length;
       return;
     }
-    const slot = -code - 1;
+    const slot = slotOfCode(code);
+    // A structural walk has no table, so it takes the "no binding" branch: replay's hot path (a table
+    // entry present) tests nothing more than it would without replayStructure.
     const binding = table === undefined || table === null ? undefined : table[slot];
     if (binding === undefined || binding === null) {
+      if (structural) {
+        this.rBuffer = slot;
+        this.rOffset = offset;
+        this.rLength = length;
+        return;
+      }
       throw invalid(`${this.name}: binding slot ${slot}: no binding at replay`);
     }
     const buffer = binding.buffer;
@@ -828,6 +849,28 @@ export class DeferredCommandBuffer implements CommandBuffer, RecordContext {
     if (this.st !== EXECUTABLE && this.st !== CONSUMED) {
       throw precondition(`${this.name}: replay() called in state '${this.state}'; call end() first`);
     }
+    // A CommandSink is a StructureSink that only ever receives buffers: with `structural` false every
+    // ref is resolved to one.
+    this.walk(sink as unknown as StructureSink, bindingTable, false);
+  }
+
+  /**
+   * Replays every command, in order, into `sink` with refs as recorded (see hal's StructureSink): a
+   * direct ref as its buffer and absolute range; a slot ref as its slot index, its offset relative to
+   * the binding's and its length, or TO_END when it was recorded without one (fill targets, dispatch
+   * bindings). Needs no binding table and validates nothing; allocates nothing per command. A device
+   * builds its own plan from it once (`devicePlan`). FAILED_PRECONDITION before end(). Errors thrown by
+   * the sink propagate.
+   */
+  replayStructure(sink: StructureSink): void {
+    if (this.st !== EXECUTABLE && this.st !== CONSUMED) {
+      throw precondition(`${this.name}: replayStructure() called in state '${this.state}'; call end() first`);
+    }
+    this.walk(sink, undefined, true);
+  }
+
+  /** The one walk over the opcode stream behind `replay` and `replayStructure`. */
+  private walk(sink: StructureSink, bindingTable: BindingTable | undefined, structural: boolean): void {
     if (this.resolvedBindings === undefined) this.prepareReplay();
     const rb = this.resolvedBindings!;
     const constantViews = this.constantViews!;
@@ -841,20 +884,20 @@ export class DeferredCommandBuffer implements CommandBuffer, RecordContext {
       while (p < n) {
         switch (w[p]) {
           case Op.FILL:
-            this.resolve(p + 1, bindingTable);
+            this.resolve(p + 1, bindingTable, structural);
             sink.fill(this.rBuffer!, this.rOffset, this.rLength, w[p + 4]!, w[p + 5] as 1 | 2 | 4);
             p += 6;
             break;
           case Op.UPDATE:
-            this.resolve(p + 1, bindingTable);
+            this.resolve(p + 1, bindingTable, structural);
             sink.update(updateViews[w[p + 4]!]!, this.rBuffer!, this.rOffset, this.rLength);
             p += 6;
             break;
           case Op.COPY: {
-            this.resolve(p + 1, bindingTable);
+            this.resolve(p + 1, bindingTable, structural);
             const source = this.rBuffer!;
             const sourceOffset = this.rOffset;
-            this.resolve(p + 4, bindingTable);
+            this.resolve(p + 4, bindingTable, structural);
             sink.copy(source, sourceOffset, this.rBuffer!, this.rOffset, this.rLength);
             p += 7;
             break;
@@ -868,18 +911,18 @@ export class DeferredCommandBuffer implements CommandBuffer, RecordContext {
             const count = w[p + 9]!;
             let at = p + 10;
             for (let i = 0; i < count; i++) {
-              this.resolve(at, bindingTable);
+              this.resolve(at, bindingTable, structural);
               rb.slots[i] = this.rBuffer;
               rb.offsets[i] = this.rOffset;
               rb.lengths[i] = this.rLength;
               at += 3;
             }
             rb.count = count;
-            const bindings = rb as ResolvedBindings;
+            const bindings = rb as StructureBindings;
             if (w[p] === Op.DISPATCH) {
               sink.dispatch(executable, entry, w[p + 3]!, w[p + 4]!, w[p + 5]!, constants, bindings);
             } else {
-              this.resolve(p + 3, bindingTable);
+              this.resolve(p + 3, bindingTable, structural);
               sink.dispatchIndirect(executable, entry, this.rBuffer!, this.rOffset, constants, bindings);
             }
             p = at;

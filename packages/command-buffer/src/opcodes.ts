@@ -37,8 +37,11 @@ export const Op = {
   END_DEBUG_GROUP: 8,
 } as const;
 
-/** Length word of an indirect ref whose length was omitted: to the end of the slot's range. */
-export const TO_END = -1;
+/**
+ * Length word of an indirect ref whose length was omitted: to the end of the slot's range. It is hal's
+ * TO_END, so `replayStructure` passes length words through unchanged.
+ */
+export { TO_END } from '@keel/hal';
 
 /** Encodes binding-table slot `slot` as a ref word. */
 export function slotCode(slot: number): number {

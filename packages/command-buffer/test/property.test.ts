@@ -5,11 +5,19 @@
  * commands with every slot substituted by its table entry (entry offset added, omitted lengths running
  * to the end of the entry's range).
  */
-import { type BindingTable, type Buffer, type BufferRef, BufferUsage, type DispatchConfig } from '@keel/hal';
+import {
+  type BindingTable,
+  type Buffer,
+  type BufferRef,
+  BufferUsage,
+  type DispatchConfig,
+  TO_END,
+} from '@keel/hal';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createCommandBuffer, RecordingSink, type ResolvedCommand } from '../src/index';
 import { fixtureDevice } from './fixtures/fixture-device';
+import { ResolvingSink } from './structure-sinks';
 
 const SIZE = 1024;
 const ALL = BufferUsage.DEFAULT | BufferUsage.DISPATCH_INDIRECT_PARAMETERS;
@@ -209,11 +217,18 @@ function record(cmds: Cmd[], validation: boolean) {
   return cb;
 }
 
-/** The model: what replay must produce for `cmds` under `table`. */
-function expected(cmds: Cmd[], table: BindingTable): ResolvedCommand[] {
+/**
+ * The model: what replay must produce for `cmds` under `table`; without a table, what replayStructure
+ * must produce (slot refs left as the slot index, relative offset, length or TO_END).
+ */
+function expected(cmds: Cmd[], table: BindingTable | undefined): ResolvedCommand[] {
   const resolve = (ref: Ref, length = ref.length): { buffer: Buffer; offset: number; length: number } => {
     if (!ref.slot)
       return { buffer: direct[ref.index]!, offset: ref.offset, length: length ?? SIZE - ref.offset };
+    if (table === undefined) {
+      // As StructureSink delivers it: the slot index where the buffer would be.
+      return { buffer: ref.index as unknown as Buffer, offset: ref.offset, length: length ?? TO_END };
+    }
     const entry = table[ref.index]!;
     const base = entry.offset ?? 0;
     const visible = entry.length ?? SIZE - base;
@@ -304,6 +319,30 @@ describe('record → replay equals the model', () => {
             sink.clear();
             cb.replay(sink, table);
             expect(sink.commands).toEqual(expected(cmds, table));
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('replayStructure', () => {
+  it('equals the model, and resolved through a table equals replay() through that table', () => {
+    fc.assert(
+      fc.property(
+        fc.array(cmdArb, { maxLength: 40 }).map(balance),
+        tableArb,
+        tableArb,
+        fc.boolean(),
+        (cmds, tableA, tableB, validation) => {
+          const cb = record(cmds, validation);
+          expect(ResolvingSink.record(cb)).toEqual(expected(cmds, undefined));
+          for (const table of [tableA, tableB]) {
+            cb.validateSubmission(table);
+            const viaReplay = new RecordingSink();
+            cb.replay(viaReplay, table);
+            expect(ResolvingSink.record(cb, table)).toEqual(viaReplay.commands);
           }
         },
       ),

@@ -36,8 +36,19 @@ import {
   type Buffer,
   type BufferParams,
   BufferUsage,
+  type ByteRange,
   type CommandBuffer,
   type CommandBufferOptions,
+  checkBufferByteLength,
+  checkBufferParams,
+  checkCopyRanges,
+  checkDeallocaBuffer,
+  checkExecuteArguments,
+  checkFillPattern,
+  checkFillRange,
+  checkHostLength,
+  checkQueueFences,
+  checkQueueRef,
   createExecutableExports,
   type Device,
   type DeviceInfo,
@@ -46,14 +57,15 @@ import {
   describeBuffer,
   type Executable,
   type ExecutableSource,
+  hostBytes,
   MemoryType,
+  madeByCreateBuffer,
   QueueAffinity,
 } from '@keel/hal';
 import { copyBytes, fillBytes } from './byte-ops';
 import { type BufferOwner, CpuBuffer } from './cpu-buffer';
 import { bindKernels, CpuExecutable, moduleUrl } from './cpu-executable';
 import { CpuPlan, resolvedLength, resolveTableInto } from './cpu-plan';
-import { bytesOf, checkFence, checkRef, invalid } from './device-checks';
 import { type LoadedKernel, PlanRuntime } from './executor';
 import { Operation, type OperationSink, OpKind } from './operation';
 import { buildPlan } from './plan-builder';
@@ -94,6 +106,10 @@ const LIMITS: DeviceLimits = Object.freeze({
   maxUpdateSize: 65536,
 });
 const BLOCK_ALIGNMENT = 16;
+
+function invalid(message: string): KeelError {
+  return new KeelError(ErrorCode.INVALID_ARGUMENT, message);
+}
 
 function failFence(fence: Fence, error: unknown): void {
   try {
@@ -149,6 +165,8 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   private readonly executables: CpuExecutable[] = [];
   private nextPlanId = 0;
   private readonly planKey = {};
+  /** Where checkQueueRef leaves a checked range (reused: no allocation per check). */
+  private readonly range: ByteRange = { offset: 0, length: 0 };
   private readonly planRegistry: FinalizationRegistry<CpuPlan> | undefined;
 
   private readonly taskQueues: TaskQueue[] = [];
@@ -266,8 +284,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   private begin(what: string, affinity: QueueAffinity, wait: Fence, signal: Fence): number {
     this.checkUsable(what);
     const queue = QueueAffinity.select(affinity, this.info.queueCount, `${this.name} ${what}`);
-    checkFence(wait, `${this.name} ${what}`, 'wait');
-    checkFence(signal, `${this.name} ${what}`, 'signal');
+    checkQueueFences(wait, signal, `${this.name} ${what}`);
     return queue;
   }
 
@@ -278,16 +295,8 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     const what = `${this.name} createBuffer`;
     this.checkUsable('createBuffer');
     if (params === null || typeof params !== 'object') throw invalid(`${what}: params must be an object`);
-    const { byteLength } = params;
-    if (typeof byteLength !== 'number' || !Number.isInteger(byteLength) || byteLength < 0) {
-      throw invalid(`${what}: byteLength must be a non-negative integer, got ${String(byteLength)}`);
-    }
-    if (byteLength > MAX_BUFFER_SIZE) {
-      throw invalid(
-        `${what}: byteLength ${byteLength} exceeds the device's maxBufferSize of ${MAX_BUFFER_SIZE}`,
-      );
-    }
-    const usage = this.checkParams(params, what);
+    const byteLength = checkBufferByteLength(params.byteLength, MAX_BUFFER_SIZE, what);
+    const usage = checkBufferParams(params, what);
     const block = this.bufferPool.reserve(byteLength, BLOCK_ALIGNMENT);
     if (block === undefined) {
       throw new KeelError(ErrorCode.RESOURCE_EXHAUSTED, `${what}: no memory for ${byteLength} bytes`);
@@ -331,20 +340,6 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     }
     const { memory, offset } = buffer.resolve(what);
     return new Uint8Array(memory, offset, buffer.byteLength);
-  }
-
-  private checkParams(params: BufferParams, what: string): number {
-    const usage = params.usage;
-    if (typeof usage !== 'number' || !Number.isInteger(usage) || usage < 0) {
-      throw invalid(`${what}: usage must be BufferUsage bits, got ${String(usage)}`);
-    }
-    if (
-      params.affinity !== undefined &&
-      (typeof params.affinity !== 'number' || !Number.isInteger(params.affinity))
-    ) {
-      throw invalid(`${what}: affinity must be an integer mask, got ${String(params.affinity)}`);
-    }
-    return usage;
   }
 
   async createExecutable(source: ExecutableSource): Promise<Executable> {
@@ -449,8 +444,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   ): Buffer {
     const what = `${this.name} queueAlloca`;
     const queue = this.begin('queueAlloca', affinity, wait, signal);
-    if (params === null || typeof params !== 'object') throw invalid(`${what}: params must be an object`);
-    const usage = this.checkParams(params, what);
+    const usage = checkBufferParams(params, what);
     if (typeof size !== 'number' || !Number.isInteger(size) || size < 0 || size > MAX_BUFFER_SIZE) {
       throw invalid(`${what}: size must be an integer in [0, ${MAX_BUFFER_SIZE}], got ${String(size)}`);
     }
@@ -478,22 +472,13 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   queueDealloca(affinity: QueueAffinity, wait: Fence, signal: Fence, buffer: Buffer): void {
     const what = `${this.name} queueDealloca`;
     const queue = this.begin('queueDealloca', affinity, wait, signal);
-    if (!(buffer instanceof CpuBuffer) || buffer.device !== this) {
-      throw invalid(`${what}: the buffer is not a buffer of this device`);
-    }
-    if (!buffer.placement.queueAllocated || buffer.allocation === undefined) {
-      throw invalid(`${what}: ${describeBuffer(buffer)} was made by createBuffer; release it with destroy()`);
-    }
-    if (buffer.state !== 'live') {
-      throw new KeelError(
-        ErrorCode.FAILED_PRECONDITION,
-        `${what}: ${describeBuffer(buffer)} was already released by queueDealloca and cannot be used`,
-      );
-    }
+    const b = checkDeallocaBuffer(this, CpuBuffer, buffer, what);
+    const allocation = b.allocation;
+    if (allocation === undefined) throw madeByCreateBuffer(b, what);
     const allocator = this.allocator(buffer.placement.pool ?? 'tlsf', what);
-    allocator.dealloca(QueueAffinity.of(queue), wait, signal, buffer.allocation);
-    buffer.markDeallocated();
-    this.liveBuffers.delete(buffer);
+    allocator.dealloca(QueueAffinity.of(queue), wait, signal, allocation);
+    b.markDeallocated();
+    this.liveBuffers.delete(b);
   }
 
   /** Worker threads of this device still running (0 in sync mode, and after `destroy()` resolved). */
@@ -734,32 +719,26 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   ): void {
     const what = `${this.name} queueFill`;
     const queue = this.begin('queueFill', affinity, wait, signal);
-    if (patternLength !== 1 && patternLength !== 2 && patternLength !== 4) {
-      throw invalid(`${what}: pattern length ${String(patternLength)} is not 1, 2 or 4`);
-    }
-    if (
-      typeof pattern !== 'number' ||
-      !Number.isInteger(pattern) ||
-      pattern < 0 ||
-      pattern >= 2 ** (8 * patternLength)
-    ) {
-      throw invalid(
-        `${what}: pattern ${String(pattern)} is not an unsigned integer that fits in ${patternLength} byte(s)`,
-      );
-    }
-    const t = checkRef(this, target, BufferUsage.TRANSFER_TARGET, `${what} target`);
-    if (t.offset % patternLength !== 0 || t.length % patternLength !== 0) {
-      throw invalid(
-        `${what} target: offset ${t.offset} and length ${t.length} must be multiples of the pattern length ${patternLength}`,
-      );
-    }
+    checkFillPattern(pattern, patternLength, what);
+    const r = this.range;
+    const t = checkQueueRef(
+      this,
+      CpuBuffer,
+      target,
+      BufferUsage.TRANSFER_TARGET,
+      what,
+      'target',
+      undefined,
+      r,
+    );
+    checkFillRange(r, patternLength, what);
     const op = this.operation(OpKind.FILL, 'queueFill', queue, signal);
-    op.target = t.buffer;
-    op.targetOffset = t.offset;
-    op.length = t.length;
+    op.target = t;
+    op.targetOffset = r.offset;
+    op.length = r.length;
     op.pattern = pattern;
     op.patternLength = patternLength;
-    this.retain(op, t.buffer);
+    this.retain(op, t);
     this.enqueue(op, wait);
   }
 
@@ -770,25 +749,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     source: ArrayBufferView,
     target: DirectBufferRef,
   ): void {
-    const what = `${this.name} queueUpdate`;
-    const queue = this.begin('queueUpdate', affinity, wait, signal);
-    const bytes = bytesOf(source, `${what} source`);
-    if (bytes.byteLength > LIMITS.maxUpdateSize) {
-      throw invalid(
-        `${what}: ${bytes.byteLength} bytes exceed the device's maxUpdateSize of ${LIMITS.maxUpdateSize} bytes (use queueWrite)`,
-      );
-    }
-    const t = checkRef(this, target, BufferUsage.TRANSFER_TARGET, `${what} target`, bytes.byteLength);
-    if (t.length !== bytes.byteLength) {
-      throw invalid(`${what} target: length ${t.length} differs from the source's ${bytes.byteLength} bytes`);
-    }
-    const op = this.operation(OpKind.UPDATE, 'queueUpdate', queue, signal);
-    op.target = t.buffer;
-    op.targetOffset = t.offset;
-    op.length = t.length;
-    op.host = bytes.slice();
-    this.retain(op, t.buffer);
-    this.enqueue(op, wait);
+    this.hostToDevice('queueUpdate', affinity, wait, signal, source, target);
   }
 
   queueCopy(
@@ -800,29 +761,29 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   ): void {
     const what = `${this.name} queueCopy`;
     const queue = this.begin('queueCopy', affinity, wait, signal);
+    const r = this.range;
     const length = source?.length ?? target?.length;
-    const s = checkRef(this, source, BufferUsage.TRANSFER_SOURCE, `${what} source`, length);
-    const t = checkRef(this, target, BufferUsage.TRANSFER_TARGET, `${what} target`, s.length);
-    if (s.length !== t.length) {
-      throw invalid(`${what}: source length ${s.length} differs from target length ${t.length}`);
-    }
-    if (
-      s.buffer === t.buffer &&
-      s.length > 0 &&
-      s.offset < t.offset + t.length &&
-      t.offset < s.offset + s.length
-    ) {
-      throw invalid(
-        `${what}: source range [${s.offset}, ${s.offset + s.length}) and target range [${t.offset}, ${t.offset + t.length}) of ${describeBuffer(s.buffer)} overlap`,
-      );
-    }
+    const s = checkQueueRef(this, CpuBuffer, source, BufferUsage.TRANSFER_SOURCE, what, 'source', length, r);
+    const sourceOffset = r.offset;
+    const sourceLength = r.length;
+    const t = checkQueueRef(
+      this,
+      CpuBuffer,
+      target,
+      BufferUsage.TRANSFER_TARGET,
+      what,
+      'target',
+      sourceLength,
+      r,
+    );
+    checkCopyRanges(s, sourceOffset, sourceLength, t, r.offset, r.length, what);
     const op = this.operation(OpKind.COPY, 'queueCopy', queue, signal);
-    op.source = s.buffer;
-    op.sourceOffset = s.offset;
-    op.target = t.buffer;
-    op.targetOffset = t.offset;
-    op.length = s.length;
-    this.retain(op, s.buffer, t.buffer);
+    op.source = s;
+    op.sourceOffset = sourceOffset;
+    op.target = t;
+    op.targetOffset = r.offset;
+    op.length = sourceLength;
+    this.retain(op, s, t);
     this.enqueue(op, wait);
   }
 
@@ -835,17 +796,25 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   ): void {
     const what = `${this.name} queueRead`;
     const queue = this.begin('queueRead', affinity, wait, signal);
-    const bytes = bytesOf(target, `${what} target`);
-    const s = checkRef(this, source, BufferUsage.TRANSFER_SOURCE, `${what} source`, bytes.byteLength);
-    if (s.length !== bytes.byteLength) {
-      throw invalid(`${what}: the source range has ${s.length} bytes, the target ${bytes.byteLength}`);
-    }
+    const bytes = hostBytes(target, what, 'target');
+    const r = this.range;
+    const s = checkQueueRef(
+      this,
+      CpuBuffer,
+      source,
+      BufferUsage.TRANSFER_SOURCE,
+      what,
+      'source',
+      bytes.byteLength,
+      r,
+    );
+    checkHostLength('queueRead', r.length, bytes.byteLength, what);
     const op = this.operation(OpKind.READ, 'queueRead', queue, signal);
-    op.source = s.buffer;
-    op.sourceOffset = s.offset;
-    op.length = s.length;
+    op.source = s;
+    op.sourceOffset = r.offset;
+    op.length = r.length;
     op.host = bytes;
-    this.retain(op, s.buffer);
+    this.retain(op, s);
     this.enqueue(op, wait);
   }
 
@@ -856,19 +825,48 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     source: ArrayBufferView,
     target: DirectBufferRef,
   ): void {
-    const what = `${this.name} queueWrite`;
-    const queue = this.begin('queueWrite', affinity, wait, signal);
-    const bytes = bytesOf(source, `${what} source`);
-    const t = checkRef(this, target, BufferUsage.TRANSFER_TARGET, `${what} target`, bytes.byteLength);
-    if (t.length !== bytes.byteLength) {
-      throw invalid(`${what}: the target range has ${t.length} bytes, the source ${bytes.byteLength}`);
+    this.hostToDevice('queueWrite', affinity, wait, signal, source, target);
+  }
+
+  /**
+   * queueUpdate and queueWrite: host bytes into a buffer range. An update copies `source` now (at most
+   * maxUpdateSize bytes); a write reads it when the operation runs.
+   */
+  private hostToDevice(
+    name: 'queueUpdate' | 'queueWrite',
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    source: ArrayBufferView,
+    target: DirectBufferRef,
+  ): void {
+    const what = `${this.name} ${name}`;
+    const queue = this.begin(name, affinity, wait, signal);
+    const bytes = hostBytes(source, what, 'source');
+    const update = name === 'queueUpdate';
+    if (update && bytes.byteLength > LIMITS.maxUpdateSize) {
+      throw invalid(
+        `${what}: ${bytes.byteLength} bytes exceed the device's maxUpdateSize of ${LIMITS.maxUpdateSize} bytes (use queueWrite)`,
+      );
     }
-    const op = this.operation(OpKind.WRITE, 'queueWrite', queue, signal);
-    op.target = t.buffer;
-    op.targetOffset = t.offset;
-    op.length = t.length;
-    op.host = bytes;
-    this.retain(op, t.buffer);
+    const r = this.range;
+    const t = checkQueueRef(
+      this,
+      CpuBuffer,
+      target,
+      BufferUsage.TRANSFER_TARGET,
+      what,
+      'target',
+      bytes.byteLength,
+      r,
+    );
+    checkHostLength(name, r.length, bytes.byteLength, what);
+    const op = this.operation(update ? OpKind.UPDATE : OpKind.WRITE, name, queue, signal);
+    op.target = t;
+    op.targetOffset = r.offset;
+    op.length = r.length;
+    op.host = update ? bytes.slice() : bytes;
+    this.retain(op, t);
     this.enqueue(op, wait);
   }
 
@@ -901,37 +899,8 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   ): void {
     const what = `${this.name} queueExecute`;
     const queue = this.begin('queueExecute', affinity, wait, signal);
-    if (!Array.isArray(commandBuffers)) throw invalid(`${what}: commandBuffers must be an array`);
-    if (bindingTables !== undefined && bindingTables !== null && !Array.isArray(bindingTables)) {
-      throw invalid(`${what}: bindingTables must be an array (one entry per command buffer) or undefined`);
-    }
+    checkExecuteArguments(this, queue, commandBuffers, bindingTables, what);
     const count = commandBuffers.length;
-    if (bindingTables && bindingTables.length > count) {
-      throw invalid(`${what}: ${bindingTables.length} binding tables for ${count} command buffer(s)`);
-    }
-    for (let i = 0; i < count; i++) {
-      const cb = commandBuffers[i];
-      if (cb === null || typeof cb !== 'object' || typeof (cb as CommandBuffer).replay !== 'function') {
-        throw invalid(`${what}: commandBuffers[${i}] is not a command buffer`);
-      }
-      if (cb.device !== this) throw invalid(`${what}: commandBuffers[${i}] belongs to another device`);
-      if (!QueueAffinity.has(cb.affinity, queue)) {
-        throw invalid(
-          `${what}: commandBuffers[${i}] was created for queue affinity 0x${cb.affinity.toString(16)}, which excludes queue ${queue}`,
-        );
-      }
-      if (cb.mode === 'one-shot') {
-        for (let j = 0; j < i; j++) {
-          if (commandBuffers[j] === cb) {
-            throw new KeelError(
-              ErrorCode.FAILED_PRECONDITION,
-              `${what}: one-shot commandBuffers[${i}] appears twice in one submission`,
-            );
-          }
-        }
-      }
-      cb.validateSubmission(bindingTables?.[i] ?? undefined);
-    }
     const plans: CpuPlan[] = [];
     for (let i = 0; i < count; i++) plans.push(commandBuffers[i]!.devicePlan(this.planKey, this.buildPlan));
     for (let i = 0; i < count; i++) commandBuffers[i]!.markSubmitted();

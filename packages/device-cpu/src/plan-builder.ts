@@ -1,56 +1,20 @@
 /**
- * Builds a plan (plan-format.ts) from any hal CommandBuffer through its public `replay`: the command
- * buffer is replayed once against a probe binding table whose slot i resolves to a marker buffer, so
- * the builder sees which references are slots (and their slot-relative ranges) and which are direct.
- * This costs O(commands) once per command buffer (at its first submission on this device); later
- * submissions reuse the plan and only resolve the table.
+ * Builds a plan (plan-format.ts) from any hal CommandBuffer through its `replayStructure`, which hands
+ * over every ref as recorded: a direct buffer, or a slot index with its slot-relative range. This costs
+ * O(commands) once per command buffer (at its first submission on this device); later submissions
+ * reuse the plan and only resolve the table.
  */
 import {
-  type Binding,
   type Buffer,
   type CommandBuffer,
-  type CommandSink,
   ErrorCode,
   type Executable,
   KeelError,
-  type ResolvedBindings,
+  type StructureBindings,
+  type StructureRef,
+  type StructureSink,
 } from '@keel/hal';
 import { CMD_STRIDE, Field, MAX_DISPATCH_ITEMS, Opcode, type PlanArrays, REF_STRIDE } from './plan-format';
-
-/**
- * Byte length of a probe binding: larger than any real buffer, so that a resolved `offset + length`
- * equal to it means "to the end of the slot".
- */
-const PROBE_LENGTH = 2 ** 52;
-
-/** The marker buffer a probe table hands out for slot `slot`. */
-class ProbeBuffer {
-  readonly byteLength = PROBE_LENGTH;
-  readonly label = undefined;
-  constructor(readonly slot: number) {}
-}
-
-/** A binding table whose every entry is a probe binding (entries made on first access). */
-function probeTable(): readonly Binding[] {
-  const probes: Binding[] = [];
-  return new Proxy(probes, {
-    get(target, key, receiver) {
-      if (typeof key === 'string') {
-        const slot = Number(key);
-        if (Number.isInteger(slot) && slot >= 0) {
-          let binding = target[slot];
-          if (binding === undefined) {
-            binding = { buffer: new ProbeBuffer(slot) as unknown as Buffer, offset: 0, length: PROBE_LENGTH };
-            target[slot] = binding;
-          }
-          return binding;
-        }
-        if (key === 'length') return 0x7fffffff;
-      }
-      return Reflect.get(target, key, receiver);
-    },
-  });
-}
 
 /** Grows typed arrays by doubling. */
 class Int32Builder {
@@ -79,7 +43,7 @@ export type ExecutableId = (executable: Executable) => number;
 /** Allocates the plan's memory: a SharedArrayBuffer in task mode, an ArrayBuffer in sync mode. */
 export type PlanMemory = (byteLength: number) => ArrayBufferLike;
 
-class PlanBuilder implements CommandSink {
+class PlanBuilder implements StructureSink {
   private readonly commands = new Int32Builder();
   private refs = new Float64Array(64);
   private refCount = 0;
@@ -99,19 +63,19 @@ class PlanBuilder implements CommandSink {
     private readonly maxWorkgroupCount: number,
   ) {}
 
-  private ref(buffer: Buffer, offset: number, length: number): number {
+  private ref(buffer: StructureRef, offset: number, length: number): number {
     if (this.refCount * REF_STRIDE + REF_STRIDE > this.refs.length) {
       const next = new Float64Array(this.refs.length * 2);
       next.set(this.refs);
       this.refs = next;
     }
     const at = this.refCount * REF_STRIDE;
-    if (buffer instanceof ProbeBuffer) {
-      const slot = buffer.slot;
-      if (slot + 1 > this.slotCount) this.slotCount = slot + 1;
-      this.refs[at] = slot;
+    if (typeof buffer === 'number') {
+      // A slot: its length is concrete or TO_END (-1), which is also the plan's "to the end".
+      if (buffer + 1 > this.slotCount) this.slotCount = buffer + 1;
+      this.refs[at] = buffer;
       this.refs[at + 1] = offset;
-      this.refs[at + 2] = offset + length === PROBE_LENGTH ? -1 : length;
+      this.refs[at + 2] = length;
     } else {
       let index = this.directIndex.get(buffer);
       if (index === undefined) {
@@ -137,7 +101,13 @@ class PlanBuilder implements CommandSink {
     return at;
   }
 
-  fill(target: Buffer, offset: number, length: number, pattern: number, patternLength: 1 | 2 | 4): void {
+  fill(
+    target: StructureRef,
+    offset: number,
+    length: number,
+    pattern: number,
+    patternLength: 1 | 2 | 4,
+  ): void {
     const ref = this.ref(target, offset, length);
     const at = this.command(Opcode.FILL);
     const a = this.commands.array;
@@ -146,7 +116,7 @@ class PlanBuilder implements CommandSink {
     a[at + Field.PATTERN_LENGTH] = patternLength;
   }
 
-  update(source: Uint8Array, target: Buffer, offset: number, length: number): void {
+  update(source: Uint8Array, target: StructureRef, offset: number, length: number): void {
     const ref = this.ref(target, offset, length);
     const start = this.dataLength;
     if (start + length > this.data.length) {
@@ -165,7 +135,13 @@ class PlanBuilder implements CommandSink {
     a[at + Field.DATA_LENGTH] = length;
   }
 
-  copy(source: Buffer, sourceOffset: number, target: Buffer, targetOffset: number, length: number): void {
+  copy(
+    source: StructureRef,
+    sourceOffset: number,
+    target: StructureRef,
+    targetOffset: number,
+    length: number,
+  ): void {
     const s = this.ref(source, sourceOffset, length);
     const t = this.ref(target, targetOffset, length);
     const at = this.command(Opcode.COPY);
@@ -179,7 +155,7 @@ class PlanBuilder implements CommandSink {
     executable: Executable,
     entry: number,
     constants: Uint32Array,
-    bindings: ResolvedBindings,
+    bindings: StructureBindings,
   ): number {
     const id = this.executableId(executable);
     const constStart = this.constantCount;
@@ -198,7 +174,7 @@ class PlanBuilder implements CommandSink {
     b.reserve(count);
     const bindStart = b.length;
     for (let i = 0; i < count; i++) {
-      b.array[bindStart + i] = this.ref(bindings.buffers[i]!, bindings.offsets[i]!, bindings.lengths[i]!);
+      b.array[bindStart + i] = this.ref(bindings.refs[i]!, bindings.offsets[i]!, bindings.lengths[i]!);
     }
     b.length = bindStart + count;
     const at = this.command(op);
@@ -219,7 +195,7 @@ class PlanBuilder implements CommandSink {
     y: number,
     z: number,
     constants: Uint32Array,
-    bindings: ResolvedBindings,
+    bindings: StructureBindings,
   ): void {
     const max = this.maxWorkgroupCount;
     if (!(x <= max && y <= max && z <= max && x * y * z <= MAX_DISPATCH_ITEMS)) {
@@ -238,10 +214,10 @@ class PlanBuilder implements CommandSink {
   dispatchIndirect(
     executable: Executable,
     entry: number,
-    params: Buffer,
+    params: StructureRef,
     paramsOffset: number,
     constants: Uint32Array,
-    bindings: ResolvedBindings,
+    bindings: StructureBindings,
   ): void {
     const at = this.dispatchCommon(Opcode.DISPATCH_INDIRECT, executable, entry, constants, bindings);
     // The params ref is made after the bindings' refs; its index goes in the command.
@@ -302,7 +278,7 @@ class PlanBuilder implements CommandSink {
 }
 
 /**
- * Replays `commandBuffer` into a new plan. Throws what replay throws, and OUT_OF_RANGE for a dispatch
+ * Replays the structure of `commandBuffer` into a new plan. Throws what replayStructure throws, and OUT_OF_RANGE for a dispatch
  * larger than the device runs.
  */
 export function buildPlan(
@@ -312,6 +288,6 @@ export function buildPlan(
   memory: PlanMemory,
 ): BuiltPlan {
   const builder = new PlanBuilder(executableId, maxWorkgroupCount);
-  commandBuffer.replay(builder, probeTable());
+  commandBuffer.replayStructure(builder);
   return builder.finish(memory);
 }

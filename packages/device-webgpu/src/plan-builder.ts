@@ -1,59 +1,24 @@
 /**
- * Builds a ReplayPlan from any hal CommandBuffer through its public `replay`: the command buffer is
- * replayed once against a probe binding table whose slot i resolves to a marker buffer, so the builder
- * sees which references are slots (with slot-relative ranges) and which are direct. O(commands), once
- * per command buffer and device (`devicePlan`); submissions then only resolve their table.
+ * Builds a ReplayPlan from any hal CommandBuffer through its `replayStructure`, which hands over every
+ * ref as recorded: a direct buffer, or a slot index with its slot-relative range. O(commands), once per
+ * command buffer and device (`devicePlan`); submissions then only resolve their table.
  */
 import {
-  type Binding,
-  type Buffer,
   type CommandBuffer,
-  type CommandSink,
   type Device,
   ErrorCode,
   type Executable,
   KeelError,
-  type ResolvedBindings,
+  type StructureBindings,
+  type StructureRef,
+  type StructureSink,
 } from '@keel/hal';
 import type { BindingLayout } from './binding-layouts';
 import { alignUp } from './gpu-memory';
-import { PlanOp, REF_STRIDE, TO_END } from './plan-format';
+import { PlanOp, REF_STRIDE } from './plan-format';
 import { type PlanData, ReplayPlan } from './replay-plan';
 import { WebGpuBuffer } from './webgpu-buffer';
 import { type CompiledExport, WebGpuExecutable } from './webgpu-executable';
-
-/** Byte length of a probe binding: larger than any real buffer, so offset + length = it means "to the end". */
-const PROBE_LENGTH = 2 ** 52;
-
-/** The marker buffer a probe table hands out for slot `slot`. */
-class ProbeBuffer {
-  readonly byteLength = PROBE_LENGTH;
-  readonly label = undefined;
-  readonly state = 'live';
-  constructor(readonly slot: number) {}
-}
-
-/** A binding table whose every entry is a probe binding (made on first access). */
-function probeTable(): readonly Binding[] {
-  const probes: Binding[] = [];
-  return new Proxy(probes, {
-    get(target, key, receiver) {
-      if (typeof key === 'string') {
-        const slot = Number(key);
-        if (Number.isInteger(slot) && slot >= 0 && key.length > 0) {
-          let binding = target[slot];
-          if (binding === undefined) {
-            binding = { buffer: new ProbeBuffer(slot) as unknown as Buffer, offset: 0, length: PROBE_LENGTH };
-            target[slot] = binding;
-          }
-          return binding;
-        }
-        if (key === 'length') return 0x7fffffff;
-      }
-      return Reflect.get(target, key, receiver);
-    },
-  });
-}
 
 function invalid(message: string): KeelError {
   return new KeelError(ErrorCode.INVALID_ARGUMENT, message);
@@ -93,7 +58,7 @@ class Float64List {
 }
 
 /** The sink that turns replayed commands into plan arrays. */
-class PlanBuilder implements CommandSink {
+class PlanBuilder implements StructureSink {
   readonly ops = new Int32List();
   readonly refs = new Float64List();
   readonly buffers: WebGpuBuffer[] = [];
@@ -121,13 +86,14 @@ class PlanBuilder implements CommandSink {
   ) {}
 
   /** Appends a ref; returns its index. */
-  #ref(buffer: Buffer, offset: number, length: number, what: string): number {
+  #ref(buffer: StructureRef, offset: number, length: number, what: string): number {
     const index = this.refs.length / REF_STRIDE;
-    if (buffer instanceof ProbeBuffer) {
-      this.slots.add(buffer.slot);
-      this.refs.push(-buffer.slot - 1);
+    if (typeof buffer === 'number') {
+      // A slot: its length is concrete or hal's TO_END, which is also the plan's.
+      this.slots.add(buffer);
+      this.refs.push(-buffer - 1);
       this.refs.push(offset);
-      this.refs.push(offset + length === PROBE_LENGTH ? TO_END : length);
+      this.refs.push(length);
       this.#lastRefUsesSlot = true;
       return index;
     }
@@ -175,14 +141,14 @@ class PlanBuilder implements CommandSink {
   }
 
   /** The binding set of a dispatch (de-duplicated by layout and refs). */
-  #set(compiled: CompiledExport, bindings: ResolvedBindings): number {
+  #set(compiled: CompiledExport, bindings: StructureBindings): number {
     const firstRef = this.refs.length / REF_STRIDE;
     let usesSlots = false;
     let signature = `${compiled.bindings.id}`;
     const count = bindings.count;
     for (let i = 0; i < count; i++) {
       this.#ref(
-        bindings.buffers[i] as Buffer,
+        bindings.refs[i] as StructureRef,
         bindings.offsets[i] as number,
         bindings.lengths[i] as number,
         `binding ${i}`,
@@ -221,18 +187,30 @@ class PlanBuilder implements CommandSink {
     return offset;
   }
 
-  fill(target: Buffer, offset: number, length: number, pattern: number, patternLength: 1 | 2 | 4): void {
+  fill(
+    target: StructureRef,
+    offset: number,
+    length: number,
+    pattern: number,
+    patternLength: 1 | 2 | 4,
+  ): void {
     const ref = this.#ref(target, offset, length, 'fill target');
     this.#op(PlanOp.FILL, ref, pattern | 0, patternLength, 0, 0, 0);
   }
 
-  update(source: Uint8Array, target: Buffer, offset: number, length: number): void {
+  update(source: Uint8Array, target: StructureRef, offset: number, length: number): void {
     const ref = this.#ref(target, offset, length, 'update target');
     this.payloads.push(source.slice(0, length));
     this.#op(PlanOp.UPDATE, ref, this.payloads.length - 1, 0, 0, 0, 0);
   }
 
-  copy(source: Buffer, sourceOffset: number, target: Buffer, targetOffset: number, length: number): void {
+  copy(
+    source: StructureRef,
+    sourceOffset: number,
+    target: StructureRef,
+    targetOffset: number,
+    length: number,
+  ): void {
     const s = this.#ref(source, sourceOffset, length, 'copy source');
     const t = this.#ref(target, targetOffset, length, 'copy target');
     this.#op(PlanOp.COPY, s, t, 0, 0, 0, 0);
@@ -245,7 +223,7 @@ class PlanBuilder implements CommandSink {
     y: number,
     z: number,
     constants: Uint32Array,
-    bindings: ResolvedBindings,
+    bindings: StructureBindings,
   ): void {
     const e = this.#export(executable, entry);
     const compiled = this.exports[e] as CompiledExport;
@@ -257,10 +235,10 @@ class PlanBuilder implements CommandSink {
   dispatchIndirect(
     executable: Executable,
     entry: number,
-    params: Buffer,
+    params: StructureRef,
     paramsOffset: number,
     constants: Uint32Array,
-    bindings: ResolvedBindings,
+    bindings: StructureBindings,
   ): void {
     const e = this.#export(executable, entry);
     const compiled = this.exports[e] as CompiledExport;
@@ -299,7 +277,7 @@ export function buildReplayPlan(
   const name =
     commandBuffer.label === undefined ? 'command buffer' : `command buffer '${commandBuffer.label}'`;
   const builder = new PlanBuilder(device, name, options.uniformAlignment);
-  commandBuffer.replay(builder, probeTable());
+  commandBuffer.replayStructure(builder);
   const data: PlanData = {
     label: name,
     reusable: commandBuffer.mode === 'reusable',

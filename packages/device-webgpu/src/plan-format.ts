@@ -30,7 +30,8 @@ export const PlanOp = {
 
 export const OP_STRIDE = 7;
 export const REF_STRIDE = 3;
-export const TO_END = -1;
+/** Length of a slot ref that runs to the end of the binding's range: hal's TO_END (as replayStructure passes it). */
+export { TO_END } from '@keel/hal';
 
 /** Field offsets within an op record. */
 export const F = {

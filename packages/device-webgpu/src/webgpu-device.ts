@@ -16,27 +16,37 @@ import {
   TlsfPool,
 } from '@keel/allocator';
 import { createCommandBuffer } from '@keel/command-buffer';
-import { ErrorCode, Fence, KeelError, type Semaphore, TimelineSemaphore } from '@keel/fence';
+import { ErrorCode, type Fence, KeelError, type Semaphore, TimelineSemaphore } from '@keel/fence';
 import {
   type AllocaOptions,
-  assertBufferLive,
   type BindingTable,
   type Buffer,
   type BufferParams,
   BufferUsage,
+  type ByteRange,
   type CommandBuffer,
   type CommandBufferOptions,
+  checkBufferByteLength,
+  checkBufferParams,
+  checkCopyRanges,
+  checkDeallocaBuffer,
+  checkExecuteArguments,
+  checkFillPattern,
+  checkFillRange,
+  checkHostLength,
+  checkQueueFences,
+  checkQueueRef,
   type Device,
   type DeviceInfo,
   type DirectBufferRef,
   describeBuffer,
-  describeUsage,
   type Executable,
   type ExecutableSource,
-  hasAllBits,
+  hostBytes,
+  isFence,
   MemoryType,
+  madeByCreateBuffer,
   QueueAffinity,
-  resolveRange,
 } from '@keel/hal';
 import type { BindingLayouts } from './binding-layouts';
 import type { BuiltinKernels } from './builtin-kernels';
@@ -78,19 +88,6 @@ type OpName = (typeof OP_NAMES)[number];
 
 function invalid(message: string): KeelError {
   return new KeelError(ErrorCode.INVALID_ARGUMENT, message);
-}
-
-function isFence(value: unknown): value is Fence {
-  if (value instanceof Fence) return true;
-  if (typeof value !== 'object' || value === null) return false;
-  const f = value as Partial<Fence>;
-  return typeof f.onReached === 'function' && Array.isArray(f.timepoints) && typeof f.signal === 'function';
-}
-
-function bytesOf(view: unknown, what: string, role: string): Uint8Array {
-  if (!ArrayBuffer.isView(view))
-    throw invalid(`${what} ${role}: expected an ArrayBufferView, got ${String(view)}`);
-  return view instanceof Uint8Array ? view : new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
 }
 
 /** Everything the device is made of (built by createWebGpuDevice). */
@@ -288,87 +285,21 @@ export class WebGpuDevice implements Device {
       m !== 0
         ? 31 - Math.clz32(m & -m)
         : QueueAffinity.select(affinity, this.info.queueCount, this.#names[op]);
-    if (!isFence(wait)) throw invalid(`${this.#names[op]}: wait must be a Fence (use Fence.empty for none)`);
-    if (!isFence(signal))
-      throw invalid(`${this.#names[op]}: signal must be a Fence (use Fence.empty for none)`);
+    if (!isFence(wait) || !isFence(signal)) checkQueueFences(wait, signal, this.#names[op]);
     this.#perQueue[queue] = (this.#perQueue[queue] as number) + 1;
     return queue;
   }
 
-  // Results of #ref (no allocation per check).
-  #refOffset = 0;
-  #refLength = 0;
+  /** Where checkQueueRef leaves a checked range (reused: no allocation per check). */
+  readonly #range: ByteRange = { offset: 0, length: 0 };
 
   /**
-   * Checks a direct ref (a live buffer of this device with `usage`, a range inside it; length defaults
-   * to `defaultLength` when given, else to the end) and leaves its range in #refOffset/#refLength.
+   * Checks a direct ref (hal's checkQueueRef: a live buffer of this device with `usage`, a range inside
+   * it; length defaults to `defaultLength` when given, else to the end) and leaves its range in #range.
    * `op` and `role` name it in messages ("… queueCopy source"); nothing is built unless it throws.
    */
   #ref(ref: DirectBufferRef, usage: number, op: OpName, role: string, defaultLength?: number): WebGpuBuffer {
-    const buffer = ref !== null && typeof ref === 'object' ? (ref as { buffer?: unknown }).buffer : undefined;
-    if (
-      buffer instanceof WebGpuBuffer &&
-      buffer.device === this &&
-      buffer.state === 'live' &&
-      hasAllBits(buffer.usage, usage)
-    ) {
-      const offset = ref.offset ?? 0;
-      const length = ref.length ?? defaultLength ?? buffer.byteLength - offset;
-      if (
-        Number.isSafeInteger(offset) &&
-        Number.isSafeInteger(length) &&
-        offset >= 0 &&
-        length >= 0 &&
-        offset + length <= buffer.byteLength
-      ) {
-        this.#refOffset = offset;
-        this.#refLength = length;
-        return buffer;
-      }
-    }
-    return this.#refError(ref, usage, `${this.#names[op]} ${role}`, defaultLength);
-  }
-
-  /** Throws the KeelError that describes what is wrong with `ref` (the slow path of #ref). */
-  #refError(ref: DirectBufferRef, usage: number, what: string, defaultLength: number | undefined): never {
-    if (ref === null || typeof ref !== 'object')
-      throw invalid(`${what}: expected a buffer ref { buffer, offset?, length? }`);
-    const buffer = (ref as { buffer?: unknown }).buffer;
-    if (buffer === undefined && typeof (ref as { slot?: unknown }).slot === 'number') {
-      throw invalid(
-        `${what}: queue operations take direct refs; binding-table slots exist only in command buffers`,
-      );
-    }
-    if (!(buffer instanceof WebGpuBuffer))
-      throw invalid(`${what}: ${String(buffer)} is not a buffer of a webgpu device`);
-    if (buffer.device !== this) throw invalid(`${what}: ${describeBuffer(buffer)} belongs to another device`);
-    assertBufferLive(buffer, what);
-    if (!hasAllBits(buffer.usage, usage)) {
-      throw invalid(
-        `${what}: ${describeBuffer(buffer)} has usage ${describeUsage(buffer.usage)}, the operation needs ${describeUsage(usage)}`,
-      );
-    }
-    if (ref.length === undefined && defaultLength !== undefined) {
-      resolveRange({ offset: ref.offset, length: defaultLength }, buffer, what);
-    } else {
-      resolveRange(ref, buffer, what);
-    }
-    throw new KeelError(ErrorCode.INTERNAL, `${what}: the ref was rejected without a reason`);
-  }
-
-  #checkParams(params: BufferParams, what: string): number {
-    if (params === null || typeof params !== 'object') throw invalid(`${what}: params must be an object`);
-    const usage = params.usage;
-    if (typeof usage !== 'number' || !Number.isInteger(usage) || usage < 0) {
-      throw invalid(`${what}: usage must be BufferUsage bits, got ${String(usage)}`);
-    }
-    if (
-      params.affinity !== undefined &&
-      (typeof params.affinity !== 'number' || !Number.isInteger(params.affinity))
-    ) {
-      throw invalid(`${what}: affinity must be an integer mask, got ${String(params.affinity)}`);
-    }
-    return usage;
+    return checkQueueRef(this, WebGpuBuffer, ref, usage, this.#names[op], role, defaultLength, this.#range);
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -381,14 +312,8 @@ export class WebGpuDevice implements Device {
   createBuffer(params: BufferParams & { readonly byteLength: number }): Buffer {
     const what = `${this.name} createBuffer`;
     this.#checkUsable('createBuffer');
-    const usage = this.#checkParams(params, what);
-    const byteLength = params.byteLength;
-    if (typeof byteLength !== 'number' || !Number.isInteger(byteLength) || byteLength < 0) {
-      throw invalid(`${what}: byteLength must be a non-negative integer, got ${String(byteLength)}`);
-    }
-    const max = this.info.limits.maxBufferSize;
-    if (byteLength > max)
-      throw invalid(`${what}: byteLength ${byteLength} exceeds the device's maxBufferSize of ${max}`);
+    const usage = checkBufferParams(params, what);
+    const byteLength = checkBufferByteLength(params.byteLength, this.info.limits.maxBufferSize, what);
     const memory = createGpuMemory(this.gpuDevice, byteLength, params.label);
     const buffer = new WebGpuBuffer(
       this,
@@ -510,7 +435,7 @@ export class WebGpuDevice implements Device {
   ): Buffer {
     const what = this.#names.queueAlloca;
     const queue = this.#begin('queueAlloca', affinity, wait, signal);
-    const usage = this.#checkParams(params, what);
+    const usage = checkBufferParams(params, what);
     const max = this.info.limits.maxBufferSize;
     if (typeof size !== 'number' || !Number.isInteger(size) || size < 0 || size > max) {
       throw invalid(`${what}: size must be an integer in [0, ${max}], got ${String(size)}`);
@@ -542,22 +467,13 @@ export class WebGpuDevice implements Device {
   queueDealloca(affinity: QueueAffinity, wait: Fence, signal: Fence, buffer: Buffer): void {
     const what = this.#names.queueDealloca;
     const queue = this.#begin('queueDealloca', affinity, wait, signal);
-    if (!(buffer instanceof WebGpuBuffer) || buffer.device !== this) {
-      throw invalid(`${what}: the buffer is not a buffer of this device`);
-    }
-    if (!buffer.placement.queueAllocated || buffer.allocation === undefined) {
-      throw invalid(`${what}: ${describeBuffer(buffer)} was made by createBuffer; release it with destroy()`);
-    }
-    if (buffer.state !== 'live') {
-      throw new KeelError(
-        ErrorCode.FAILED_PRECONDITION,
-        `${what}: ${describeBuffer(buffer)} was already released by queueDealloca and cannot be used`,
-      );
-    }
+    const b = checkDeallocaBuffer(this, WebGpuBuffer, buffer, what);
+    const allocation = b.allocation;
+    if (allocation === undefined) throw madeByCreateBuffer(b, what);
     const allocator = this.#allocator(buffer.placement.pool ?? 'tlsf', what);
     const ordered = this.#scheduler.isOrdered(wait);
-    allocator.dealloca(QueueAffinity.of(queue), wait, signal, buffer.allocation);
-    buffer.markDeallocated();
+    allocator.dealloca(QueueAffinity.of(queue), wait, signal, allocation);
+    b.markDeallocated();
     if (ordered) this.#scheduler.markOrdered(signal);
   }
 
@@ -571,39 +487,9 @@ export class WebGpuDevice implements Device {
     commandBuffers: readonly CommandBuffer[],
     bindingTables?: readonly (BindingTable | undefined)[],
   ): void {
-    const what = this.#names.queueExecute;
     const queue = this.#begin('queueExecute', affinity, wait, signal);
-    if (!Array.isArray(commandBuffers)) throw invalid(`${what}: commandBuffers must be an array`);
-    if (bindingTables !== undefined && bindingTables !== null && !Array.isArray(bindingTables)) {
-      throw invalid(`${what}: bindingTables must be an array (one entry per command buffer) or undefined`);
-    }
+    checkExecuteArguments(this, queue, commandBuffers, bindingTables, this.#names.queueExecute);
     const count = commandBuffers.length;
-    if (bindingTables && bindingTables.length > count) {
-      throw invalid(`${what}: ${bindingTables.length} binding tables for ${count} command buffer(s)`);
-    }
-    for (let i = 0; i < count; i++) {
-      const cb = commandBuffers[i];
-      if (cb === null || typeof cb !== 'object' || typeof (cb as CommandBuffer).replay !== 'function') {
-        throw invalid(`${what}: commandBuffers[${i}] is not a command buffer`);
-      }
-      if (cb.device !== this) throw invalid(`${what}: commandBuffers[${i}] belongs to another device`);
-      if (!QueueAffinity.has(cb.affinity, queue)) {
-        throw invalid(
-          `${what}: commandBuffers[${i}] was created for queue affinity 0x${(cb.affinity >>> 0).toString(16)}, which excludes queue ${queue}`,
-        );
-      }
-      if (cb.mode === 'one-shot') {
-        for (let j = 0; j < i; j++) {
-          if (commandBuffers[j] === cb) {
-            throw new KeelError(
-              ErrorCode.FAILED_PRECONDITION,
-              `${what}: one-shot commandBuffers[${i}] appears twice in one submission`,
-            );
-          }
-        }
-      }
-      cb.validateSubmission(bindingTables?.[i] ?? undefined);
-    }
     const op = this.#scheduler.acquire(OpKind.EXECUTE, queue, wait, signal);
     try {
       for (let i = 0; i < count; i++)
@@ -642,29 +528,14 @@ export class WebGpuDevice implements Device {
   ): void {
     const what = this.#names.queueFill;
     const queue = this.#begin('queueFill', affinity, wait, signal);
-    if (patternLength !== 1 && patternLength !== 2 && patternLength !== 4) {
-      throw invalid(`${what}: pattern length ${String(patternLength)} is not 1, 2 or 4`);
-    }
-    if (
-      typeof pattern !== 'number' ||
-      !Number.isInteger(pattern) ||
-      pattern < 0 ||
-      pattern >= 2 ** (8 * patternLength)
-    ) {
-      throw invalid(
-        `${what}: pattern ${String(pattern)} is not an unsigned integer that fits in ${patternLength} byte(s)`,
-      );
-    }
+    checkFillPattern(pattern, patternLength, what);
     const t = this.#ref(target, BufferUsage.TRANSFER_TARGET, 'queueFill', 'target');
-    if (this.#refOffset % patternLength !== 0 || this.#refLength % patternLength !== 0) {
-      throw invalid(
-        `${what} target: offset ${this.#refOffset} and length ${this.#refLength} must be multiples of the pattern length ${patternLength}`,
-      );
-    }
+    const r = this.#range;
+    checkFillRange(r, patternLength, what);
     const op = this.#scheduler.acquire(OpKind.FILL, queue, wait, signal);
     op.target = t;
-    op.targetOffset = this.#refOffset;
-    op.length = this.#refLength;
+    op.targetOffset = r.offset;
+    op.length = r.length;
     op.pattern = pattern;
     op.patternLength = patternLength;
     this.#issue(op);
@@ -677,27 +548,7 @@ export class WebGpuDevice implements Device {
     source: ArrayBufferView,
     target: DirectBufferRef,
   ): void {
-    const what = this.#names.queueUpdate;
-    const queue = this.#begin('queueUpdate', affinity, wait, signal);
-    const bytes = bytesOf(source, what, 'source');
-    if (bytes.byteLength > MAX_UPDATE_SIZE) {
-      throw invalid(
-        `${what}: ${bytes.byteLength} bytes exceed the device's maxUpdateSize of ${MAX_UPDATE_SIZE} bytes (use queueWrite)`,
-      );
-    }
-    const t = this.#ref(target, BufferUsage.TRANSFER_TARGET, 'queueUpdate', 'target', bytes.byteLength);
-    if (this.#refLength !== bytes.byteLength) {
-      throw invalid(
-        `${what} target: length ${this.#refLength} differs from the source's ${bytes.byteLength} bytes`,
-      );
-    }
-    const op = this.#scheduler.acquire(OpKind.UPDATE, queue, wait, signal);
-    op.target = t;
-    op.targetOffset = this.#refOffset;
-    op.length = this.#refLength;
-    op.bytes = bytes;
-    // Run now: writeBuffer copies the bytes at the call. Deferred: copied here (prepareDefer).
-    this.#issue(op, this.#prepareUpdateDefer);
+    this.#hostToDevice('queueUpdate', affinity, wait, signal, source, target);
   }
 
   queueCopy(
@@ -709,30 +560,18 @@ export class WebGpuDevice implements Device {
   ): void {
     const what = this.#names.queueCopy;
     const queue = this.#begin('queueCopy', affinity, wait, signal);
+    const r = this.#range;
     const length = source?.length ?? target?.length;
     const s = this.#ref(source, BufferUsage.TRANSFER_SOURCE, 'queueCopy', 'source', length);
-    const sourceOffset = this.#refOffset;
-    const sourceLength = this.#refLength;
+    const sourceOffset = r.offset;
+    const sourceLength = r.length;
     const t = this.#ref(target, BufferUsage.TRANSFER_TARGET, 'queueCopy', 'target', sourceLength);
-    if (sourceLength !== this.#refLength) {
-      throw invalid(`${what}: source length ${sourceLength} differs from target length ${this.#refLength}`);
-    }
-    const targetOffset = this.#refOffset;
-    if (
-      s === t &&
-      sourceLength > 0 &&
-      sourceOffset < targetOffset + sourceLength &&
-      targetOffset < sourceOffset + sourceLength
-    ) {
-      throw invalid(
-        `${what}: source range [${sourceOffset}, ${sourceOffset + sourceLength}) and target range [${targetOffset}, ${targetOffset + sourceLength}) of ${describeBuffer(s)} overlap`,
-      );
-    }
+    checkCopyRanges(s, sourceOffset, sourceLength, t, r.offset, r.length, what);
     const op = this.#scheduler.acquire(OpKind.COPY, queue, wait, signal);
     op.source = s;
     op.sourceOffset = sourceOffset;
     op.target = t;
-    op.targetOffset = targetOffset;
+    op.targetOffset = r.offset;
     op.length = sourceLength;
     this.#issue(op);
   }
@@ -746,15 +585,14 @@ export class WebGpuDevice implements Device {
   ): void {
     const what = this.#names.queueRead;
     const queue = this.#begin('queueRead', affinity, wait, signal);
-    const bytes = bytesOf(target, what, 'target');
+    const bytes = hostBytes(target, what, 'target');
     const s = this.#ref(source, BufferUsage.TRANSFER_SOURCE, 'queueRead', 'source', bytes.byteLength);
-    if (this.#refLength !== bytes.byteLength) {
-      throw invalid(`${what}: the source range has ${this.#refLength} bytes, the target ${bytes.byteLength}`);
-    }
+    const r = this.#range;
+    checkHostLength('queueRead', r.length, bytes.byteLength, what);
     const op = this.#scheduler.acquire(OpKind.READ, queue, wait, signal);
     op.source = s;
-    op.sourceOffset = this.#refOffset;
-    op.length = this.#refLength;
+    op.sourceOffset = r.offset;
+    op.length = r.length;
     op.bytes = bytes;
     this.#issue(op);
   }
@@ -766,19 +604,40 @@ export class WebGpuDevice implements Device {
     source: ArrayBufferView,
     target: DirectBufferRef,
   ): void {
-    const what = this.#names.queueWrite;
-    const queue = this.#begin('queueWrite', affinity, wait, signal);
-    const bytes = bytesOf(source, what, 'source');
-    const t = this.#ref(target, BufferUsage.TRANSFER_TARGET, 'queueWrite', 'target', bytes.byteLength);
-    if (this.#refLength !== bytes.byteLength) {
-      throw invalid(`${what}: the target range has ${this.#refLength} bytes, the source ${bytes.byteLength}`);
+    this.#hostToDevice('queueWrite', affinity, wait, signal, source, target);
+  }
+
+  /**
+   * queueUpdate and queueWrite: host bytes into a buffer range, both through `queue.writeBuffer`, which
+   * copies at the call. An update (at most maxUpdateSize bytes) is copied at the call also when it is
+   * deferred (prepareDefer); a write's source must stay unchanged until its signal.
+   */
+  #hostToDevice(
+    name: 'queueUpdate' | 'queueWrite',
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    source: ArrayBufferView,
+    target: DirectBufferRef,
+  ): void {
+    const what = this.#names[name];
+    const queue = this.#begin(name, affinity, wait, signal);
+    const bytes = hostBytes(source, what, 'source');
+    const update = name === 'queueUpdate';
+    if (update && bytes.byteLength > MAX_UPDATE_SIZE) {
+      throw invalid(
+        `${what}: ${bytes.byteLength} bytes exceed the device's maxUpdateSize of ${MAX_UPDATE_SIZE} bytes (use queueWrite)`,
+      );
     }
-    const op = this.#scheduler.acquire(OpKind.WRITE, queue, wait, signal);
+    const t = this.#ref(target, BufferUsage.TRANSFER_TARGET, name, 'target', bytes.byteLength);
+    const r = this.#range;
+    checkHostLength(name, r.length, bytes.byteLength, what);
+    const op = this.#scheduler.acquire(update ? OpKind.UPDATE : OpKind.WRITE, queue, wait, signal);
     op.target = t;
-    op.targetOffset = this.#refOffset;
-    op.length = this.#refLength;
+    op.targetOffset = r.offset;
+    op.length = r.length;
     op.bytes = bytes;
-    this.#issue(op);
+    this.#issue(op, update ? this.#prepareUpdateDefer : undefined);
   }
 
   queueBarrier(affinity: QueueAffinity, wait: Fence, signal: Fence): void {

@@ -72,3 +72,45 @@ export function assertBufferLive(buffer: Buffer, what: string): void {
     );
   }
 }
+
+/**
+ * Checks the BufferParams of `createBuffer`/`queueAlloca` (INVALID_ARGUMENT naming `what`): an object,
+ * `usage` non-negative integer bits, `affinity` (when given) an integer mask. Returns the usage.
+ */
+export function checkBufferParams(params: BufferParams, what: string): number {
+  if (params === null || typeof params !== 'object') {
+    throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: params must be an object`);
+  }
+  const usage = params.usage;
+  if (typeof usage !== 'number' || !Number.isInteger(usage) || usage < 0) {
+    throw new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${what}: usage must be BufferUsage bits, got ${String(usage)}`,
+    );
+  }
+  const affinity = params.affinity;
+  if (affinity !== undefined && (typeof affinity !== 'number' || !Number.isInteger(affinity))) {
+    throw new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${what}: affinity must be an integer mask, got ${String(affinity)}`,
+    );
+  }
+  return usage;
+}
+
+/** INVALID_ARGUMENT unless `byteLength` (of `createBuffer`) is an integer in [0, maxBufferSize]. */
+export function checkBufferByteLength(byteLength: unknown, maxBufferSize: number, what: string): number {
+  if (typeof byteLength !== 'number' || !Number.isInteger(byteLength) || byteLength < 0) {
+    throw new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${what}: byteLength must be a non-negative integer, got ${String(byteLength)}`,
+    );
+  }
+  if (byteLength > maxBufferSize) {
+    throw new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${what}: byteLength ${byteLength} exceeds the device's maxBufferSize of ${maxBufferSize}`,
+    );
+  }
+  return byteLength;
+}

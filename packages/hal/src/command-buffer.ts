@@ -6,7 +6,7 @@
  */
 import type { BindingTable } from './binding-table';
 import type { BufferRef } from './buffer-ref';
-import type { CommandSink } from './command-sink';
+import type { CommandSink, StructureSink } from './command-sink';
 import type { Device } from './device';
 import type { Executable, WorkgroupCount } from './executable';
 import type { QueueAffinity } from './queue-affinity';
@@ -85,6 +85,17 @@ export interface CommandBuffer {
   markSubmitted(): void;
   /** Replays every command into `sink`, resolving indirect refs through `bindingTable`. */
   replay(sink: CommandSink, bindingTable?: BindingTable): void;
+  /**
+   * Replays every command, in order, into `sink` with refs unresolved (see StructureSink): a direct
+   * ref as its Buffer and absolute range, a slot ref as its slot index, slot-relative offset and length
+   * (TO_END when it runs to the end of the slot's range). Needs no binding table and validates no
+   * slot. `replay(sink, table)` equals this replay with every slot ref `(s, offset, length)` resolved
+   * to `table[s].buffer`, `(table[s].offset ?? 0) + offset` and, for TO_END,
+   * `(table[s].length ?? buffer.byteLength - (table[s].offset ?? 0)) - offset`.
+   * Allocates nothing per command. FAILED_PRECONDITION before `end()`; a consumed one-shot buffer
+   * still replays. For devices that build their own plan once (`devicePlan`).
+   */
+  replayStructure(sink: StructureSink): void;
   /**
    * A device-owned replay plan cached on this command buffer under `key` (built once by `build`, e.g.
    * at the first submission); it lives as long as the command buffer. Command buffers are never re-recorded.

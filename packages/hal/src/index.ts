@@ -6,6 +6,8 @@ export {
   type BufferParams,
   type BufferPlacement,
   type BufferState,
+  checkBufferByteLength,
+  checkBufferParams,
   describeBuffer,
 } from './buffer';
 export {
@@ -27,7 +29,14 @@ export type {
   DispatchConfig,
   DispatchCount,
 } from './command-buffer';
-export type { CommandSink, ResolvedBindings } from './command-sink';
+export {
+  type CommandSink,
+  type ResolvedBindings,
+  type StructureBindings,
+  type StructureRef,
+  type StructureSink,
+  TO_END,
+} from './command-sink';
 export type { AllocaOptions, Device, DeviceInfo, DeviceLimits } from './device';
 export {
   ceilDivWorkgroupCount,
@@ -44,3 +53,18 @@ export {
 } from './executable';
 export { abortedBy, propagateFailure } from './failure';
 export { QueueAffinity } from './queue-affinity';
+export {
+  type BufferClass,
+  type ByteRange,
+  checkCopyRanges,
+  checkDeallocaBuffer,
+  checkExecuteArguments,
+  checkFillPattern,
+  checkFillRange,
+  checkHostLength,
+  checkQueueFences,
+  checkQueueRef,
+  hostBytes,
+  isFence,
+  madeByCreateBuffer,
+} from './queue-arguments';
