@@ -10,11 +10,16 @@
  * Prints each suite's JSON (DESIGN.md § Benchmark output) on stdout and, when OUT is set, writes
  * $OUT/device-webgpu.json, $OUT/mlp.json and $OUT/mlp-chart.svg. Progress goes to stderr. Exits 1 if a
  * suite failed or produced no WebGPU figures.
+ *
+ * `--tilings 16x16x8,64x4x4` also times Keel's WebGPU training step with the WGSL GEMMs generated for
+ * each workgroup×rows×columns tiling (GemmTiling) and writes $OUT/mlp-tilings.json, to choose the
+ * tiling for a kind of adapter.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { machineInfo, type Suite, type SuiteResult } from './harness.ts';
+import { type GemmTiling, trainMlp } from 'keel';
+import { type Metrics, machineInfo, median, metric, type Suite, type SuiteResult } from './harness.ts';
 import { createMlpSuite } from './mlp/suite.ts';
 import { deviceWebGpuSuite } from './suites/device-webgpu.ts';
 
@@ -22,6 +27,7 @@ const { values } = parseArgs({
   options: {
     rounds: { type: 'string', default: '3' },
     steps: { type: 'string', default: '30' },
+    tilings: { type: 'string', default: '' },
   },
 });
 const out = process.env.OUT === undefined || process.env.OUT === '' ? undefined : process.env.OUT;
@@ -51,9 +57,50 @@ async function runSuite(suite: Suite, required: string): Promise<boolean> {
   }
 }
 
+/** Keel's WebGPU step (ms, median of rounds) for each tiling of `--tilings`. */
+async function sweepTilings(spec: string): Promise<boolean> {
+  const tilings: GemmTiling[] = spec
+    .split(',')
+    .filter((t) => t !== '')
+    .map((t) => {
+      const [wg, tm, tn] = t.split('x').map(Number);
+      return { wg: wg ?? 0, tm: tm ?? 0, tn: tn ?? 0 };
+    });
+  if (tilings.length === 0) return true;
+  const metrics: Metrics = {};
+  const samples = new Map<string, number[]>();
+  const steps = Number(values.steps);
+  for (let round = 0; round < Number(values.rounds); round++) {
+    for (const wgslTiling of tilings) {
+      const name = `keel_webgpu_ms_per_step_${wgslTiling.wg}x${wgslTiling.tm}x${wgslTiling.tn}`;
+      try {
+        const r = await trainMlp({
+          device: 'webgpu',
+          steps: steps + 3,
+          warmup: 3,
+          pregeneratedBatches: 8,
+          wgslTiling,
+        });
+        samples.set(name, [...(samples.get(name) ?? []), r.msPerStep]);
+        process.stderr.write(`[tilings] round ${round + 1}: ${name} ${r.msPerStep.toFixed(3)} ms\n`);
+      } catch (error) {
+        process.stderr.write(
+          `[tilings] ${name} failed: ${error instanceof Error ? error.message : String(error)}\n`,
+        );
+      }
+    }
+  }
+  for (const [name, ms] of samples) metrics[name] = metric(median(ms), 'ms');
+  const json = `${JSON.stringify({ suite: 'mlp-tilings', machine: machineInfo(), metrics }, null, 2)}\n`;
+  process.stdout.write(json);
+  if (out !== undefined) writeFileSync(path.join(out, 'mlp-tilings.json'), json);
+  return samples.size > 0;
+}
+
 const ok = [
   await runSuite(deviceWebGpuSuite, 'replay_vs_floor_ratio'),
   await runSuite(mlpSuite, 'keel_webgpu_ms_per_step'),
+  await sweepTilings(values.tilings),
 ].every(Boolean);
 // Dawn can keep the event loop alive after its devices are destroyed; everything is written, so exit.
 process.exit(ok ? 0 : 1);

@@ -38,6 +38,21 @@ export function deviceLimits(limits: GPUSupportedLimits): DeviceLimits {
   };
 }
 
+/**
+ * The feature a WebGPU device reports when its adapter runs on the CPU (Mesa lavapipe/llvmpipe,
+ * SwiftShader, or any adapter that says it is a fallback or 'software' architecture). Kernels tuned for
+ * GPUs are often the wrong shape there (arithmetic runs on a few CPU cores), so kernel authors read it.
+ */
+export const SOFTWARE_ADAPTER_FEATURE = 'software-adapter';
+
+/** True for adapters that run on the CPU (see SOFTWARE_ADAPTER_FEATURE). */
+export function isSoftwareAdapter(info: GPUAdapterInfo | undefined): boolean {
+  if (info === undefined) return false;
+  const fallback = (info as GPUAdapterInfo & { isFallbackAdapter?: boolean }).isFallbackAdapter === true;
+  const text = `${info.vendor ?? ''} ${info.architecture ?? ''} ${info.device ?? ''} ${info.description ?? ''}`;
+  return fallback || info.architecture === 'software' || /llvmpipe|lavapipe|swiftshader/i.test(text);
+}
+
 /** The DeviceInfo of a WebGPU device. */
 export function deviceInfo(
   device: GPUDevice,
@@ -49,6 +64,11 @@ export function deviceInfo(
     name: adapterName(adapterInfo),
     queueCount,
     limits: Object.freeze(deviceLimits(device.limits)),
-    features: Object.freeze([...device.features].map(String).sort()),
+    features: Object.freeze(
+      [
+        ...[...device.features].map(String),
+        ...(isSoftwareAdapter(adapterInfo) ? [SOFTWARE_ADAPTER_FEATURE] : []),
+      ].sort(),
+    ),
   });
 }

@@ -1,6 +1,12 @@
 export { type AcquiredGpuDevice, acquireGpuDevice } from './acquire-gpu-device';
 export { createWebGpuDevice } from './create-webgpu-device';
-export { adapterName, deviceLimits, MAX_CONSTANTS } from './device-info';
+export {
+  adapterName,
+  deviceLimits,
+  isSoftwareAdapter,
+  MAX_CONSTANTS,
+  SOFTWARE_ADAPTER_FEATURE,
+} from './device-info';
 export type { GpuMemory } from './gpu-memory';
 export { GpuSlabProvider } from './gpu-slab-provider';
 export { WebGpuBuffer } from './webgpu-buffer';

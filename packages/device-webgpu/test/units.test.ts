@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { adapterName } from '../src/device-info';
+import { adapterName, isSoftwareAdapter } from '../src/device-info';
 import { NumericKeyCache } from '../src/numeric-key-cache';
 import { replicatePattern } from '../src/transfer-encoder';
 import { UniformRing } from '../src/uniform-ring';
@@ -158,5 +158,25 @@ describe('adapterName', () => {
     ).toBe('llvmpipe-llvm-15-0-6-256-bits (llvmpipe: Mesa 25.0.7)');
     expect(adapterName(info({ vendor: 'google', architecture: 'swiftshader' }))).toBe('google swiftshader');
     expect(adapterName(undefined)).toBe('WebGPU adapter');
+  });
+});
+
+describe('isSoftwareAdapter', () => {
+  const info = (fields: Partial<Record<'vendor' | 'architecture' | 'device' | 'description', string>>) =>
+    ({ vendor: '', architecture: '', device: '', description: '', ...fields }) as unknown as GPUAdapterInfo;
+
+  it('recognises CPU adapters (lavapipe, SwiftShader, software, fallback) and not GPUs', () => {
+    expect(
+      isSoftwareAdapter(info({ vendor: 'mesa', architecture: 'software', device: 'llvmpipe-llvm-15' })),
+    ).toBe(true);
+    expect(isSoftwareAdapter(info({ vendor: 'google', architecture: 'swiftshader' }))).toBe(true);
+    expect(isSoftwareAdapter(info({ description: 'llvmpipe: Mesa 25.0.7' }))).toBe(true);
+    expect(isSoftwareAdapter({ ...info({}), isFallbackAdapter: true } as unknown as GPUAdapterInfo)).toBe(
+      true,
+    );
+    expect(
+      isSoftwareAdapter(info({ vendor: 'nvidia', device: 'nvidia-h200', description: 'NVIDIA: 580.159.04' })),
+    ).toBe(false);
+    expect(isSoftwareAdapter(undefined)).toBe(false);
   });
 });

@@ -93,6 +93,7 @@ export {
   deriveSeed,
   f32Bits,
   GEMM_SCRATCH_BYTES,
+  type GemmTiling,
   initParams,
   layerCount,
   MatmulFlags,
@@ -120,5 +121,8 @@ export {
   SyntheticDataset,
   stepMultiplyAdds,
   trainingStepProgram,
+  WGSL_GEMM_TILING,
+  WGSL_GEMM_TILING_GPU,
   weightName,
+  wgslGemmTilingFor,
 } from './mlp/index';

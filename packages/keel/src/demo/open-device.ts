@@ -11,6 +11,7 @@ import { createWebGpuDevice } from '@keel/device-webgpu';
 import { ErrorCode, KeelError } from '@keel/fence';
 import type { Device, ExecutableSource } from '@keel/hal';
 import { mlpCpuExecutableSource, mlpWgslExecutableSource } from '../mlp/index';
+import { type GemmTiling, wgslGemmTilingFor } from '../mlp/webgpu/wgsl';
 import type { TrainMlpOptions } from './train-options';
 
 /** Queues a training run needs. */
@@ -57,12 +58,13 @@ export async function openTrainingDevice(options: TrainMlpOptions): Promise<Open
 export function mlpExecutableSource(
   device: Device,
   cpuKernelUrl: string | URL | undefined,
+  wgslTiling?: GemmTiling,
 ): ExecutableSource {
   switch (device.info.backend) {
     case 'cpu':
       return cpuKernelUrl === undefined ? mlpCpuExecutableSource() : mlpCpuExecutableSource(cpuKernelUrl);
     case 'webgpu':
-      return mlpWgslExecutableSource();
+      return mlpWgslExecutableSource(wgslTiling ?? wgslGemmTilingFor(device.info.features));
     default:
       throw new KeelError(
         ErrorCode.UNIMPLEMENTED,

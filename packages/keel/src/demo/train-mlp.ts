@@ -102,7 +102,9 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
   let pipeline: StepPipeline | undefined;
   let tensors: Tensor<'f32'>[] = [];
   try {
-    const executable = await device.createExecutable(mlpExecutableSource(device, options.cpuKernelUrl));
+    const executable = await device.createExecutable(
+      mlpExecutableSource(device, options.cpuKernelUrl, options.wgslTiling),
+    );
     const layout = planStepLayout(program, device.info.limits.minStorageBufferOffsetAlignment);
     const recorded = recordStep(device, executable, program, layout, COMPUTE_QUEUE);
 

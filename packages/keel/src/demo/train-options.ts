@@ -7,6 +7,7 @@ import type { CpuDeviceMode } from '@keel/device-cpu';
 import type { WebGpuDeviceOptions } from '@keel/device-webgpu';
 import { ErrorCode, KeelError } from '@keel/fence';
 import type { Device } from '@keel/hal';
+import type { GemmTiling } from '../mlp/webgpu/wgsl';
 import type { StepProgress } from './step-progress';
 
 /**
@@ -65,6 +66,11 @@ export interface TrainMlpOptions {
    * bundle this code runs from, i.e. `dist/`). Tests running from sources pass the built file.
    */
   readonly cpuKernelUrl?: string | URL;
+  /**
+   * WebGPU device only: the GEMM tiling of the WGSL kernels (default: WGSL_GEMM_TILING on software
+   * adapters, WGSL_GEMM_TILING_GPU on GPUs; see wgslGemmTilingFor).
+   */
+  readonly wgslTiling?: GemmTiling;
   /** WebGPU device only: options of `createWebGpuDevice` (queueCount is set to 2). */
   readonly webgpu?: Omit<WebGpuDeviceOptions, 'queueCount'>;
   /**

@@ -42,4 +42,10 @@ export {
   weightName,
 } from './step-program';
 export { MLP_WEBGPU_EXPORTS, mlpWgslExecutableSource } from './webgpu/descriptors';
-export { MLP_WGSL } from './webgpu/wgsl';
+export {
+  type GemmTiling,
+  MLP_WGSL,
+  WGSL_GEMM_TILING,
+  WGSL_GEMM_TILING_GPU,
+  wgslGemmTilingFor,
+} from './webgpu/wgsl';

@@ -5,19 +5,21 @@
  */
 
 import type { MlpKernelName } from '../../src/mlp/kernel-interface';
-import { MLP_WEBGPU_EXPORTS } from '../../src/mlp/webgpu/descriptors';
-import { MLP_WGSL } from '../../src/mlp/webgpu/wgsl';
+import { mlpWebgpuExports } from '../../src/mlp/webgpu/descriptors';
+import { type GemmTiling, mlpWgsl, WGSL_GEMM_TILING } from '../../src/mlp/webgpu/wgsl';
 
 export interface Gpu {
   /** Dawn's GPU object: it must stay referenced while its devices live (collecting it aborts Dawn). */
   readonly gpu: GPU;
   readonly device: GPUDevice;
   readonly adapter: string;
+  /** The GEMM tiling the kernels were generated for. */
+  readonly tiling: GemmTiling;
   pipeline(name: MlpKernelName): GPUComputePipeline;
 }
 
-/** The GPU, or a reason why there is none. */
-export async function acquireGpu(): Promise<Gpu | string> {
+/** The GPU with the kernels generated for `tiling`, or a reason why there is none. */
+export async function acquireGpu(tiling: GemmTiling = WGSL_GEMM_TILING): Promise<Gpu | string> {
   let gpu: GPU;
   try {
     const webgpu = await import('webgpu');
@@ -30,13 +32,13 @@ export async function acquireGpu(): Promise<Gpu | string> {
   if (adapter === null) return 'no WebGPU adapter';
   const device = await adapter.requestDevice();
   device.pushErrorScope('validation');
-  const module = device.createShaderModule({ code: MLP_WGSL, label: 'keel mlp' });
+  const module = device.createShaderModule({ code: mlpWgsl(tiling), label: 'keel mlp' });
   const info = await module.getCompilationInfo();
   const errors = info.messages.filter((m) => m.type === 'error');
   if (errors.length > 0)
     throw new Error(`WGSL: ${errors.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('\n')}`);
   const pipelines = new Map<string, GPUComputePipeline>();
-  for (const e of MLP_WEBGPU_EXPORTS) {
+  for (const e of mlpWebgpuExports(tiling)) {
     pipelines.set(
       e.name,
       device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: e.name } }),
@@ -49,12 +51,17 @@ export async function acquireGpu(): Promise<Gpu | string> {
     gpu,
     device,
     adapter: [i.vendor, i.architecture, i.device, i.description].filter((s) => s).join(' '),
+    tiling,
     pipeline: (name) => pipelines.get(name)!,
   };
 }
 
-export function countOf(name: MlpKernelName, workload: readonly number[]): [number, number, number] {
-  const c = MLP_WEBGPU_EXPORTS.find((e) => e.name === name)!.workgroupCount!(workload);
+export function countOf(
+  name: MlpKernelName,
+  workload: readonly number[],
+  tiling: GemmTiling = WGSL_GEMM_TILING,
+): [number, number, number] {
+  const c = mlpWebgpuExports(tiling).find((e) => e.name === name)!.workgroupCount!(workload);
   return [c[0], c[1], c[2]];
 }
 

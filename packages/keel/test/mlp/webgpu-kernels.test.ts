@@ -10,6 +10,7 @@ import { cloneParams, initParams, type MlpConfig, REFERENCE_MLP } from '../../sr
 import { Prng } from '../../src/mlp/prng';
 import * as ref from '../../src/mlp/reference';
 import { biasName, trainingStepProgram, weightName } from '../../src/mlp/step-program';
+import { WGSL_GEMM_TILING, WGSL_GEMM_TILING_GPU } from '../../src/mlp/webgpu/wgsl';
 import { maxRelativeError, randomArray, randomLabels } from './helpers';
 import { acquireGpu, countOf, type Gpu, readF32, run, storage } from './webgpu-harness';
 
@@ -82,6 +83,80 @@ describe.skipIf(gpu === undefined)(
         }
       });
     }
+
+    // The GEMM's tiles are 16 rows × 128 columns (swapped for narrow C: 128 rows × 16 columns, when
+    // 2N < 128 and M > N): shapes on both sides of each boundary, in both orientations, any grid.
+    for (const tiling of [WGSL_GEMM_TILING, WGSL_GEMM_TILING_GPU])
+      it(`matmul family on tile and swap edge shapes (M, N, K in 1, 3, 10, 63, 65, 784, ...), tiling ${tiling.wg}×${tiling.tm}×${tiling.tn}`, async () => {
+        const tiled = await acquireGpu(tiling);
+        if (typeof tiled === 'string') throw new Error(tiled);
+        const g = tiled;
+        const prng = new Prng(91);
+        const shapes = [
+          [784, 10, 3],
+          [3, 10, 784],
+          [1, 784, 65],
+          [784, 1, 63],
+          [65, 63, 10],
+          [63, 65, 1],
+          [64, 63, 3],
+          [10, 3, 1],
+          [129, 130, 17],
+          [17, 257, 2],
+        ] as const;
+        for (const kind of ['matmul', 'linear', 'matmul_relu_grad'] as const) {
+          for (const [m, n, k] of shapes) {
+            for (const [transA, transB] of [
+              [false, false],
+              [true, false],
+              [false, true],
+              [true, true],
+            ] as const) {
+              for (const count of [countOf(kind, [n, m], tiling), [1, 1, 1] as const, [3, 2, 2] as const]) {
+                const relu = kind === 'linear';
+                const beta = kind === 'matmul' ? 0.5 : 0;
+                const alpha = kind === 'matmul' ? -0.05 : 1;
+                const a = randomArray(prng, m * k);
+                const b = randomArray(prng, k * n);
+                const c0 = randomArray(prng, m * n);
+                const extra = randomArray(prng, kind === 'linear' ? n : m * n);
+                const want = Float64Array.from(c0);
+                ref.matmul(a, b, want, m, n, k, {
+                  transA,
+                  transB,
+                  alpha: Math.fround(alpha),
+                  beta: Math.fround(beta),
+                });
+                if (kind === 'linear') ref.biasAdd(want, extra, m, n);
+                if (relu) ref.relu(want, want);
+                if (kind === 'matmul_relu_grad') ref.reluGrad(want, extra, want);
+                const out = storage(g, c0);
+                const bindings = [
+                  storage(g, a),
+                  storage(g, b),
+                  ...(kind === 'matmul' ? [] : [storage(g, extra)]),
+                  out,
+                ];
+                run(g, [
+                  {
+                    kernel: kind,
+                    bindings,
+                    constants: matmulConstants({ m, n, k, transA, transB, relu, alpha, beta }),
+                    count: [count[0], count[1], count[2]],
+                  },
+                ]);
+                const got = await readF32(g, out, m * n);
+                for (const buffer of bindings) buffer.destroy();
+                expect(
+                  maxRelativeError(got, Float32Array.from(want)),
+                  `${kind} ${m}x${n}x${k} ${transA} ${transB} [${count.join(', ')}]`,
+                ).toBeLessThan(1e-5);
+              }
+            }
+          }
+        }
+        g.device.destroy();
+      });
 
     it('memory-bound kernels equal the reference', async () => {
       const prng = new Prng(17);

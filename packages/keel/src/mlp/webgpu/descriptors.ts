@@ -5,7 +5,15 @@
  */
 import type { ExportDescriptor, WgslExecutableSource, WorkgroupCount, WorkgroupSize } from '@keel/hal';
 import { MLP_KERNEL_NAMES, MLP_KERNEL_SIGNATURES, type MlpKernelName } from '../kernel-interface';
-import { MLP_WGSL, WGSL_MATMUL_TILE, WGSL_SOFTMAX_WORKGROUP, WGSL_WORKGROUP } from './wgsl';
+import {
+  type GemmTiling,
+  gemmTiles,
+  MLP_WGSL,
+  mlpWgsl,
+  WGSL_GEMM_TILING,
+  WGSL_SOFTMAX_WORKGROUP,
+  WGSL_WORKGROUP,
+} from './wgsl';
 
 const MAX_COUNT = 65535;
 const ceilDiv = (a: number, b: number): number => Math.min(MAX_COUNT, Math.max(1, Math.ceil(a / b)));
@@ -14,40 +22,52 @@ function linear(per: number): (workload: readonly number[]) => WorkgroupCount {
   return (workload) => [ceilDiv(workload[0] ?? 1, per), 1, 1];
 }
 
-const matmulCount = (workload: readonly number[]): WorkgroupCount => [
-  ceilDiv(workload[0] ?? 1, WGSL_MATMUL_TILE),
-  ceilDiv(workload[1] ?? 1, WGSL_MATMUL_TILE),
-  1,
-];
-
-const shapes: Record<
-  MlpKernelName,
-  { size: WorkgroupSize; count: (workload: readonly number[]) => WorkgroupCount }
-> = {
-  matmul: { size: [16, 16, 1], count: matmulCount },
-  linear: { size: [16, 16, 1], count: matmulCount },
-  matmul_relu_grad: { size: [16, 16, 1], count: matmulCount },
-  bias_add: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
-  relu: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
-  relu_grad: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
-  softmax_ce: { size: [WGSL_SOFTMAX_WORKGROUP, 1, 1], count: linear(WGSL_SOFTMAX_WORKGROUP) },
-  loss_mean: { size: [WGSL_WORKGROUP, 1, 1], count: () => [1, 1, 1] },
-  colsum: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
-  sgd: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
-  bias_grad_sgd: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
-};
+/** The descriptors of the MLP's WGSL module generated with GEMM tiling `t` (`mlpWgsl(t)`). */
+export function mlpWebgpuExports(t: GemmTiling = WGSL_GEMM_TILING): readonly ExportDescriptor[] {
+  // One workgroup per tile of C (workload [N, M]); the kernels walk tiles over the whole grid.
+  const matmulCount = (workload: readonly number[]): WorkgroupCount => [
+    ceilDiv(gemmTiles(t, workload[1] ?? 1, workload[0] ?? 1), 1),
+    1,
+    1,
+  ];
+  const gemm = { size: [t.wg, 1, 1] as WorkgroupSize, count: matmulCount };
+  const shapes: Record<
+    MlpKernelName,
+    { size: WorkgroupSize; count: (workload: readonly number[]) => WorkgroupCount }
+  > = {
+    matmul: gemm,
+    linear: gemm,
+    matmul_relu_grad: gemm,
+    bias_add: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
+    relu: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
+    relu_grad: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
+    softmax_ce: { size: [WGSL_SOFTMAX_WORKGROUP, 1, 1], count: linear(WGSL_SOFTMAX_WORKGROUP) },
+    loss_mean: { size: [WGSL_WORKGROUP, 1, 1], count: () => [1, 1, 1] },
+    colsum: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
+    sgd: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
+    bias_grad_sgd: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
+  };
+  return Object.freeze(
+    MLP_KERNEL_NAMES.map((name) => ({
+      name,
+      ...MLP_KERNEL_SIGNATURES[name],
+      workgroupSize: shapes[name].size,
+      workgroupCount: shapes[name].count,
+    })),
+  );
+}
 
 /** One descriptor per MLP kernel, in MLP_KERNEL_NAMES order. */
-export const MLP_WEBGPU_EXPORTS: readonly ExportDescriptor[] = Object.freeze(
-  MLP_KERNEL_NAMES.map((name) => ({
-    name,
-    ...MLP_KERNEL_SIGNATURES[name],
-    workgroupSize: shapes[name].size,
-    workgroupCount: shapes[name].count,
-  })),
-);
+export const MLP_WEBGPU_EXPORTS: readonly ExportDescriptor[] = mlpWebgpuExports();
 
-/** The executable source of the MLP's WebGPU kernels. */
-export function mlpWgslExecutableSource(): WgslExecutableSource {
-  return { format: 'wgsl', code: MLP_WGSL, exports: MLP_WEBGPU_EXPORTS, label: 'keel mlp (wgsl)' };
+/**
+ * The executable source of the MLP's WebGPU kernels, with the GEMMs generated for `tiling` (default
+ * WGSL_GEMM_TILING, the shipped kernels).
+ */
+export function mlpWgslExecutableSource(tiling: GemmTiling = WGSL_GEMM_TILING): WgslExecutableSource {
+  if (tiling === WGSL_GEMM_TILING) {
+    return { format: 'wgsl', code: MLP_WGSL, exports: MLP_WEBGPU_EXPORTS, label: 'keel mlp (wgsl)' };
+  }
+  const label = `keel mlp (wgsl, ${tiling.wg}×${tiling.tm}×${tiling.tn})`;
+  return { format: 'wgsl', code: mlpWgsl(tiling), exports: mlpWebgpuExports(tiling), label };
 }

@@ -12,56 +12,189 @@
  * Every kernel accepts any workgroup count: work is walked grid-stride (`num_workgroups`), so the
  * descriptors' counts are the natural ones, not a requirement.
  *
- * GEMM: a 64×64 tile of C per workgroup of 16×16 invocations, each computing 4×4 outputs (rows
- * `ty + 16i`, columns `tx + 16j`: coalesced loads of B and stores of C, broadcast reads of A), K in steps
- * of 16 staged through workgroup memory as k-major tiles; transposed operands are handled in the tile
- * loads (coalesced along the stored layout's contiguous dimension). The epilogue (alpha, beta, bias,
- * ReLU, ReLU-gradient mask) is fused.
+ * GEMM (shaped for software rasterizers such as lavapipe, where each workgroup runs on a CPU thread with
+ * invocations in SIMD lanes, where a load at an address uniform over the workgroup is a scalar load plus
+ * broadcast and any other load is a gather): a 1-D workgroup of 16 invocations computes a tile of 16
+ * rows × 128 columns of C, each invocation 16 × 8 outputs in registers (columns `lane + 16q`). Per k,
+ * an invocation loads 8 values of op(B) (its columns) and 16 values of op(A) at workgroup-uniform
+ * addresses, then does 128 FMAs; no workgroup memory, no barriers. Transposes are strides. Narrow C
+ * (2N < 128 and M > N: the 10-logit layers) swaps the roles (128 rows × 16 columns per tile), so lanes
+ * walk rows instead of idling on columns ≥ N. Operand indices are clamped into the matrices (the extra
+ * lanes compute discarded values), so only the stores check bounds. Tiles are walked grid-stride over
+ * the whole (flattened) dispatch grid. The epilogue (alpha, beta, bias, ReLU, ReLU-gradient mask) is fused.
  */
 
-/** Side of the square C tile of one matmul workgroup. */
-export const WGSL_MATMUL_TILE = 64;
+/**
+ * The GEMM tiling: a workgroup of `wg` invocations (1-D) computes a tile of C of `tm` rows ×
+ * `wg·tn` columns; invocation `i` owns the columns `i + wg·q` (q < tn) of those rows, `tm·tn`
+ * accumulators in registers. Swapped for narrow C (see `gemmSwaps`): `wg·tn` rows × `tm` columns.
+ */
+export interface GemmTiling {
+  readonly wg: number;
+  readonly tm: number;
+  readonly tn: number;
+}
+
+/**
+ * The tiling for adapters that run on the CPU (lavapipe, SwiftShader: the device reports the feature
+ * 'software-adapter'): few invocations, many accumulators each. Also the default of the generators.
+ */
+export const WGSL_GEMM_TILING: GemmTiling = Object.freeze({ wg: 16, tm: 16, tn: 8 });
+
+/**
+ * The tiling for GPUs: more, smaller tiles. On an NVIDIA H200 (bench/src/gpu-entry.ts --tilings, see
+ * bench/RESULTS.md) the training step took 0.91 ms with it against 1.47 ms with WGSL_GEMM_TILING.
+ */
+export const WGSL_GEMM_TILING_GPU: GemmTiling = Object.freeze({ wg: 128, tm: 2, tn: 2 });
+
+/** The tiling for a device: WGSL_GEMM_TILING on software adapters, WGSL_GEMM_TILING_GPU on GPUs. */
+export function wgslGemmTilingFor(features: readonly string[]): GemmTiling {
+  return features.includes('software-adapter') ? WGSL_GEMM_TILING : WGSL_GEMM_TILING_GPU;
+}
+
+/**
+ * Whether the kernels swap the roles of rows and columns for a C of `m × n` (a narrow C, e.g. the
+ * 10 logits: invocations then walk rows instead of mostly idle columns). The WGSL evaluates the same rule.
+ */
+export const gemmSwaps = (t: GemmTiling, m: number, n: number): boolean => 2 * n < t.wg * t.tn && m > n;
+
+/** Tiles of C (the kernels' unit of work, walked grid-stride over the whole dispatch) for `m × n`. */
+export function gemmTiles(t: GemmTiling, m: number, n: number): number {
+  const [u, l] = gemmSwaps(t, m, n) ? [n, m] : [m, n];
+  return Math.ceil(u / t.tm) * Math.ceil(l / (t.wg * t.tn));
+}
+
 /** Invocations per workgroup of the elementwise kernels (and loss_mean, colsum, bias_grad_sgd). */
 export const WGSL_WORKGROUP = 256;
 /** Invocations (rows) per workgroup of softmax_ce. */
 export const WGSL_SOFTMAX_WORKGROUP = 64;
 
+const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+
 /**
- * A matmul-family entry point: grid-stride over 64×64 tiles of C (in `output`), the shared GEMM tile,
- * then `epilogue` (WGSL statements on \`v\`, the value of C at row r, column c, flat index o, after
- * alpha and beta). Separate entry points, not one function with a kind switch: a resource a function
- * references counts as used by every entry point calling it, and binding 2 differs between them.
+ * The tile loop of one orientation. Normal: the uniform dimension (the `tm` values every invocation
+ * shares, loaded once per workgroup-uniform address) is the rows of C, read from A (in0); the lane
+ * dimension is the columns, read from B (in1). Swapped: columns from B uniform, rows from A per lane.
+ * Every tile element is computed (indices are clamped into the matrix, so loads need no bounds checks);
+ * only the stores check bounds.
  */
-function matmulEntry(name: string, output: string, epilogue: string): string {
-  return `@compute @workgroup_size(16, 16)
-fn ${name}(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-  if (wid.z != 0u) { return; }
-  let p = mmParams();
-  let tilesX = (p.n + TILE - 1u) / TILE;
-  let tilesY = (p.m + TILE - 1u) / TILE;
-  for (var ty = wid.y; ty < tilesY; ty += nwg.y) {
-    for (var tx = wid.x; tx < tilesX; tx += nwg.x) {
-      let acc = mmTile(p, ty * TILE, tx * TILE, lid.x, lid.y);
-      for (var i = 0u; i < 4u; i++) {
-        let r = ty * TILE + lid.y + 16u * i;
-        for (var j = 0u; j < 4u; j++) {
-          let c = tx * TILE + lid.x + 16u * j;
-          if (r < p.m && c < p.n) {
-            let o = r * p.n + c;
-            var v = p.alpha * acc[i][j];
-            if (p.beta != 0.0) { v += p.beta * ${output}[o]; }
-            ${epilogue}
-            ${output}[o] = v;
-          }
-        }
+function tileLoop(t: GemmTiling, name: string, swapped: boolean): string {
+  const [uExt, lExt] = swapped ? ['p.n', 'p.m'] : ['p.m', 'p.n'];
+  const [uBuf, lBuf] = swapped ? ['in1', 'in0'] : ['in0', 'in1'];
+  // Strides of the uniform / lane operand: along its own dimension and along K.
+  const [uS, uK, lS, lK] = swapped ? ['sBc', 'sBk', 'sAr', 'sAk'] : ['sAr', 'sAk', 'sBc', 'sBk'];
+  const span = t.wg * t.tn;
+  const uOffs = range(t.tm).map((i) => `let uo${i} = min(u0 + ${i}u, ${uExt} - 1u) * ${uS};`);
+  const lOffs = range(t.tn).map((q) => `let lo${q} = min(l0 + lid.x + ${q * t.wg}u, ${lExt} - 1u) * ${lS};`);
+  const body = [
+    ...range(t.tn).map((q) => `let y${q} = ${lBuf}[kl + lo${q}];`),
+    ...range(t.tm).flatMap((i) => [
+      `let x${i} = ${uBuf}[ku + uo${i}];`,
+      ...range(t.tn).map((q) => `a${i}_${q} = fma(x${i}, y${q}, a${i}_${q});`),
+    ]),
+  ];
+  const stores = range(t.tm).flatMap((i) =>
+    range(t.tn).map((q) => {
+      const u = `u0 + ${i}u`;
+      const l = `l0 + lid.x + ${q * t.wg}u`;
+      return `store_${name}(p, ${swapped ? l : u}, ${swapped ? u : l}, a${i}_${q});`;
+    }),
+  );
+  const reset = range(t.tm).flatMap((i) => range(t.tn).map((q) => `a${i}_${q} = 0.0;`));
+  const ind = (n: number) => `\n${' '.repeat(n)}`;
+  return `let tilesU = (${uExt} + ${t.tm - 1}u) / ${t.tm}u;
+    let tilesL = (${lExt} + ${span - 1}u) / ${span}u;
+    for (var tile = wid.x + nwg.x * (wid.y + nwg.y * wid.z); tile < tilesU * tilesL; tile += nwg.x * nwg.y * nwg.z) {
+      // Consecutive tiles share the lane operand's slab (K × ${span}, the larger one).
+      let u0 = (tile % tilesU) * ${t.tm}u;
+      let l0 = (tile / tilesU) * ${span}u;
+      ${reset.join(' ')}
+      ${[...uOffs, ...lOffs].join(ind(6))}
+      for (var k = 0u; k < p.k; k++) {
+        let ku = k * ${uK};
+        let kl = k * ${lK};
+        ${body.join(ind(8))}
       }
-    }
+      ${stores.join(ind(6))}
+    }`;
+}
+
+/**
+ * A matmul-family entry point: grid-stride over tiles of C (in `output`), then `epilogue` (WGSL
+ * statements on `v`, the value of C at row r, column c, flat index o, after alpha and beta). Separate
+ * entry points, not one function with a kind switch: a resource a function references counts as used by
+ * every entry point calling it, and binding 2 differs between them. Unrolled by the generator: the
+ * accumulators are separate f32 variables (no private arrays indexed in loops).
+ */
+function matmulEntry(t: GemmTiling, name: string, output: string, epilogue: string): string {
+  const decl = range(t.tm).flatMap((i) => range(t.tn).map((q) => `var a${i}_${q} = 0.0;`));
+  return `fn store_${name}(p: MmParams, r: u32, c: u32, acc: f32) {
+  if (r < p.m && c < p.n) {
+    let o = r * p.n + c;
+    var v = p.alpha * acc;
+    if (p.beta != 0.0) { v += p.beta * ${output}[o]; }
+    ${epilogue}
+    ${output}[o] = v;
+  }
+}
+
+@compute @workgroup_size(${t.wg})
+fn ${name}(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let p = mmParams();
+  let transA = (p.flags & FLAG_TRANS_A) != 0u;
+  let transB = (p.flags & FLAG_TRANS_B) != 0u;
+  // op(A)[r, k] = in0[r * sAr + k * sAk]; op(B)[k, c] = in1[k * sBk + c * sBc].
+  let sAr = select(p.k, 1u, transA);
+  let sAk = select(1u, p.m, transA);
+  let sBk = select(p.n, 1u, transB);
+  let sBc = select(1u, p.k, transB);
+  ${decl.join(' ')}
+  if (2u * p.n < ${t.wg * t.tn}u && p.m > p.n) {
+    ${tileLoop(t, name, true)}
+  } else {
+    ${tileLoop(t, name, false)}
   }
 }
 `;
 }
 
-export const MLP_WGSL = /* wgsl */ `
+function gemmWgsl(t: GemmTiling): string {
+  return `
+// ---------------------------------------------------------------------------------------------------
+// GEMM family: C = epilogue(alpha · op(A)·op(B) + beta · C). Constants [M, N, K, flags, alpha, beta].
+
+const FLAG_TRANS_A: u32 = 1u;
+const FLAG_TRANS_B: u32 = 2u;
+const FLAG_RELU: u32 = 4u;
+
+struct MmParams {
+  m: u32,
+  n: u32,
+  k: u32,
+  flags: u32,
+  alpha: f32,
+  beta: f32,
+}
+
+fn mmParams() -> MmParams {
+  return MmParams(konst(0u), konst(1u), konst(2u), konst(3u), konstF32(4u), konstF32(5u));
+}
+
+${matmulEntry(t, 'matmul', 'out2', '')}
+${matmulEntry(
+  t,
+  'linear',
+  'out3',
+  `v += in2[c];
+    if ((p.flags & FLAG_RELU) != 0u) { v = max(v, 0.0); }`,
+)}
+${matmulEntry(t, 'matmul_relu_grad', 'out3', 'if (!(in2[o] > 0.0)) { v = 0.0; }')}
+`;
+}
+
+/** The WGSL module of the MLP kernels with GEMM tiling `t`. */
+export function mlpWgsl(t: GemmTiling = WGSL_GEMM_TILING): string {
+  return /* wgsl */ `
 // Keel MLP kernels. Bindings: @group(0) @binding(i) = dispatch binding i; constants: @group(1) @binding(0).
 
 @group(0) @binding(0) var<storage, read> in0: array<f32>;
@@ -82,84 +215,7 @@ fn konstF32(i: u32) -> f32 {
   return bitcast<f32>(konst(i));
 }
 
-// ---------------------------------------------------------------------------------------------------
-// GEMM family: C = epilogue(alpha · op(A)·op(B) + beta · C). Constants [M, N, K, flags, alpha, beta].
-
-const TILE: u32 = ${WGSL_MATMUL_TILE}u;
-const KT: u32 = 16u;
-const FLAG_TRANS_A: u32 = 1u;
-const FLAG_TRANS_B: u32 = 2u;
-const FLAG_RELU: u32 = 4u;
-
-var<workgroup> tileA: array<f32, 1024>; // [KT][TILE]: tileA[kk * TILE + r] = op(A)[row0 + r, k0 + kk]
-var<workgroup> tileB: array<f32, 1024>; // [KT][TILE]: tileB[kk * TILE + c] = op(B)[k0 + kk, col0 + c]
-
-struct MmParams {
-  m: u32,
-  n: u32,
-  k: u32,
-  flags: u32,
-  alpha: f32,
-  beta: f32,
-}
-
-fn mmParams() -> MmParams {
-  return MmParams(konst(0u), konst(1u), konst(2u), konst(3u), konstF32(4u), konstF32(5u));
-}
-
-// The 4×4 sums of invocation (tx, ty) for the tile at (row0, col0): acc[i][j] = C[row0 + ty + 16i, col0 + tx + 16j].
-fn mmTile(p: MmParams, row0: u32, col0: u32, tx: u32, ty: u32) -> array<vec4<f32>, 4> {
-  var acc: array<vec4<f32>, 4>;
-  let t = ty * 16u + tx;
-  let transA = (p.flags & FLAG_TRANS_A) != 0u;
-  let transB = (p.flags & FLAG_TRANS_B) != 0u;
-  for (var k0 = 0u; k0 < p.k; k0 += KT) {
-    for (var e = 0u; e < 4u; e++) {
-      let idx = t + 256u * e;
-      var r: u32;
-      var ka: u32;
-      if (transA) { ka = idx / TILE; r = idx % TILE; } else { r = idx / KT; ka = idx % KT; }
-      let gr = row0 + r;
-      let gka = k0 + ka;
-      var av = 0.0;
-      if (gr < p.m && gka < p.k) {
-        if (transA) { av = in0[gka * p.m + gr]; } else { av = in0[gr * p.k + gka]; }
-      }
-      tileA[ka * TILE + r] = av;
-      var c: u32;
-      var kb: u32;
-      if (transB) { c = idx / KT; kb = idx % KT; } else { kb = idx / TILE; c = idx % TILE; }
-      let gc = col0 + c;
-      let gkb = k0 + kb;
-      var bv = 0.0;
-      if (gc < p.n && gkb < p.k) {
-        if (transB) { bv = in1[gc * p.k + gkb]; } else { bv = in1[gkb * p.n + gc]; }
-      }
-      tileB[kb * TILE + c] = bv;
-    }
-    workgroupBarrier();
-    for (var kk = 0u; kk < KT; kk++) {
-      let base = kk * TILE;
-      let b = vec4<f32>(tileB[base + tx], tileB[base + tx + 16u], tileB[base + tx + 32u], tileB[base + tx + 48u]);
-      acc[0] += tileA[base + ty] * b;
-      acc[1] += tileA[base + ty + 16u] * b;
-      acc[2] += tileA[base + ty + 32u] * b;
-      acc[3] += tileA[base + ty + 48u] * b;
-    }
-    workgroupBarrier();
-  }
-  return acc;
-}
-
-${matmulEntry('matmul', 'out2', '')}
-${matmulEntry(
-  'linear',
-  'out3',
-  `v += in2[c];
-              if ((p.flags & FLAG_RELU) != 0u) { v = max(v, 0.0); }`,
-)}
-${matmulEntry('matmul_relu_grad', 'out3', 'if (!(in2[o] > 0.0)) { v = 0.0; }')}
-// ---------------------------------------------------------------------------------------------------
+${gemmWgsl(t)}// ---------------------------------------------------------------------------------------------------
 // Memory-bound kernels: grid-stride over elements (or rows, or columns).
 
 const WG: u32 = ${WGSL_WORKGROUP}u;
@@ -277,3 +333,6 @@ fn bias_grad_sgd(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
   }
 }
 `;
+}
+
+export const MLP_WGSL = mlpWgsl();
