@@ -7,17 +7,60 @@
  * - join_us: `Fence.join` of two 8-timepoint fences sharing 4 semaphores.
  * - xthread_roundtrip_us vs postmessage_roundtrip_us: a ping-pong between the main thread and a worker,
  *   through two SharedTimelineSemaphores (worker: waitSync; main: the promise `wait`, woken by
- *   Atomics.waitAsync) vs through postMessage; interleaved in one run, medians.
+ *   Atomics.waitAsync) vs through postMessage; interleaved in one run (a fresh worker per sample, only
+ *   the measured one alive), medians.
  */
 import { Worker } from 'node:worker_threads';
 import { Fence, SharedTimelineSemaphore, TimelineSemaphore } from '@keel/fence';
-import { interleavedMs, metric, type Suite, sampleMs, sampleSyncMs } from '../harness.ts';
+import { median, metric, type Suite, sampleMs, sampleSyncMs } from '../harness.ts';
 
 const LOCAL_ROUNDS = 20_000;
 const XTHREAD_ROUNDS = 2_000;
 
 function onceMessage(worker: Worker): Promise<unknown> {
   return new Promise((resolve) => worker.once('message', resolve));
+}
+
+const XTHREAD_SAMPLES = 25;
+const XTHREAD_WARMUP = 2;
+
+/**
+ * µs per round trip of XTHREAD_ROUNDS ping-pongs between this thread and a fresh worker, after 200
+ * untimed ones: through two SharedTimelineSemaphores (worker: waitSync; here: the promise `wait`,
+ * woken by Atomics.waitAsync) or through postMessage. The worker is gone when it resolves.
+ */
+async function pingPongUs(mode: 'shared' | 'message'): Promise<number> {
+  const ping = new SharedTimelineSemaphore(0, { label: 'ping' });
+  const pong = new SharedTimelineSemaphore(0, { label: 'pong' });
+  const worker = new Worker(new URL('./fence-worker.mjs', import.meta.url), {
+    workerData: mode === 'shared' ? { mode, ping: ping.handle, pong: pong.handle } : { mode },
+  });
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  let round = 0;
+  const rounds = async (n: number): Promise<void> => {
+    for (let i = 0; i < n; i++) {
+      if (mode === 'shared') {
+        round++;
+        ping.signal(round);
+        await pong.wait(round);
+      } else {
+        const reply = onceMessage(worker);
+        worker.postMessage(i);
+        await reply;
+      }
+    }
+  };
+  try {
+    await rounds(200);
+    const start = performance.now();
+    await rounds(XTHREAD_ROUNDS);
+    return ((performance.now() - start) * 1000) / XTHREAD_ROUNDS;
+  } finally {
+    if (mode === 'shared') ping.fail(new Error('bench done'));
+    else worker.postMessage('stop');
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 2000))]);
+    await worker.terminate();
+  }
 }
 
 export const fenceSuite: Suite = {
@@ -74,53 +117,29 @@ export const fenceSuite: Suite = {
     ctx.log(`join: ${(joinMs * 1000).toFixed(3)} µs`);
 
     // Cross-thread ping-pong: shared semaphores vs postMessage, interleaved.
-    const ping = new SharedTimelineSemaphore(0, { label: 'ping' });
-    const pong = new SharedTimelineSemaphore(0, { label: 'pong' });
-    const workerUrl = new URL('./fence-worker.mjs', import.meta.url);
-    const sharedWorker = new Worker(workerUrl, {
-      workerData: { mode: 'shared', ping: ping.handle, pong: pong.handle },
-    });
-    const messageWorker = new Worker(workerUrl, { workerData: { mode: 'message' } });
-    const exited = [sharedWorker, messageWorker].map(
-      (w) => new Promise<void>((resolve) => w.once('exit', () => resolve())),
-    );
-    try {
-      let round = 0;
-      const timings = await interleavedMs(
-        {
-          xthread: async () => {
-            for (let i = 0; i < XTHREAD_ROUNDS; i++) {
-              round++;
-              ping.signal(round);
-              await pong.wait(round);
-            }
-          },
-          postmessage: async () => {
-            for (let i = 0; i < XTHREAD_ROUNDS; i++) {
-              const reply = onceMessage(messageWorker);
-              messageWorker.postMessage(i);
-              await reply;
-            }
-          },
-        },
-        { samples: 15, warmup: 3 },
-      );
-      const xthreadUs = (timings.xthread * 1000) / XTHREAD_ROUNDS;
-      const postMessageUs = (timings.postmessage * 1000) / XTHREAD_ROUNDS;
-      ctx.log(`round trip: shared ${xthreadUs.toFixed(2)} µs, postMessage ${postMessageUs.toFixed(2)} µs`);
-      return {
-        signal_resolve_per_s: metric(signalResolvePerS, 'ops/s'),
-        onreached_signal_per_s: metric(onReachedPerS, 'ops/s'),
-        join_us: metric(joinMs * 1000, 'µs'),
-        xthread_roundtrip_us: metric(xthreadUs, 'µs'),
-        postmessage_roundtrip_us: metric(postMessageUs, 'µs'),
-        postmessage_over_xthread: metric(postMessageUs / xthreadUs, 'x'),
-      };
-    } finally {
-      ping.fail(new Error('bench done'));
-      messageWorker.postMessage('stop');
-      await Promise.race([Promise.all(exited), new Promise((r) => setTimeout(r, 2000))]);
-      await Promise.all([sharedWorker.terminate(), messageWorker.terminate()]);
+    // Each sample runs one ping-pong with only its own worker alive (a fresh worker per sample, the
+    // variants interleaved): with two cores, an idle third thread changes where the OS places the two
+    // that ping-pong, which alone moved either variant between ~6 and ~70 µs per round trip.
+    const xthread: number[] = [];
+    const postmessage: number[] = [];
+    for (let sample = 0; sample < XTHREAD_WARMUP + XTHREAD_SAMPLES; sample++) {
+      const shared = await pingPongUs('shared');
+      const message = await pingPongUs('message');
+      if (sample >= XTHREAD_WARMUP) {
+        xthread.push(shared);
+        postmessage.push(message);
+      }
     }
+    const xthreadUs = median(xthread);
+    const postMessageUs = median(postmessage);
+    ctx.log(`round trip: shared ${xthreadUs.toFixed(2)} µs, postMessage ${postMessageUs.toFixed(2)} µs`);
+    return {
+      signal_resolve_per_s: metric(signalResolvePerS, 'ops/s'),
+      onreached_signal_per_s: metric(onReachedPerS, 'ops/s'),
+      join_us: metric(joinMs * 1000, 'µs'),
+      xthread_roundtrip_us: metric(xthreadUs, 'µs'),
+      postmessage_roundtrip_us: metric(postMessageUs, 'µs'),
+      postmessage_over_xthread: metric(postMessageUs / xthreadUs, 'x'),
+    };
   },
 };

@@ -276,10 +276,21 @@ export class SharedTimelineSemaphore implements Semaphore {
   waitSync(value: number, options?: WaitSyncOptions): void {
     if (!isPayload(value)) throw invalidPayload(`semaphore '${this.label}': waitSync`, value);
     let timeoutMs: number | undefined;
+    let spinMicros = 0;
     if (options !== undefined) {
       const invalid = checkWaitOptions(`semaphore '${this.label}': waitSync for ${value}`, options);
       if (invalid !== undefined) throw invalid;
       timeoutMs = options.timeoutMs;
+      const spin = options.spinMicros;
+      if (spin !== undefined) {
+        if (typeof spin !== 'number' || !Number.isFinite(spin) || spin < 0) {
+          throw new KeelError(
+            ErrorCode.INVALID_ARGUMENT,
+            `semaphore '${this.label}': waitSync for ${value}: spinMicros must be a finite number ≥ 0, got ${String(spin)}`,
+          );
+        }
+        spinMicros = spin;
+      }
     }
     const i32 = this.#i32;
     try {
@@ -295,6 +306,13 @@ export class SharedTimelineSemaphore implements Semaphore {
     }
     const start = performance.now();
     const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : start + timeoutMs;
+    if (spinMicros > 0) {
+      // Spin until the value or a failure lands, the spin budget or the deadline runs out.
+      const spinUntil = Math.min(deadline, start + spinMicros / 1000);
+      while (this.value < value && this.failure === undefined && performance.now() < spinUntil) {
+        // busy wait: no sleep, so no wake-up latency when the value arrives within the budget
+      }
+    }
     for (;;) {
       const epoch = Atomics.load(i32, EPOCH);
       const failure = this.failure;

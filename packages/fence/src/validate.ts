@@ -43,6 +43,13 @@ export interface WaitOptions {
 export interface WaitSyncOptions {
   /** As `WaitOptions.timeoutMs`. */
   readonly timeoutMs?: number | undefined;
+  /**
+   * Microseconds to spin (re-reading the payload, no sleep) before blocking, default 0. A thread that
+   * expects its value soon (a worker in a tight ping-pong with another thread) avoids the cost of being
+   * woken from a sleep, which on virtual machines is tens of microseconds; the price is a busy core
+   * while spinning. Must be a finite number ≥ 0 (INVALID_ARGUMENT otherwise).
+   */
+  readonly spinMicros?: number | undefined;
 }
 
 /** Validates wait options; returns an INVALID_ARGUMENT error to reject with, or undefined if valid. */

@@ -98,6 +98,38 @@ describe('SharedTimelineSemaphore in one thread', () => {
     expect((caught as KeelError).cause).toBe(failure);
   });
 
+  it('waitSync spins for spinMicros before blocking, and still honours timeouts and failures', () => {
+    const s = new SharedTimelineSemaphore(0, { label: 'spin' });
+    for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY, '5' as unknown as number]) {
+      let caught: unknown;
+      try {
+        s.waitSync(1, { spinMicros: bad, timeoutMs: 0 });
+      } catch (error) {
+        caught = error;
+      }
+      expect(KeelError.is(caught, ErrorCode.INVALID_ARGUMENT), String(bad)).toBe(true);
+      expect((caught as KeelError).message).toMatch(/spinMicros must be a finite number ≥ 0/);
+    }
+    // A spin longer than the timeout ends at the deadline: DEADLINE_EXCEEDED, not a longer busy wait.
+    const started = performance.now();
+    expect(() => s.waitSync(1, { spinMicros: 1_000_000, timeoutMs: 20 })).toThrow(/timed out/);
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(15);
+    expect(elapsed).toBeLessThan(900);
+    // A reached value returns at once, spinning or not.
+    s.signal(1);
+    expect(() => s.waitSync(1, { spinMicros: 500 })).not.toThrow();
+    // A failure ends the spin with ABORTED.
+    s.fail(new KeelError(ErrorCode.INTERNAL, 'gone'));
+    let caught: unknown;
+    try {
+      s.waitSync(2, { spinMicros: 500 });
+    } catch (error) {
+      caught = error;
+    }
+    expect(KeelError.is(caught, ErrorCode.ABORTED)).toBe(true);
+  });
+
   it('waitSync throws FAILED_PRECONDITION where Atomics.wait is not allowed', () => {
     vi.spyOn(Atomics, 'wait').mockImplementation(() => {
       throw new TypeError('Atomics.wait cannot be called in this context');
@@ -188,6 +220,17 @@ describe('SharedTimelineSemaphore across threads', () => {
     expect(await w.next((m) => 'woke' in (m as object))).toEqual({ woke: 4 });
     await w.guard(pong.wait(4, { timeoutMs: 10_000 }));
     expect(pong.value).toBe(4);
+  });
+
+  it('a worker spinning in waitSync (spinMicros) sees a signal from the main thread', async () => {
+    const ping = new SharedTimelineSemaphore(0, { label: 'ping' });
+    const pong = new SharedTimelineSemaphore(0, { label: 'pong' });
+    const w = spawn('wait-sync.mjs', { ping: ping.handle, pong: pong.handle, value: 2, spinMicros: 50_000 });
+    await w.next((m) => (m as { blocking?: boolean }).blocking === true);
+    ping.signal(2);
+    expect(await w.next((m) => 'woke' in (m as object))).toEqual({ woke: 2 });
+    await w.guard(pong.wait(2, { timeoutMs: 10_000 }));
+    expect(pong.value).toBe(2);
   });
 
   it('a worker failing a shared semaphore wakes the main thread with the failure (code and message)', async () => {
