@@ -17,7 +17,8 @@
  *
  * Completion. Submitted operations queue in submission order; `onSubmittedWorkDone` (requested once per
  * burst of submissions, from a microtask) completes every operation submitted before it. A read
- * completes when its staging buffer is mapped and copied out. An operation that ran on GPU-ordered
+ * completes when its staging buffer is mapped and copied out; a write gives its upload staging buffers
+ * back to the device's pool as soon as its GPU work is done. An operation that ran on GPU-ordered
  * waits signals only after those waits are reached, and checks them first: if one failed, its signals
  * fail with ABORTED (cause: the failure) instead (its GPU effects on device memory are then undefined;
  * host memory is not touched: a read copies out only once its waits are reached).
@@ -34,7 +35,10 @@ export interface OpRunner {
   run(op: QueueOp): void;
   /** Copies a mapped read's bytes out (after the staging buffer was mapped). */
   finishRead(op: QueueOp): void;
-  /** Gives a read's staging buffer back (mapped or not). */
+  /**
+   * Gives an operation's staging buffers back: a read's (mapped or not), a write's uploads (once their
+   * copies completed on the GPU, or were never submitted). Does nothing for an operation without any.
+   */
   releaseStaging(op: QueueOp): void;
 }
 
@@ -281,7 +285,7 @@ export class OpScheduler implements OpCallbacks {
       this.#runner.run(op);
     } catch (error) {
       failFence(op.signal, error);
-      if (op.kind === OpKind.READ) this.#runner.releaseStaging(op);
+      this.#runner.releaseStaging(op);
       this.#recycle(op);
       return;
     }
@@ -340,6 +344,8 @@ export class OpScheduler implements OpCallbacks {
    * are reached (a read's staging buffer completes before the work it waited on is signalled, say).
    */
   #gpuDone(op: QueueOp): void {
+    // A write's uploads were copied from: back to the pool now, whatever its waits turn out to be.
+    if (op.kind === OpKind.WRITE) this.#runner.releaseStaging(op);
     if (op.early && this.#check(op.wait, false) === PENDING) {
       this.#outside.add(op);
       const registration = op.wait.onReached(op.onSettled);
@@ -444,6 +450,7 @@ export class OpScheduler implements OpCallbacks {
     for (let i = 0; i < this.#count; i++) {
       const op = this.#inflight[(this.#head + i) % this.#inflight.length] as QueueOp;
       toFail.push(op.signal);
+      this.#runner.releaseStaging(op);
     }
     this.#inflight.fill(undefined);
     this.#count = 0;
@@ -451,7 +458,7 @@ export class OpScheduler implements OpCallbacks {
       op.registration?.cancel();
       op.registration = undefined;
       toFail.push(op.signal);
-      if (op.kind === OpKind.READ) this.#runner.releaseStaging(op);
+      this.#runner.releaseStaging(op);
     }
     this.#outside.clear();
     this.#pool.length = 0;

@@ -72,6 +72,8 @@ export class QueueOp {
   staging: GPUBuffer | undefined;
   stagingSize = 0;
   stagingOffset = 0;
+  /** queueWrite: the upload staging buffers its chunks were copied from (given back at GPU completion). */
+  readonly uploads: GPUBuffer[] = [];
 
   readonly onWaitReached: (error?: KeelError) => void;
   readonly onSettled: (error?: KeelError) => void;
@@ -106,6 +108,7 @@ export class QueueOp {
     this.bytes = undefined;
     this.callback = undefined;
     this.staging = undefined;
+    this.uploads.length = 0;
   }
 
   get name(): string {

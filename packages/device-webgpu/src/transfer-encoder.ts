@@ -7,7 +7,9 @@
  *   (pooled buffers share slabs) through the scratch buffer; unaligned ranges with the `copy` kernel;
  * - update (staged): the bytes go into the uniform ring's mirror (uploaded before the submit) and are
  *   copied from the ring in command order, so they keep their place between the other commands
- *   (`queue.writeBuffer` would run before the whole submission).
+ *   (`queue.writeBuffer` would run before the whole submission);
+ * - write from a staging buffer (queueWrite, upload-pool.ts): `copyBufferToBuffer` for 4-byte aligned
+ *   ranges, else staging → scratch buffer → `copy` kernel (staging buffers cannot be bound as storage).
  *
  * Kernel work is split into chunks that fit WebGPU's storage binding size limit, and binds memory in
  * large windows so bind groups are shared. Offsets are absolute byte offsets into the GPU memory.
@@ -223,8 +225,28 @@ export class TransferEncoder {
   }
 
   /**
+   * Copies `length` bytes from an unmapped staging buffer (MAP_WRITE | COPY_SRC) that holds them at
+   * byte `offset & 3` to `offset` of `target`, in command order: directly when the range is 4-byte
+   * aligned, else through the scratch buffer and the `copy` kernel (the same path as unaligned
+   * updates). `alignUp((offset & 3) + length, 4)` bytes of the staging buffer are read.
+   */
+  copyStaged(staging: GPUBuffer, target: GpuMemory, offset: number, length: number): void {
+    if (length <= 0) return;
+    const encoder = this.encoding.encoder;
+    const phase = offset & 3;
+    if (phase === 0 && (length & 3) === 0) {
+      encoder.copyBufferToBuffer(staging, 0, target.buffer, offset, length);
+      return;
+    }
+    const staged = alignUp(phase + length, 4);
+    const scratch = this.scratch.ensure(staged);
+    encoder.copyBufferToBuffer(staging, 0, scratch.buffer, 0, staged);
+    this.#copyKernel(scratch, phase, target, offset, length);
+  }
+
+  /**
    * Writes `bytes` at `offset` of `target` ahead of the commands encoded next (queue.writeBuffer), for a
-   * submission of its own: aligned ranges directly, others through the scratch buffer and the kernel.
+   * submission of its own (queueUpdate): aligned ranges directly, others through the scratch buffer and the kernel.
    */
   write(bytes: Uint8Array, target: GpuMemory, offset: number): void {
     const length = bytes.byteLength;

@@ -63,6 +63,7 @@ import type { PlanContext, ReplayPlan } from './replay-plan';
 import { ResidentConstants } from './resident-constants';
 import { TransferEncoder } from './transfer-encoder';
 import { UniformRing } from './uniform-ring';
+import { UPLOAD_CHUNK, UploadPool, type UploadPoolStats } from './upload-pool';
 import { WebGpuBuffer } from './webgpu-buffer';
 import { compileExecutable } from './webgpu-executable';
 
@@ -124,6 +125,8 @@ export interface WebGpuDeviceStats {
   };
   readonly uniformRingBytes: number;
   readonly readback: { readonly created: number; readonly reused: number };
+  /** `queueWrite`'s pooled MAP_WRITE staging buffers (upload-pool.ts). */
+  readonly upload: UploadPoolStats;
   /** Operations not completed yet. */
   readonly pending: number;
 }
@@ -144,6 +147,7 @@ export class WebGpuDevice implements Device {
   readonly #scratch: GpuScratch;
   readonly #transfer: TransferEncoder;
   readonly #readback: ReadbackPool;
+  readonly #uploads: UploadPool;
   readonly #resident: ResidentConstants;
   readonly #scheduler: OpScheduler;
   readonly #context: PlanContext;
@@ -205,6 +209,7 @@ export class WebGpuDevice implements Device {
       maxWorkgroups: gpu.limits.maxComputeWorkgroupsPerDimension,
     });
     this.#readback = new ReadbackPool(gpu);
+    this.#uploads = new UploadPool(gpu);
     this.#resident = new ResidentConstants(gpu, parts.layouts.constants, this.#uniformAlignment);
     this.#context = {
       gpu,
@@ -608,9 +613,10 @@ export class WebGpuDevice implements Device {
   }
 
   /**
-   * queueUpdate and queueWrite: host bytes into a buffer range, both through `queue.writeBuffer`, which
-   * copies at the call. An update (at most maxUpdateSize bytes) is copied at the call also when it is
-   * deferred (prepareDefer); a write's source must stay unchanged until its signal.
+   * queueUpdate and queueWrite: host bytes into a buffer range. An update (at most maxUpdateSize bytes)
+   * goes through `queue.writeBuffer` when it runs and is copied at the call when it is deferred
+   * (prepareDefer). A write's source is read when it runs (into pooled staging buffers, #encodeWrite)
+   * and must stay unchanged until its signal.
    */
   #hostToDevice(
     name: 'queueUpdate' | 'queueWrite',
@@ -707,11 +713,16 @@ export class WebGpuDevice implements Device {
           this.#transfer.copy(s, source.base + op.sourceOffset, t, target.base + op.targetOffset, op.length);
           break;
         }
-        case OpKind.UPDATE:
+        case OpKind.UPDATE: {
+          const target = op.target as WebGpuBuffer;
+          const memory = this.#memoryOf(target, 'queueUpdate');
+          this.#transfer.write(op.bytes as Uint8Array, memory, target.base + op.targetOffset);
+          break;
+        }
         case OpKind.WRITE: {
           const target = op.target as WebGpuBuffer;
-          const memory = this.#memoryOf(target, op.name);
-          this.#transfer.write(op.bytes as Uint8Array, memory, target.base + op.targetOffset);
+          const memory = this.#memoryOf(target, 'queueWrite');
+          this.#encodeWrite(op, memory, target.base + op.targetOffset);
           break;
         }
         case OpKind.READ: {
@@ -750,6 +761,34 @@ export class WebGpuDevice implements Device {
     this.#scratch.submitted();
   }
 
+  /**
+   * Encodes a queueWrite: the source bytes go, in chunks of at most UPLOAD_CHUNK staging bytes, into
+   * mapped staging buffers from the upload pool (each chunk's bytes at the target offset's byte phase),
+   * which are unmapped and copied to the target in command order. The buffers stay on `op.uploads`
+   * until the submission completes (the scheduler gives them back then, or when the operation fails).
+   */
+  #encodeWrite(op: QueueOp, memory: GpuMemory, at: number): void {
+    const bytes = op.bytes as Uint8Array;
+    const total = bytes.byteLength;
+    const uploads = op.uploads;
+    let offset = at;
+    let done = 0;
+    while (done < total) {
+      const phase = offset & 3;
+      const n = Math.min(total - done, UPLOAD_CHUNK - phase);
+      const staged = alignUp(phase + n, 4);
+      const staging = this.#uploads.acquire(staged);
+      uploads.push(staging);
+      new Uint8Array(staging.getMappedRange(0, staged), phase, n).set(
+        done === 0 && n === total ? bytes : bytes.subarray(done, done + n),
+      );
+      staging.unmap();
+      this.#transfer.copyStaged(staging, memory, offset, n);
+      offset += n;
+      done += n;
+    }
+  }
+
   #finishRead(op: QueueOp): void {
     const staging = op.staging as GPUBuffer;
     const mapped = new Uint8Array(staging.getMappedRange(0, op.stagingSize), op.stagingOffset, op.length);
@@ -757,10 +796,16 @@ export class WebGpuDevice implements Device {
   }
 
   #releaseStaging(op: QueueOp): void {
+    const gone = this.#destroyed || this.#lostReason !== undefined;
+    const uploads = op.uploads;
+    if (uploads.length > 0) {
+      for (let i = 0; i < uploads.length; i++) this.#uploads.release(uploads[i] as GPUBuffer, gone);
+      uploads.length = 0;
+    }
     const staging = op.staging;
     if (staging === undefined) return;
     op.staging = undefined;
-    this.#readback.release(staging, op.stagingSize, this.#destroyed || this.#lostReason !== undefined);
+    this.#readback.release(staging, op.stagingSize, gone);
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -791,6 +836,7 @@ export class WebGpuDevice implements Device {
       bindGroups: { hits, misses, evictions, size },
       uniformRingBytes: this.#ring.capacity,
       readback: this.#readback.stats,
+      upload: this.#uploads.stats,
       pending: this.#scheduler.pendingCount,
     };
   }
@@ -822,6 +868,7 @@ export class WebGpuDevice implements Device {
     this.#resident.destroy();
     this.#scratch.destroy();
     this.#readback.destroy();
+    this.#uploads.destroy();
     this.gpuDevice.removeEventListener('uncapturederror', this.#onUncapturedError);
     if (this.#owned) this.gpuDevice.destroy();
     this.#resolveLost(this.#lostReason ?? reason);

@@ -247,6 +247,175 @@ export function defineDeviceTests(title: string): void {
       });
     });
 
+    describe('queueWrite through pooled staging buffers', () => {
+      /** Byte `i` of a write's source in these tests. */
+      function pattern(length: number, seed: number): Uint8Array {
+        return new Uint8Array(length).map((_, i) => (i * 31 + seed * 7 + 1) & 0xff);
+      }
+
+      /** Index of the first byte where `a` and `b` differ, or -1. */
+      function firstDifference(a: Uint8Array, b: Uint8Array): number {
+        if (a.length !== b.length) return Math.min(a.length, b.length);
+        for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return i;
+        return -1;
+      }
+
+      it('round-trips writes of many sizes at aligned and unaligned offsets, issued as one chain (property)', async () => {
+        const size = 2048;
+        const target = buffer(size);
+        await fc.assert(
+          fc.asyncProperty(
+            fc.array(
+              fc.tuple(
+                fc.nat({ max: 9 }),
+                fc.oneof(fc.nat({ max: 9 }), fc.constantFrom(255, 256, 257, 1021, 1024, 1031)),
+              ),
+              { minLength: 1, maxLength: 8 },
+            ),
+            async (writes) => {
+              const model = new Uint8Array(size);
+              const chain = new Chain();
+              device.queueFill(Q0, Fence.empty, chain.next(), { buffer: target }, 0, 4);
+              writes.forEach(([offset, length], k) => {
+                const bytes = pattern(length, k);
+                // Issued back to back: each runs on its GPU-ordered wait, with its own staging buffer.
+                device.queueWrite(Q0, chain.now(), chain.next(), bytes, { buffer: target, offset, length });
+                model.set(bytes, offset);
+              });
+              const out = new Uint8Array(size);
+              device.queueRead(Q0, chain.now(), chain.next(), { buffer: target }, out);
+              await chain.now().wait(TIMEOUT);
+              expect(firstDifference(out, model)).toBe(-1);
+            },
+          ),
+          { numRuns: 30 },
+        );
+      });
+
+      it('splits writes larger than the staging chunk (4 MiB), also unaligned ones', async () => {
+        const chunk = 4 * 1024 * 1024;
+        const size = 2 * chunk + 64;
+        const target = buffer(size);
+        for (const [offset, length] of [
+          [0, chunk + 4],
+          [1, 2 * chunk + 5],
+          [6, chunk - 3],
+          [3, 2 * chunk + 61],
+        ] as const) {
+          const before = device.stats.upload;
+          const bytes = pattern(length, offset);
+          await write(target, new Uint8Array(size));
+          await write(target, bytes, offset);
+          const stats = device.stats.upload;
+          // One staging buffer per chunk of at most 4 MiB (the zero fill above took one more each).
+          const chunks = Math.ceil(((offset & 3) + length) / chunk);
+          expect(stats.created + stats.reused - before.created - before.reused).toBe(
+            chunks + Math.ceil(size / chunk),
+          );
+          const out = await read(target);
+          const expected = new Uint8Array(size);
+          expected.set(bytes, offset);
+          expect(firstDifference(out, expected)).toBe(-1);
+        }
+        // Nothing larger than a chunk is kept, and the pool stays within its byte limit.
+        expect(device.stats.upload.keptBytes).toBeLessThanOrEqual(16 * 1024 * 1024);
+      });
+
+      it('reuses staging buffers across repeated writes (created stays bounded, reused grows)', async () => {
+        const target = buffer(4096);
+        const before = device.stats.upload;
+        const rounds = 40;
+        for (let k = 0; k < rounds; k++) {
+          const bytes = pattern(1000 + (k % 3), k);
+          await write(target, bytes, k % 5);
+          expect(Array.from(await read(target, k % 5, bytes.length))).toEqual(Array.from(bytes));
+        }
+        const after = device.stats.upload;
+        const created = after.created - before.created;
+        const reused = after.reused - before.reused;
+        expect(created + reused).toBe(rounds);
+        // A staging buffer is re-mapped once its copy completed; the next write that finds it mapped
+        // takes it instead of creating one.
+        expect(created).toBeLessThanOrEqual(4);
+        expect(reused).toBeGreaterThanOrEqual(rounds - 4);
+      });
+
+      it('keeps enough small staging buffers for a burst of writes issued back to back', async () => {
+        const target = buffer(1024);
+        const burst = async (): Promise<void> => {
+          const chain = new Chain();
+          for (let k = 0; k < 20; k++)
+            device.queueWrite(Q0, chain.now(), chain.next(), pattern(512, k), { buffer: target, offset: k });
+          await chain.now().wait(TIMEOUT);
+          // Wait for the re-maps (asynchronous, nothing waits on them otherwise).
+          for (let i = 0; i < 200 && device.stats.upload.remapping > 0; i++)
+            await new Promise((r) => setTimeout(r, 5));
+          expect(device.stats.upload.remapping).toBe(0);
+        };
+        await burst();
+        const before = device.stats.upload;
+        await burst();
+        const after = device.stats.upload;
+        expect(after.created - before.created).toBe(0);
+        expect(after.reused - before.reused).toBe(20);
+        expect(Array.from(await read(target, 19, 512))).toEqual(Array.from(pattern(512, 19)));
+      });
+
+      it('reads the source only when the write runs (behind an unsignalled wait)', async () => {
+        const target = buffer(64);
+        await write(target, new Uint8Array(64));
+        const gate = new TimelineSemaphore();
+        const chain = new Chain();
+        const source = new Uint8Array(37).fill(1);
+        const before = device.stats.upload;
+        device.queueWrite(Q0, Fence.of({ semaphore: gate, value: 1 }), chain.next(), source, {
+          buffer: target,
+          offset: 3,
+        });
+        const out = new Uint8Array(64);
+        device.queueRead(Q0, chain.now(), chain.next(), { buffer: target }, out);
+        await new Promise((r) => setTimeout(r, 20));
+        expect(chain.semaphore.value).toBe(0);
+        const waiting = device.stats.upload;
+        expect(waiting.created + waiting.reused).toBe(before.created + before.reused); // nothing staged yet
+        source.fill(2); // the write has not run: its bytes are read when it does
+        gate.signal(1);
+        await chain.now().wait(TIMEOUT);
+        const expected = new Uint8Array(64);
+        expected.fill(2, 3, 40);
+        expect(Array.from(out)).toEqual(Array.from(expected));
+      });
+
+      it('destroy fails pending and in-flight writes with UNAVAILABLE and releases the pool', async () => {
+        const doomed = await createWebGpuDevice();
+        const b = doomed.createBuffer({ byteLength: 1024, usage: BufferUsage.DEFAULT });
+        // Warm the pool so it holds mapped buffers.
+        const warm = new Chain();
+        doomed.queueWrite(Q0, Fence.empty, warm.next(), new Uint8Array(512), { buffer: b });
+        await warm.now().wait(TIMEOUT);
+        const gate = new TimelineSemaphore();
+        const pending = new Chain();
+        doomed.queueWrite(Q0, Fence.of({ semaphore: gate, value: 1 }), pending.next(), new Uint8Array(64), {
+          buffer: b,
+        });
+        const inflight = new Chain();
+        doomed.queueWrite(Q0, Fence.empty, inflight.next(), new Uint8Array(1023), { buffer: b, offset: 1 });
+        await doomed.destroy();
+        await expect(pending.now().wait(TIMEOUT)).rejects.toThrow();
+        await expect(inflight.now().wait(TIMEOUT)).rejects.toThrow();
+        expect(pending.semaphore.failure?.code).toBe(ErrorCode.UNAVAILABLE);
+        expect(inflight.semaphore.failure?.code).toBe(ErrorCode.UNAVAILABLE);
+        const stats = doomed.stats.upload;
+        expect(stats.created).toBeGreaterThanOrEqual(1);
+        expect(stats.free).toBe(0);
+        expect(stats.remapping).toBe(0);
+        expect(stats.keptBytes).toBe(0);
+        gate.signal(1); // nothing runs any more
+        await new Promise((r) => setTimeout(r, 10));
+        expect(doomed.stats.upload.created).toBe(stats.created);
+      });
+    });
+
     describe('replay plans', () => {
       it('keeps staged updates in command order', async () => {
         const input = buffer(16);
@@ -560,11 +729,17 @@ export function defineDeviceTests(title: string): void {
         const gate = new TimelineSemaphore();
         const chain = new Chain();
         lossy.queueFill(Q0, Fence.of({ semaphore: gate, value: 1 }), chain.next(), { buffer: b }, 1, 1);
+        const writes = new Chain();
+        lossy.queueWrite(Q0, Fence.of({ semaphore: gate, value: 1 }), writes.next(), new Uint8Array(16), {
+          buffer: b,
+        });
         lossy.gpuDevice.destroy();
         const reason = await lossy.lost;
         expect(reason.code).toBe(ErrorCode.UNAVAILABLE);
         await expect(chain.now().wait(TIMEOUT)).rejects.toThrow();
         expect(chain.semaphore.failure?.code).toBe(ErrorCode.UNAVAILABLE);
+        await expect(writes.now().wait(TIMEOUT)).rejects.toThrow();
+        expect(writes.semaphore.failure?.code).toBe(ErrorCode.UNAVAILABLE);
         expect(() => lossy.createBuffer({ byteLength: 4, usage: BufferUsage.DEFAULT })).toThrow(
           expect.objectContaining({ code: ErrorCode.UNAVAILABLE }),
         );

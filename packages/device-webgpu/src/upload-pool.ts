@@ -1,0 +1,173 @@
+/**
+ * Pooled staging buffers for `queueWrite` (MAP_WRITE | COPY_SRC), handed out already mapped so a write
+ * never waits: the bytes go into the mapped range, the buffer is unmapped and copied from in command
+ * order, and once the GPU finished that submission the buffer is re-mapped (`mapAsync(WRITE)`, nothing
+ * blocks on it) and becomes free again when the map resolves. When no mapped buffer of the size class
+ * is free, a new one is made with `mappedAtCreation: true`.
+ *
+ * Size classes are powers of two from 256 bytes up to UPLOAD_CHUNK (4 MiB); larger writes are split
+ * into chunks of at most UPLOAD_CHUNK bytes by the device. Per class, `keepFor(size)` buffers are kept
+ * (1 MiB worth, between 4 and 32 buffers: bursts of small writes issued back to back each need their
+ * own buffer), and at most MAX_KEPT_BYTES in all (free or re-mapping); surplus buffers are destroyed
+ * when given back.
+ */
+import { GpuBufferUsage, GpuMapMode } from './gpu-flags';
+
+const MIN_SIZE = 256;
+/** Largest staging buffer (and size class): writes are split into chunks of at most this many bytes. */
+export const UPLOAD_CHUNK = 4 * 1024 * 1024;
+/** Bytes worth of buffers kept per size class, and the bounds on their number. */
+const KEEP_BYTES_PER_CLASS = 1024 * 1024;
+const MIN_KEEP_PER_CLASS = 4;
+const MAX_KEEP_PER_CLASS = 32;
+/** Bytes kept over all classes (free or being re-mapped). */
+const MAX_KEPT_BYTES = 16 * 1024 * 1024;
+
+/** Buffers kept (free or being re-mapped) of size class `size`. */
+export function keepFor(size: number): number {
+  return Math.min(MAX_KEEP_PER_CLASS, Math.max(MIN_KEEP_PER_CLASS, Math.floor(KEEP_BYTES_PER_CLASS / size)));
+}
+
+interface SizeClass {
+  /** Buffers kept of this class (keepFor). */
+  readonly keep: number;
+  /** Mapped buffers ready to be written. */
+  readonly free: GPUBuffer[];
+  /** Buffers of this class being re-mapped (they join `free` when the map resolves). */
+  remapping: number;
+}
+
+/** Counters of the upload pool (WebGpuDeviceStats.upload). */
+export interface UploadPoolStats {
+  /** Staging buffers created (mapped at creation). */
+  readonly created: number;
+  /** Acquisitions served by a pooled, re-mapped buffer. */
+  readonly reused: number;
+  /** Staging buffers destroyed (surplus, failed maps, teardown). */
+  readonly destroyed: number;
+  /** Mapped buffers free now. */
+  readonly free: number;
+  /** Buffers being re-mapped now. */
+  readonly remapping: number;
+  /** Bytes held by free and re-mapping buffers. */
+  readonly keptBytes: number;
+}
+
+export class UploadPool {
+  readonly #classes = new Map<number, SizeClass>();
+  /** Every buffer being re-mapped (destroyed by `destroy`; its map then rejects). */
+  readonly #remapping = new Set<GPUBuffer>();
+  #keptBytes = 0;
+  #created = 0;
+  #reused = 0;
+  #destroyedCount = 0;
+  #destroyed = false;
+
+  constructor(private readonly device: GPUDevice) {}
+
+  /** The size class (staging buffer size) for `bytes` (at most UPLOAD_CHUNK). */
+  static sizeFor(bytes: number): number {
+    let size = MIN_SIZE;
+    while (size < bytes) size *= 2;
+    return size;
+  }
+
+  #class(size: number): SizeClass {
+    let c = this.#classes.get(size);
+    if (c === undefined) {
+      c = { keep: keepFor(size), free: [], remapping: 0 };
+      this.#classes.set(size, c);
+    }
+    return c;
+  }
+
+  /** A mapped staging buffer of at least `bytes` bytes (its size is a size class). */
+  acquire(bytes: number): GPUBuffer {
+    const size = UploadPool.sizeFor(bytes);
+    const reused = this.#classes.get(size)?.free.pop();
+    if (reused !== undefined) {
+      this.#keptBytes -= size;
+      this.#reused++;
+      return reused;
+    }
+    this.#created++;
+    return this.device.createBuffer({
+      label: 'keel upload',
+      size,
+      usage: GpuBufferUsage.MAP_WRITE | GpuBufferUsage.COPY_SRC,
+      mappedAtCreation: true,
+    });
+  }
+
+  /**
+   * Gives a staging buffer back once the GPU work that copied from it completed (or when it was never
+   * submitted): re-maps it for the next use, or destroys it (`destroy`, teardown, class or byte limit).
+   */
+  release(buffer: GPUBuffer, destroy: boolean): void {
+    const size = buffer.size;
+    const c = this.#class(size);
+    if (
+      destroy ||
+      this.#destroyed ||
+      c.free.length + c.remapping >= c.keep ||
+      this.#keptBytes + size > MAX_KEPT_BYTES
+    ) {
+      this.#drop(buffer);
+      return;
+    }
+    this.#keptBytes += size;
+    if (buffer.mapState === 'mapped') {
+      // Acquired but never unmapped (the operation failed while encoding): still writable.
+      c.free.push(buffer);
+      return;
+    }
+    c.remapping++;
+    this.#remapping.add(buffer);
+    buffer.mapAsync(GpuMapMode.WRITE, 0, size).then(
+      () => this.#remapped(buffer, c, true),
+      () => this.#remapped(buffer, c, false),
+    );
+  }
+
+  #remapped(buffer: GPUBuffer, c: SizeClass, ok: boolean): void {
+    if (!this.#remapping.delete(buffer)) return; // the pool was destroyed meanwhile
+    c.remapping--;
+    if (ok && !this.#destroyed) {
+      c.free.push(buffer);
+      return;
+    }
+    this.#keptBytes -= buffer.size;
+    this.#drop(buffer);
+  }
+
+  #drop(buffer: GPUBuffer): void {
+    this.#destroyedCount++;
+    buffer.destroy();
+  }
+
+  get stats(): UploadPoolStats {
+    let free = 0;
+    for (const c of this.#classes.values()) free += c.free.length;
+    return {
+      created: this.#created,
+      reused: this.#reused,
+      destroyed: this.#destroyedCount,
+      free,
+      remapping: this.#remapping.size,
+      keptBytes: this.#keptBytes,
+    };
+  }
+
+  /** Destroys every free and re-mapping buffer; buffers given back later are destroyed. Idempotent. */
+  destroy(): void {
+    this.#destroyed = true;
+    for (const c of this.#classes.values()) {
+      for (const buffer of c.free) this.#drop(buffer);
+      c.free.length = 0;
+      c.remapping = 0;
+    }
+    for (const buffer of this.#remapping) this.#drop(buffer);
+    this.#remapping.clear();
+    this.#keptBytes = 0;
+  }
+}
