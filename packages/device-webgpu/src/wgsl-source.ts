@@ -3,7 +3,7 @@
  *
  * - Binding i of an export is `@group(0) @binding(i)`, a storage buffer (`var<storage, read_write>`;
  *   read-only declarations are accepted) or a uniform buffer (`var<uniform>`).
- * - Constants, when the export has any, are `@group(1) @binding(0) var<uniform>` of a struct of up to
+ * - Constants, when the export takes some, are `@group(1) @binding(0) var<uniform>` of a struct of up to
  *   64 scalar 32-bit members (or an array of vec4), in the order the dispatch passes them.
  *
  * Rewrite: `var<storage, read>` (and `var<storage>`, which means read) becomes

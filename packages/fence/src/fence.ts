@@ -146,7 +146,7 @@ export class Fence {
 
   /**
    * Resolves once every timepoint is reached. Same options and errors as `Semaphore.wait`: ABORTED
-   * (cause = that semaphore's failure) as soon as any of its semaphores fails, DEADLINE_EXCEEDED,
+   * (cause = that semaphore's failure) as soon as one of its semaphores fails, DEADLINE_EXCEEDED,
    * CANCELLED; leaves nothing behind when it times out or is aborted.
    */
   wait(options?: WaitOptions): Promise<void> {

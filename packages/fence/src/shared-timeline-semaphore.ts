@@ -1,5 +1,5 @@
 /**
- * A timeline semaphore in a SharedArrayBuffer: any thread holding its `handle` signals, fails and waits
+ * A timeline semaphore in a SharedArrayBuffer: every thread holding its `handle` signals, fails and waits
  * on it directly, without a round trip through another thread's event loop (IREE's host semaphores
  * shared by the task system's workers).
  *

@@ -26,7 +26,7 @@ function checkFences(what: string, fences: unknown): Fence[] {
 
 /**
  * Resolves once every fence is reached (an empty list resolves at once). Rejects ABORTED (cause = the
- * failure) as soon as any of their semaphores fails, DEADLINE_EXCEEDED on timeout, CANCELLED on abort;
+ * failure) as soon as one of their semaphores fails, DEADLINE_EXCEEDED on timeout, CANCELLED on abort;
  * INVALID_ARGUMENT for a list that is not of fences. Nothing is left behind once it settles.
  */
 export function waitAll(fences: readonly Fence[], options?: WaitOptions): Promise<void> {
