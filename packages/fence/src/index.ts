@@ -1,3 +1,4 @@
+export { describeValue } from './describe-value';
 export { Fence, type Timepoint } from './fence';
 export { ErrorCode, KeelError, type KeelErrorOptions, type StructuredKeelError } from './keel-error';
 export {

@@ -2,7 +2,10 @@
  * Argument checks shared by semaphores, fences and waits. Every check throws (or the caller rejects
  * with) a KeelError INVALID_ARGUMENT whose message names the object and the broken rule.
  */
+import { describeValue } from './describe-value';
 import { ErrorCode, KeelError } from './keel-error';
+
+export { describeValue };
 
 /** True for a payload a timeline may hold: a non-negative safe integer (0 … 2^53 − 1). */
 export function isPayload(value: unknown): value is number {
@@ -15,17 +18,6 @@ export function invalidPayload(what: string, value: unknown): KeelError {
     ErrorCode.INVALID_ARGUMENT,
     `${what}: ${describeValue(value)} is not a non-negative safe integer`,
   );
-}
-
-/** A short, safe rendering of an arbitrary argument for error messages. */
-export function describeValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-  if (typeof value === 'bigint') return `${value}n`;
-  if (typeof value === 'number' || typeof value === 'boolean' || value === undefined || value === null)
-    return String(value);
-  if (typeof value === 'function') return 'a function';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : typeof value;
 }
 
 /** Options of every asynchronous wait in this package. */

@@ -1,4 +1,10 @@
-export { ErrorCode, KeelError, type KeelErrorOptions, type StructuredKeelError } from '@keel/fence';
+export {
+  describeValue,
+  ErrorCode,
+  KeelError,
+  type KeelErrorOptions,
+  type StructuredKeelError,
+} from '@keel/fence';
 export type { Binding, BindingTable } from './binding-table';
 export {
   assertBufferLive,
@@ -52,6 +58,7 @@ export {
   type WorkgroupSize,
 } from './executable';
 export { abortedBy, propagateFailure } from './failure';
+export { checkOptions, type OptionRule, type OptionRules } from './options';
 export { QueueAffinity } from './queue-affinity';
 export {
   type BufferClass,

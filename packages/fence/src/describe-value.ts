@@ -1,0 +1,76 @@
+/**
+ * How every Keel error message shows a caller's value. One rendering for the whole runtime, so that a
+ * message never says `[object Object]`, `[object Promise]`, shows the string '64' as the number 64, or
+ * a 2**33 mask as `0x0`. Pure, allocation only on the error path, never throws (not even on a revoked
+ * Proxy or an object whose getters throw).
+ */
+
+const MAX_STRING = 40;
+
+/**
+ * A short, unambiguous rendering of an arbitrary value:
+ * - strings are quoted (`"64"`), long ones cut with `…`;
+ * - numbers as JavaScript writes them (`-5`, `NaN`, `4294967296`), bigints with `n`;
+ * - `undefined`, `null`, booleans as themselves;
+ * - functions as `a function 'name'`; promises as `a Promise`; arrays as `an array of N`;
+ *   typed arrays as `a Float32Array of N elements`, `an ArrayBuffer of N bytes`;
+ * - other objects as `an object` or `an instance of Name`, and `{ buffer, offset, … }` style objects
+ *   list their keys: `an object { buffer, offset }`.
+ */
+export function describeValue(value: unknown): string {
+  try {
+    return describeUnsafe(value);
+  } catch {
+    return 'an unreadable value';
+  }
+}
+
+function describeUnsafe(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value.length > MAX_STRING ? `${value.slice(0, MAX_STRING)}…` : value);
+    case 'bigint':
+      return `${value}n`;
+    case 'number':
+      return Object.is(value, -0) ? '-0' : String(value);
+    case 'boolean':
+    case 'undefined':
+      return String(value);
+    case 'symbol':
+      return `a symbol ${String(value.description ?? '')}`.trimEnd();
+    case 'function':
+      return value.name === '' ? 'a function' : `a function '${value.name}'`;
+    default:
+      break;
+  }
+  if (value === null) return 'null';
+  const object = value as object;
+  if (typeof (object as { then?: unknown }).then === 'function') return 'a Promise';
+  if (Array.isArray(object)) return `an array of ${object.length}`;
+  if (object instanceof ArrayBuffer) return `an ArrayBuffer of ${object.byteLength} bytes`;
+  if (typeof SharedArrayBuffer !== 'undefined' && object instanceof SharedArrayBuffer)
+    return `a SharedArrayBuffer of ${object.byteLength} bytes`;
+  if (ArrayBuffer.isView(object)) {
+    const name = object.constructor?.name ?? 'ArrayBufferView';
+    if (object instanceof DataView) return `a DataView of ${object.byteLength} bytes`;
+    return `${article(name)} ${name} of ${(object as unknown as { length: number }).length} elements`;
+  }
+  const proto: unknown = Object.getPrototypeOf(object);
+  if (proto !== null && proto !== Object.prototype) {
+    const name = (object as { constructor?: { name?: unknown } }).constructor?.name;
+    if (typeof name === 'string' && name !== '' && name !== 'Object') {
+      const label = (object as { label?: unknown }).label;
+      return typeof label === 'string' && label !== ''
+        ? `${article(name)} ${name} '${label}'`
+        : `${article(name)} ${name}`;
+    }
+  }
+  const keys = Object.keys(object);
+  if (keys.length === 0) return 'an empty object';
+  const shown = keys.slice(0, 6).join(', ');
+  return `an object { ${shown}${keys.length > 6 ? ', …' : ''} }`;
+}
+
+function article(name: string): string {
+  return /^[AEIOU]/.test(name) ? 'an' : 'a';
+}
