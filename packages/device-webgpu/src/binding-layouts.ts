@@ -153,6 +153,18 @@ export class BindingLayouts {
     return layout;
   }
 
+  /** Interned group-0 layouts. */
+  get size(): number {
+    return this.#layouts.size;
+  }
+
+  /** Drops every layout and cached bind group (the device's teardown). */
+  destroy(): void {
+    for (const layout of this.#layouts.values()) layout.cache.clear();
+    this.#layouts.clear();
+    this.#pipelineLayouts.clear();
+  }
+
   /** Every interned group-0 layout (for statistics). */
   all(): IterableIterator<BindingLayout> {
     return this.#layouts.values();

@@ -3,45 +3,75 @@
  * `navigator.gpu`, or (Node) from the optional `webgpu` package (Dawn).
  */
 import { ErrorCode, KeelError } from '@keel/fence';
+import { checkOptions, type OptionRules } from '@keel/hal';
 import { acquireGpuDevice } from './acquire-gpu-device';
 import { BindingLayouts } from './binding-layouts';
 import { createBuiltinKernels } from './builtin-kernels';
 import { deviceInfo } from './device-info';
+import { describeError } from './op-scheduler';
 import { WebGpuDevice } from './webgpu-device';
 import type { WebGpuDeviceOptions } from './webgpu-device-options';
 
 const DEFAULT_QUEUES = 2;
 const DEFAULT_SLAB = 16 * 1024 * 1024;
 
-function positiveInteger(
-  value: number | undefined,
-  fallback: number,
-  what: string,
-  max = Number.MAX_SAFE_INTEGER,
-): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < 1 || value > max) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `createWebGpuDevice: ${what} must be an integer in [1, ${max}], got ${String(value)}`,
-    );
-  }
-  return value;
+function hasMethods(value: unknown, ...names: string[]): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const o = value as Record<string, unknown>;
+  return names.every((name) => typeof o[name] === 'function');
 }
 
+function isStringArray(value: unknown): boolean {
+  return Array.isArray(value) && value.every((v) => typeof v === 'string');
+}
+
+/** The rules of WebGpuDeviceOptions (hal's checkOptions: unknown keys, types, ranges). */
+const OPTION_RULES: OptionRules = {
+  device: {
+    type: 'custom',
+    expected: 'a GPUDevice',
+    check: (v) =>
+      hasMethods(v, 'createBuffer', 'createCommandEncoder', 'destroy') &&
+      typeof (v as { queue?: unknown }).queue === 'object' &&
+      typeof (v as { limits?: unknown }).limits === 'object',
+  },
+  adapter: { type: 'custom', expected: 'a GPUAdapter', check: (v) => hasMethods(v, 'requestDevice') },
+  adapterOptions: { type: 'object' },
+  requiredFeatures: { type: 'custom', expected: 'an array of feature names', check: isStringArray },
+  dawnOptions: { type: 'custom', expected: 'an array of strings', check: isStringArray },
+  queueCount: { type: 'integer', min: 1, max: 32 },
+  label: { type: 'string' },
+  transientSlabSize: { type: 'integer', min: 1 },
+  transientBudget: { type: 'number', min: 0, allowInfinity: true },
+  bindGroupCacheSize: { type: 'integer', min: 1 },
+  tableCacheSize: { type: 'integer', min: 1 },
+  onUncapturedError: { type: 'function' },
+};
+
 /**
- * A Keel device on WebGPU. Throws (rejects) INVALID_ARGUMENT for bad options and UNAVAILABLE when no
- * WebGPU adapter can be had (no `navigator.gpu` and no `webgpu` package, or no adapter).
+ * A Keel device on WebGPU. Throws (rejects) INVALID_ARGUMENT for bad options (checked before any
+ * GPU work: unknown keys, wrong types, out-of-range numbers, a `device` that is not a GPUDevice, a
+ * `transientSlabSize` above the device's maxBufferSize) and UNAVAILABLE when no WebGPU adapter can be
+ * had (no `navigator.gpu` and no `webgpu` package, or no adapter).
  */
-export async function createWebGpuDevice(options: WebGpuDeviceOptions = {}): Promise<WebGpuDevice> {
-  const queueCount = positiveInteger(options.queueCount, DEFAULT_QUEUES, 'queueCount', 32);
-  const transientSlabSize = positiveInteger(options.transientSlabSize, DEFAULT_SLAB, 'transientSlabSize');
-  const bindGroupCacheSize = positiveInteger(options.bindGroupCacheSize, 4096, 'bindGroupCacheSize');
-  const tableCacheSize = positiveInteger(options.tableCacheSize, 16, 'tableCacheSize');
+export async function createWebGpuDevice(options?: WebGpuDeviceOptions): Promise<WebGpuDevice> {
+  options = checkOptions<WebGpuDeviceOptions>('createWebGpuDevice', options, OPTION_RULES);
+  const queueCount = options.queueCount ?? DEFAULT_QUEUES;
+  const bindGroupCacheSize = options.bindGroupCacheSize ?? 4096;
+  const tableCacheSize = options.tableCacheSize ?? 16;
   const transientBudget = options.transientBudget ?? Number.POSITIVE_INFINITY;
   const acquired = await acquireGpuDevice(options);
   const gpu = acquired.device;
   try {
+    const maxBufferSize = gpu.limits.maxBufferSize;
+    const transientSlabSize = options.transientSlabSize ?? DEFAULT_SLAB;
+    // Slabs are GPUBuffers rounded up to 4 bytes.
+    if (Math.ceil(transientSlabSize / 4) * 4 > maxBufferSize) {
+      throw new KeelError(
+        ErrorCode.INVALID_ARGUMENT,
+        `createWebGpuDevice: option 'transientSlabSize' of ${transientSlabSize} bytes exceeds the device's maxBufferSize of ${maxBufferSize}`,
+      );
+    }
     const layouts = new BindingLayouts(gpu, bindGroupCacheSize);
     const kernels = await createBuiltinKernels(gpu, layouts);
     return new WebGpuDevice({
@@ -61,7 +91,7 @@ export async function createWebGpuDevice(options: WebGpuDeviceOptions = {}): Pro
     if (KeelError.is(cause)) throw cause;
     throw new KeelError(
       ErrorCode.UNAVAILABLE,
-      `createWebGpuDevice: setting up the device failed (${String(cause)})`,
+      `createWebGpuDevice: setting up the device failed (${describeError(cause)})`,
       {
         cause,
       },

@@ -35,6 +35,11 @@ export class GpuScratch {
     this.#retired.length = 0;
   }
 
+  /** GPUBuffers alive. */
+  get live(): number {
+    return (this.#memory === undefined ? 0 : 1) + this.#retired.length;
+  }
+
   destroy(): void {
     this.#memory?.buffer.destroy();
     this.#memory = undefined;

@@ -27,7 +27,8 @@
  * when the device is lost or destroyed).
  */
 import { ErrorCode, type Fence, KeelError, type Semaphore } from '@keel/fence';
-import { abortedBy } from '@keel/hal';
+import { abortedBy, describeValue } from '@keel/hal';
+import { ERROR_SCOPES, fromGpuError, pushErrorScopes } from './gpu-errors';
 import { type OpCallbacks, OpKind, QueueOp } from './queue-op';
 
 /** What the device does to run an operation (encode and submit; throws a KeelError to fail it). */
@@ -48,6 +49,11 @@ const PENDING = 1;
 const FAILED = 2;
 
 const MAX_POOLED = 256;
+
+/** An error's message, or any other value described (messages only). */
+export function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : describeValue(error);
+}
 
 function report(error: unknown): void {
   queueMicrotask(() => {
@@ -94,7 +100,12 @@ function signalsOnGpuOrder(kind: number): boolean {
 
 export class OpScheduler implements OpCallbacks {
   readonly #runner: OpRunner;
+  readonly #device: GPUDevice;
   readonly #queue: GPUQueue;
+  /** Names the device in messages of GPU errors ("webgpu device '…'"). */
+  readonly #label: string;
+  /** Error scope pops not settled yet. */
+  #scopesPending = 0;
   /** Per semaphore: the highest value work already submitted to the GPUQueue will signal. */
   readonly #ordered = new WeakMap<Semaphore, number>();
   readonly #pool: QueueOp[] = [];
@@ -120,10 +131,17 @@ export class OpScheduler implements OpCallbacks {
   #failure: KeelError | undefined;
   /** Called whenever the number of deferred operations drops to zero. */
   onIdle: (() => void) | undefined;
+  /** Reads' `mapAsync` calls not settled yet (settled or not, they are counted until their callback). */
+  #mapsPending = 0;
+  /** Resolves `whenSettled()`'s promise once nothing is pending on the GPU side. */
+  #onSettled: (() => void) | undefined;
+  #settledPromise: Promise<void> | undefined;
 
-  constructor(runner: OpRunner, queue: GPUQueue) {
+  constructor(runner: OpRunner, device: GPUDevice, label: string) {
     this.#runner = runner;
-    this.#queue = queue;
+    this.#device = device;
+    this.#queue = device.queue;
+    this.#label = label;
   }
 
   /** Operations not yet completed (deferred, in flight, reading back, running host code). */
@@ -139,6 +157,33 @@ export class OpScheduler implements OpCallbacks {
     return this.#lost;
   }
 
+  /** Promises of the GPU not settled yet: reads' `mapAsync` and `onSubmittedWorkDone` requests. */
+  get gpuPending(): number {
+    return this.#mapsPending + this.#watermarks.length + this.#scopesPending;
+  }
+
+  /**
+   * Resolves once every `mapAsync` and `onSubmittedWorkDone` this scheduler started has settled (after
+   * `failAll`, nothing new starts). The device awaits it before destroying buffers and the GPUDevice:
+   * Dawn crashes or hangs when a buffer with a pending map and its device are destroyed and collected.
+   */
+  whenSettled(): Promise<void> {
+    if (this.gpuPending === 0) return Promise.resolve();
+    this.#settledPromise ??= new Promise<void>((resolve) => {
+      this.#onSettled = resolve;
+    });
+    return this.#settledPromise;
+  }
+
+  #checkSettled(): void {
+    if (this.#onSettled !== undefined && this.gpuPending === 0) {
+      const resolve = this.#onSettled;
+      this.#onSettled = undefined;
+      this.#settledPromise = undefined;
+      resolve();
+    }
+  }
+
   /** A pooled record, reset. */
   acquire(kind: OpKind, queue: number, wait: Fence, signal: Fence): QueueOp {
     const op = this.#pool.pop() ?? new QueueOp(this);
@@ -150,6 +195,10 @@ export class OpScheduler implements OpCallbacks {
   }
 
   #recycle(op: QueueOp): void {
+    if (op.scopes > 0) {
+      op.recycleAfterScopes = true;
+      return;
+    }
     op.reset();
     if (this.#lost === undefined && this.#pool.length < MAX_POOLED) this.#pool.push(op);
   }
@@ -281,16 +330,23 @@ export class OpScheduler implements OpCallbacks {
       this.#finish(op, undefined);
       return;
     }
+    // Every WebGPU error of the submission (encoding, bind groups, writeBuffer, submit) is caught by
+    // these scopes and fails this operation's signal (#complete), never the uncaptured-error handler.
+    pushErrorScopes(this.#device);
     try {
       this.#runner.run(op);
     } catch (error) {
+      this.#popScopes(op);
       failFence(op.signal, error);
       this.#runner.releaseStaging(op);
       this.#recycle(op);
       return;
     }
+    this.#popScopes(op);
     if (op.kind === OpKind.READ) {
       this.#outside.add(op);
+      this.#mapsPending++;
+      op.mapping = true;
       (op.staging as GPUBuffer)
         .mapAsync(1 /* GPUMapMode.READ */, 0, op.stagingSize)
         .then(op.onMapped, op.onMapFailed);
@@ -298,6 +354,32 @@ export class OpScheduler implements OpCallbacks {
       this.#push(op);
     }
     if (signalsOnGpuOrder(op.kind)) this.markOrdered(op.signal);
+  }
+
+  /** Pops the submission's error scopes; their results arrive in `scopePopped`. */
+  #popScopes(op: QueueOp): void {
+    const device = this.#device;
+    for (let i = 0; i < ERROR_SCOPES.length; i++) {
+      op.scopes++;
+      this.#scopesPending++;
+      device.popErrorScope().then(op.onScopePopped, op.onScopeFailed);
+    }
+  }
+
+  scopePopped(op: QueueOp, error: GPUError | null): void {
+    this.#scopesPending--;
+    op.scopes--;
+    if (error !== null && error !== undefined && op.gpuError === undefined) op.gpuError = error;
+    if (op.scopes === 0) {
+      if (op.completeAfterScopes) {
+        op.completeAfterScopes = false;
+        this.#complete(op);
+      } else if (op.recycleAfterScopes) {
+        op.recycleAfterScopes = false;
+        this.#recycle(op);
+      }
+    }
+    this.#checkSettled();
   }
 
   // --- completion -------------------------------------------------------------------------------------
@@ -328,7 +410,10 @@ export class OpScheduler implements OpCallbacks {
 
   #done(): void {
     const mark = this.#watermarks.shift();
-    if (mark === undefined || this.#lost !== undefined) return;
+    if (mark === undefined || this.#lost !== undefined) {
+      this.#checkSettled();
+      return;
+    }
     while (this.#completed < mark && this.#count > 0) {
       const op = this.#inflight[this.#head] as QueueOp;
       this.#inflight[this.#head] = undefined;
@@ -363,7 +448,13 @@ export class OpScheduler implements OpCallbacks {
 
   /** Signals `op`'s signal (or fails it when a wait failed), finishing a read first, and recycles it. */
   #complete(op: QueueOp): void {
+    if (op.scopes > 0) {
+      op.completeAfterScopes = true;
+      return;
+    }
     let error: unknown = this.#lost;
+    if (error === undefined && op.gpuError !== undefined)
+      error = fromGpuError(op.gpuError, `${this.#label} ${op.name}`);
     if (error === undefined && op.early && this.#check(op.wait, false) === FAILED) {
       error = abortedBy(this.#failure, op.name);
       this.#failure = undefined;
@@ -388,19 +479,29 @@ export class OpScheduler implements OpCallbacks {
     this.#recycle(op);
   }
 
+  /** A read's map settled after `failAll` failed it: its staging buffer can go now. */
+  #mapSettled(op: QueueOp): boolean {
+    this.#mapsPending--;
+    op.mapping = false;
+    if (this.#outside.delete(op)) return true;
+    this.#runner.releaseStaging(op);
+    this.#checkSettled();
+    return false;
+  }
+
   mapped(op: QueueOp): void {
-    if (!this.#outside.delete(op)) return;
+    if (!this.#mapSettled(op)) return;
     this.#gpuDone(op);
   }
 
   mapFailed(op: QueueOp, error: unknown): void {
-    if (!this.#outside.delete(op)) return;
+    if (!this.#mapSettled(op)) return;
     this.#runner.releaseStaging(op);
     const failure =
       this.#lost ??
       new KeelError(
         ErrorCode.UNAVAILABLE,
-        `queueRead: mapping the staging buffer failed (${String(error)})`,
+        `queueRead: mapping the staging buffer failed (${describeError(error)})`,
         {
           cause: error,
         },
@@ -458,7 +559,8 @@ export class OpScheduler implements OpCallbacks {
       op.registration?.cancel();
       op.registration = undefined;
       toFail.push(op.signal);
-      this.#runner.releaseStaging(op);
+      // A read whose staging buffer is still being mapped keeps it until the map settles (#mapSettled).
+      if (!op.mapping) this.#runner.releaseStaging(op);
     }
     this.#outside.clear();
     this.#pool.length = 0;

@@ -41,6 +41,8 @@ export interface OpCallbacks {
   runHostCall(op: QueueOp): void;
   hostCallDone(op: QueueOp): void;
   hostCallFailed(op: QueueOp, error: unknown): void;
+  /** One of the op's submission error scopes was popped (`error` null when it caught nothing). */
+  scopePopped(op: QueueOp, error: GPUError | null): void;
 }
 
 export class QueueOp {
@@ -72,6 +74,16 @@ export class QueueOp {
   staging: GPUBuffer | undefined;
   stagingSize = 0;
   stagingOffset = 0;
+  /** queueRead: its staging buffer's `mapAsync` has not settled yet. */
+  mapping = false;
+  /** Error scopes of its submission not popped yet (it completes and is recycled only after). */
+  scopes = 0;
+  /** Its GPU work is done but scopes were pending: complete when they are popped. */
+  completeAfterScopes = false;
+  /** Failed while encoding but scopes were pending: recycle when they are popped. */
+  recycleAfterScopes = false;
+  /** The first error its submission's error scopes caught. */
+  gpuError: GPUError | undefined;
   /** queueWrite: the upload staging buffers its chunks were copied from (given back at GPU completion). */
   readonly uploads: GPUBuffer[] = [];
 
@@ -82,6 +94,8 @@ export class QueueOp {
   readonly runHostCall: () => void;
   readonly onHostCallDone: () => void;
   readonly onHostCallFailed: (error: unknown) => void;
+  readonly onScopePopped: (error: GPUError | null) => void;
+  readonly onScopeFailed: () => void;
 
   constructor(callbacks: OpCallbacks) {
     this.onWaitReached = (error) => callbacks.waitReached(this, error);
@@ -91,6 +105,8 @@ export class QueueOp {
     this.runHostCall = () => callbacks.runHostCall(this);
     this.onHostCallDone = () => callbacks.hostCallDone(this);
     this.onHostCallFailed = (error) => callbacks.hostCallFailed(this, error);
+    this.onScopePopped = (error) => callbacks.scopePopped(this, error);
+    this.onScopeFailed = () => callbacks.scopePopped(this, null);
   }
 
   /** Drops every reference so a pooled record keeps nothing alive. */
@@ -108,6 +124,11 @@ export class QueueOp {
     this.bytes = undefined;
     this.callback = undefined;
     this.staging = undefined;
+    this.mapping = false;
+    this.scopes = 0;
+    this.completeAfterScopes = false;
+    this.recycleAfterScopes = false;
+    this.gpuError = undefined;
     this.uploads.length = 0;
   }
 

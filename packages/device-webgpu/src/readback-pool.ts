@@ -15,6 +15,8 @@ export class ReadbackPool {
   readonly #free = new Map<number, GPUBuffer[]>();
   #created = 0;
   #reused = 0;
+  /** Staging buffers made and not destroyed (free or in use by a read). */
+  #live = 0;
 
   constructor(private readonly device: GPUDevice) {}
 
@@ -34,6 +36,7 @@ export class ReadbackPool {
       return reused;
     }
     this.#created++;
+    this.#live++;
     return this.device.createBuffer({
       label: 'keel readback',
       size,
@@ -52,6 +55,7 @@ export class ReadbackPool {
     }
     let free = this.#free.get(size);
     if (destroy || size > MAX_KEPT_SIZE || (free !== undefined && free.length >= KEEP_PER_CLASS)) {
+      this.#live--;
       buffer.destroy();
       return;
     }
@@ -66,8 +70,15 @@ export class ReadbackPool {
     return { created: this.#created, reused: this.#reused };
   }
 
+  get live(): number {
+    return this.#live;
+  }
+
   destroy(): void {
-    for (const free of this.#free.values()) for (const buffer of free) buffer.destroy();
+    for (const free of this.#free.values()) {
+      for (const buffer of free) buffer.destroy();
+      this.#live -= free.length;
+    }
     this.#free.clear();
   }
 }

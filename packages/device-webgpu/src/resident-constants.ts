@@ -19,6 +19,9 @@ const SLAB_BYTES = 256 * 1024;
 
 /** Uniform slabs (UNIFORM | COPY_DST). */
 class UniformSlabProvider implements SlabProvider<GpuMemory> {
+  /** Slabs created and not destroyed. */
+  live = 0;
+
   constructor(private readonly device: GPUDevice) {}
 
   createSlab(byteLength: number): GpuMemory {
@@ -28,11 +31,13 @@ class UniformSlabProvider implements SlabProvider<GpuMemory> {
       size,
       usage: GpuBufferUsage.UNIFORM | GpuBufferUsage.COPY_DST,
     });
+    this.live++;
     return { id: nextMemoryId(), buffer, size };
   }
 
   destroySlab(memory: GpuMemory): void {
     memory.buffer.destroy();
+    this.live--;
   }
 }
 
@@ -44,6 +49,7 @@ export interface ResidentPlacement {
 
 export class ResidentConstants {
   readonly #pool: TlsfPool<GpuMemory>;
+  readonly #slabs: UniformSlabProvider;
   readonly #groups = new Map<number, GPUBindGroup>();
   readonly #registry: FinalizationRegistry<Block<GpuMemory>>;
   #destroyed = false;
@@ -53,7 +59,8 @@ export class ResidentConstants {
     private readonly layout: GPUBindGroupLayout,
     alignment: number,
   ) {
-    this.#pool = new TlsfPool(new UniformSlabProvider(device), {
+    this.#slabs = new UniformSlabProvider(device);
+    this.#pool = new TlsfPool(this.#slabs, {
       label: 'webgpu resident constants',
       alignment,
       slabSize: SLAB_BYTES,
@@ -94,6 +101,11 @@ export class ResidentConstants {
   /** Bytes of live resident blocks. */
   get liveBytes(): number {
     return this.#pool.stats.liveBytes;
+  }
+
+  /** Uniform slabs alive. */
+  get live(): number {
+    return this.#slabs.live;
   }
 
   destroy(): void {

@@ -34,6 +34,7 @@ export class UniformRing {
   /** The current submission's spans wrapped around the end of the ring. */
   #wrapped = false;
   #retired: GPUBuffer[] = [];
+  #destroyed = false;
   #grows = 0;
 
   constructor(
@@ -163,7 +164,14 @@ export class UniformRing {
     }
   }
 
+  /** GPUBuffers alive (0 after `destroy`). */
+  get live(): number {
+    return this.#destroyed ? 0 : 1 + this.#retired.length;
+  }
+
   destroy(): void {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
     this.#buffer.destroy();
     for (const buffer of this.#retired) buffer.destroy();
     this.#retired.length = 0;

@@ -10,6 +10,11 @@
  * (1 MiB worth, between 4 and 32 buffers: bursts of small writes issued back to back each need their
  * own buffer), and at most MAX_KEPT_BYTES in all (free or re-mapping); surplus buffers are destroyed
  * when given back.
+ *
+ * Teardown never destroys a buffer whose `mapAsync` is pending (Dawn crashes or hangs when such a
+ * buffer and its device are destroyed and collected): `destroy` drops the free buffers at once and
+ * each re-mapping buffer when its map settles; `settled()` resolves once none is left. Each buffer's
+ * map callbacks are bound once, when it is created, so a write allocates no closure.
  */
 import { GpuBufferUsage, GpuMapMode } from './gpu-flags';
 
@@ -26,6 +31,14 @@ const MAX_KEPT_BYTES = 16 * 1024 * 1024;
 /** Buffers kept (free or being re-mapped) of size class `size`. */
 export function keepFor(size: number): number {
   return Math.min(MAX_KEEP_PER_CLASS, Math.max(MIN_KEEP_PER_CLASS, Math.floor(KEEP_BYTES_PER_CLASS / size)));
+}
+
+/** A staging buffer with its map callbacks (bound once). */
+interface Staging {
+  readonly buffer: GPUBuffer;
+  readonly sizeClass: SizeClass;
+  readonly onMapped: () => void;
+  readonly onMapFailed: () => void;
 }
 
 interface SizeClass {
@@ -55,8 +68,11 @@ export interface UploadPoolStats {
 
 export class UploadPool {
   readonly #classes = new Map<number, SizeClass>();
-  /** Every buffer being re-mapped (destroyed by `destroy`; its map then rejects). */
+  /** Every buffer the pool made and has not destroyed. */
+  readonly #staging = new Map<GPUBuffer, Staging>();
+  /** Every buffer being re-mapped (destroyed when its map settles once the pool is destroyed). */
   readonly #remapping = new Set<GPUBuffer>();
+  #onSettled: (() => void) | undefined;
   #keptBytes = 0;
   #created = 0;
   #reused = 0;
@@ -91,12 +107,20 @@ export class UploadPool {
       return reused;
     }
     this.#created++;
-    return this.device.createBuffer({
+    const buffer = this.device.createBuffer({
       label: 'keel upload',
       size,
       usage: GpuBufferUsage.MAP_WRITE | GpuBufferUsage.COPY_SRC,
       mappedAtCreation: true,
     });
+    const c = this.#class(size);
+    this.#staging.set(buffer, {
+      buffer,
+      sizeClass: c,
+      onMapped: () => this.#remapped(buffer, c, true),
+      onMapFailed: () => this.#remapped(buffer, c, false),
+    });
+    return buffer;
   }
 
   /**
@@ -121,16 +145,14 @@ export class UploadPool {
       c.free.push(buffer);
       return;
     }
+    const staging = this.#staging.get(buffer) as Staging;
     c.remapping++;
     this.#remapping.add(buffer);
-    buffer.mapAsync(GpuMapMode.WRITE, 0, size).then(
-      () => this.#remapped(buffer, c, true),
-      () => this.#remapped(buffer, c, false),
-    );
+    buffer.mapAsync(GpuMapMode.WRITE, 0, size).then(staging.onMapped, staging.onMapFailed);
   }
 
   #remapped(buffer: GPUBuffer, c: SizeClass, ok: boolean): void {
-    if (!this.#remapping.delete(buffer)) return; // the pool was destroyed meanwhile
+    if (!this.#remapping.delete(buffer)) return;
     c.remapping--;
     if (ok && !this.#destroyed) {
       c.free.push(buffer);
@@ -138,11 +160,34 @@ export class UploadPool {
     }
     this.#keptBytes -= buffer.size;
     this.#drop(buffer);
+    if (this.#remapping.size === 0 && this.#onSettled !== undefined) {
+      const resolve = this.#onSettled;
+      this.#onSettled = undefined;
+      resolve();
+    }
   }
 
   #drop(buffer: GPUBuffer): void {
     this.#destroyedCount++;
+    this.#staging.delete(buffer);
     buffer.destroy();
+  }
+
+  /** Staging buffers alive (made and not destroyed: free, re-mapping or in use by a write). */
+  get live(): number {
+    return this.#staging.size;
+  }
+
+  /** Resolves once no buffer is being re-mapped (after `destroy`, once every one is destroyed). */
+  settled(): Promise<void> {
+    if (this.#remapping.size === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const previous = this.#onSettled;
+      this.#onSettled = () => {
+        previous?.();
+        resolve();
+      };
+    });
   }
 
   get stats(): UploadPoolStats {
@@ -158,16 +203,18 @@ export class UploadPool {
     };
   }
 
-  /** Destroys every free and re-mapping buffer; buffers given back later are destroyed. Idempotent. */
+  /**
+   * Destroys every free buffer now and every re-mapping one when its map settles (`settled()`); buffers
+   * given back later are destroyed. Idempotent.
+   */
   destroy(): void {
     this.#destroyed = true;
     for (const c of this.#classes.values()) {
-      for (const buffer of c.free) this.#drop(buffer);
+      for (const buffer of c.free) {
+        this.#keptBytes -= buffer.size;
+        this.#drop(buffer);
+      }
       c.free.length = 0;
-      c.remapping = 0;
     }
-    for (const buffer of this.#remapping) this.#drop(buffer);
-    this.#remapping.clear();
-    this.#keptBytes = 0;
   }
 }

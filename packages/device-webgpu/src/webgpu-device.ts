@@ -56,6 +56,7 @@ import { alignUp, createGpuMemory, type GpuMemory } from './gpu-memory';
 import { GpuScratch } from './gpu-scratch';
 import { GpuSlabProvider } from './gpu-slab-provider';
 import { OpScheduler } from './op-scheduler';
+import { PendingWork } from './pending-work';
 import { buildReplayPlan } from './plan-builder';
 import { OpKind, type QueueOp } from './queue-op';
 import { ReadbackPool } from './readback-pool';
@@ -129,6 +130,13 @@ export interface WebGpuDeviceStats {
   readonly upload: UploadPoolStats;
   /** Operations not completed yet. */
   readonly pending: number;
+  /**
+   * GPUBuffers Keel created on this device and has not destroyed yet (dedicated buffers, slabs,
+   * staging, uniform ring, scratch, resident constants): 0 once `destroy()` resolved.
+   */
+  readonly gpuBuffers: number;
+  /** Bind group layouts interned (with their bind group caches); 0 once `destroy()` resolved. */
+  readonly bindGroupLayouts: number;
 }
 
 export class WebGpuDevice implements Device {
@@ -182,6 +190,8 @@ export class WebGpuDevice implements Device {
   /** The array `queue.submit` gets (reused: no allocation per submission). */
   readonly #submitList: GPUCommandBuffer[] = [];
   readonly #onUncapturedError: (event: Event) => void;
+  /** Pipeline compilations and resource error scopes not settled yet (awaited by destroy). */
+  readonly #compiles = new PendingWork();
 
   constructor(parts: WebGpuDeviceParts) {
     const gpu = parts.gpu;
@@ -226,7 +236,8 @@ export class WebGpuDevice implements Device {
         finishRead: (op) => this.#finishRead(op),
         releaseStaging: (op) => this.#releaseStaging(op),
       },
-      gpu.queue,
+      gpu,
+      this.name,
     );
     this.#scheduler.onIdle = () => this.#flushReleases();
     this.#buildPlan = (commandBuffer) => {
@@ -838,12 +849,25 @@ export class WebGpuDevice implements Device {
       readback: this.#readback.stats,
       upload: this.#uploads.stats,
       pending: this.#scheduler.pendingCount,
+      gpuBuffers:
+        this.#buffers.size +
+        this.#releases.length +
+        this.#slabs.live +
+        this.#uploads.live +
+        this.#readback.live +
+        this.#ring.live +
+        this.#scratch.live +
+        this.#resident.live,
+      bindGroupLayouts: this.#layouts.size,
     };
   }
 
   /**
-   * Fails every pending signal with UNAVAILABLE, releases every GPU resource Keel created (buffers,
-   * slabs, staging, the uniform ring) and destroys the GPUDevice if Keel requested it. Idempotent; any
+   * Fails every pending signal with UNAVAILABLE at once, then waits until nothing Keel started on the
+   * GPU is in flight (reads' and staging buffers' `mapAsync`, `onSubmittedWorkDone`, pipeline
+   * compilations), then destroys every GPU resource Keel created (buffers, slabs, staging, the uniform
+   * ring, resident constants; bind group caches are dropped) and the GPUDevice if Keel requested it.
+   * The promise resolves when all of that is done (`Symbol.asyncDispose` awaits it). Idempotent; any
    * later call of another method is FAILED_PRECONDITION.
    */
   destroy(): Promise<void> {
@@ -857,6 +881,10 @@ export class WebGpuDevice implements Device {
     this.#scheduler.failAll(reason);
     for (const allocator of this.#allocators.values()) allocator.destroy();
     this.#allocators.clear();
+    this.#uploads.destroy();
+    // Dawn crashes or hangs when a buffer with a pending map and its device are destroyed and
+    // collected: let every map and completion callback settle first.
+    await Promise.all([this.#scheduler.whenSettled(), this.#uploads.settled(), this.#compiles.settled()]);
     for (const buffer of this.#buffers) {
       buffer.markDestroyed();
       buffer.memory?.buffer.destroy();
@@ -868,7 +896,7 @@ export class WebGpuDevice implements Device {
     this.#resident.destroy();
     this.#scratch.destroy();
     this.#readback.destroy();
-    this.#uploads.destroy();
+    this.#layouts.destroy();
     this.gpuDevice.removeEventListener('uncapturederror', this.#onUncapturedError);
     if (this.#owned) this.gpuDevice.destroy();
     this.#resolveLost(this.#lostReason ?? reason);

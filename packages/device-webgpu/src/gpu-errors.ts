@@ -1,0 +1,40 @@
+/**
+ * WebGPU errors as Keel errors (README § Errors): GPUOutOfMemoryError → RESOURCE_EXHAUSTED,
+ * GPUValidationError → INVALID_ARGUMENT, GPUInternalError → INTERNAL, each with the GPUError (Dawn's
+ * message) as `cause`; a lost device is UNAVAILABLE. Error scopes are pushed and popped in the order
+ * of ERROR_SCOPES, so what a device encodes or creates never reaches the uncaptured-error handler.
+ */
+import { ErrorCode, KeelError } from '@keel/fence';
+
+/** The filters the device pushes around GPU work (popped in reverse order). */
+export const ERROR_SCOPES: readonly GPUErrorFilter[] = ['internal', 'out-of-memory', 'validation'];
+
+function kindOf(error: GPUError): string {
+  const name = (error as { constructor?: { name?: unknown } }).constructor?.name;
+  return typeof name === 'string' ? name : '';
+}
+
+/** The Keel error code of a GPUError. */
+export function gpuErrorCode(error: GPUError): ErrorCode {
+  const kind = kindOf(error);
+  if (kind.includes('OutOfMemory')) return ErrorCode.RESOURCE_EXHAUSTED;
+  if (kind.includes('Internal')) return ErrorCode.INTERNAL;
+  return ErrorCode.INVALID_ARGUMENT;
+}
+
+/** A KeelError for `error` raised by `what` ("webgpu device '…' queueFill"). */
+export function fromGpuError(error: GPUError, what: string): KeelError {
+  const code = gpuErrorCode(error);
+  const kind =
+    code === ErrorCode.RESOURCE_EXHAUSTED
+      ? 'ran out of GPU memory'
+      : code === ErrorCode.INTERNAL
+        ? 'hit an internal WebGPU error'
+        : 'failed WebGPU validation';
+  return new KeelError(code, `${what}: ${kind} (${error.message})`, { cause: error });
+}
+
+/** Pushes the device's error scopes (ERROR_SCOPES). */
+export function pushErrorScopes(device: GPUDevice): void {
+  for (let i = 0; i < ERROR_SCOPES.length; i++) device.pushErrorScope(ERROR_SCOPES[i] as GPUErrorFilter);
+}

@@ -1,0 +1,36 @@
+/**
+ * A count of asynchronous GPU work the device started off its hot path (pipeline compilations, error
+ * scope pops of resource creation), so that `destroy()` can wait for all of it to settle before it
+ * destroys the GPUDevice. `track` never changes the tracked promise's outcome.
+ */
+export class PendingWork {
+  #count = 0;
+  #waiters: (() => void)[] = [];
+
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Counts `promise` until it settles; returns it. */
+  track<T>(promise: Promise<T>): Promise<T> {
+    this.#count++;
+    const done = (): void => {
+      this.#count--;
+      if (this.#count === 0 && this.#waiters.length > 0) {
+        const waiters = this.#waiters;
+        this.#waiters = [];
+        for (const resolve of waiters) resolve();
+      }
+    };
+    promise.then(done, done);
+    return promise;
+  }
+
+  /** Resolves once nothing tracked is pending. */
+  settled(): Promise<void> {
+    if (this.#count === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      this.#waiters.push(resolve);
+    });
+  }
+}
