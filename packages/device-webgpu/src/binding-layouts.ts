@@ -68,6 +68,15 @@ export class BindingLayout {
       const buffer = this.#buffers[i] as GPUBuffer;
       const offset = key[3 * i + 1] as number;
       const size = key[3 * i + 2] as number;
+      const uniform = this.#kinds[i] === 'u';
+      const max = uniform ? device.limits.maxUniformBufferBindingSize : device.limits.maxStorageBufferBindingSize;
+      if (size > max) {
+        this.#buffers.fill(undefined);
+        throw new KeelError(
+          ErrorCode.INVALID_ARGUMENT,
+          `dispatch binding ${i}: ${size} bytes exceed the device's ${uniform ? 'maxUniformBufferBindingSize' : 'maxStorageBufferBindingSize'} of ${max}`,
+        );
+      }
       for (let j = 0; j < i; j++) {
         if (key[3 * j] !== key[3 * i]) continue;
         const ki = this.#kinds[i];

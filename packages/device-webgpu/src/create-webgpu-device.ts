@@ -8,7 +8,7 @@ import { acquireGpuDevice } from './acquire-gpu-device';
 import { BindingLayouts } from './binding-layouts';
 import { createBuiltinKernels } from './builtin-kernels';
 import { deviceInfo } from './device-info';
-import { describeError } from './op-scheduler';
+import { describeError } from './gpu-errors';
 import { WebGpuDevice } from './webgpu-device';
 import type { WebGpuDeviceOptions } from './webgpu-device-options';
 

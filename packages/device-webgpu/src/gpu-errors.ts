@@ -4,7 +4,14 @@
  * message) as `cause`; a lost device is UNAVAILABLE. Error scopes are pushed and popped in the order
  * of ERROR_SCOPES, so what a device encodes or creates never reaches the uncaptured-error handler.
  */
-import { ErrorCode, KeelError } from '@keel/fence';
+import { describeValue, ErrorCode, KeelError } from '@keel/fence';
+
+/** An error's message, or any other value described (messages only). */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' ? message : describeValue(error);
+}
 
 /** The filters the device pushes around GPU work (popped in reverse order). */
 export const ERROR_SCOPES: readonly GPUErrorFilter[] = ['internal', 'out-of-memory', 'validation'];
@@ -37,4 +44,16 @@ export function fromGpuError(error: GPUError, what: string): KeelError {
 /** Pushes the device's error scopes (ERROR_SCOPES). */
 export function pushErrorScopes(device: GPUDevice): void {
   for (let i = 0; i < ERROR_SCOPES.length; i++) device.pushErrorScope(ERROR_SCOPES[i] as GPUErrorFilter);
+}
+
+/**
+ * Pops the scopes `pushErrorScopes` pushed; resolves with the first error caught, or undefined (a
+ * pop that rejects, as on a lost device, counts as nothing caught). Off the hot path (allocates).
+ */
+export async function popErrorScopes(device: GPUDevice): Promise<GPUError | undefined> {
+  const pops: Promise<GPUError | null>[] = [];
+  for (let i = 0; i < ERROR_SCOPES.length; i++) pops.push(device.popErrorScope().catch(() => null));
+  const errors = await Promise.all(pops);
+  for (const error of errors) if (error !== null) return error;
+  return undefined;
 }

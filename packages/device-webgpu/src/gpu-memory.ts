@@ -3,6 +3,7 @@
  * caches can key bind groups on (id, offset, size) with plain numbers (a destroyed GPUBuffer's id is
  * never seen again, so stale cache entries are never hit, only evicted).
  */
+import { ErrorCode, KeelError } from '@keel/fence';
 import { DEVICE_MEMORY_USAGE } from './gpu-flags';
 
 export interface GpuMemory {
@@ -36,6 +37,13 @@ export function alignDown(n: number, alignment: number): number {
  */
 export function createGpuMemory(device: GPUDevice, byteLength: number, label: string | undefined): GpuMemory {
   const size = Math.max(4, alignUp(byteLength, 4));
+  if (size > device.limits.maxBufferSize) {
+    // Never handed to WebGPU (which would print a validation error and return an invalid buffer).
+    throw new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${label ?? 'GPU memory'}: ${byteLength} bytes round up to a GPUBuffer of ${size} bytes, above the device's maxBufferSize of ${device.limits.maxBufferSize}`,
+    );
+  }
   const descriptor: GPUBufferDescriptor =
     label === undefined ? { size, usage: DEVICE_MEMORY_USAGE } : { size, usage: DEVICE_MEMORY_USAGE, label };
   return { id: nextId++, buffer: device.createBuffer(descriptor), size };

@@ -27,8 +27,8 @@
  * when the device is lost or destroyed).
  */
 import { ErrorCode, type Fence, KeelError, type Semaphore } from '@keel/fence';
-import { abortedBy, describeValue } from '@keel/hal';
-import { ERROR_SCOPES, fromGpuError, pushErrorScopes } from './gpu-errors';
+import { abortedBy } from '@keel/hal';
+import { describeError, ERROR_SCOPES, fromGpuError, pushErrorScopes } from './gpu-errors';
 import { type OpCallbacks, OpKind, QueueOp } from './queue-op';
 
 /** What the device does to run an operation (encode and submit; throws a KeelError to fail it). */
@@ -49,11 +49,6 @@ const PENDING = 1;
 const FAILED = 2;
 
 const MAX_POOLED = 256;
-
-/** An error's message, or any other value described (messages only). */
-export function describeError(error: unknown): string {
-  return error instanceof Error ? error.message : describeValue(error);
-}
 
 function report(error: unknown): void {
   queueMicrotask(() => {

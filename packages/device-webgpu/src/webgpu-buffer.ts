@@ -21,6 +21,8 @@ export class WebGpuBuffer implements Buffer {
   /** Unique per buffer object (never reused). */
   readonly id = nextBufferId++;
   #state: BufferState = 'live';
+  /** The GPU error its creation raised (out of memory...): operations on the buffer fail with it. */
+  gpuFailure: KeelError | undefined;
   #memory: GpuMemory | undefined;
   #base = 0;
 

@@ -40,6 +40,7 @@ import {
   type DeviceInfo,
   type DirectBufferRef,
   describeBuffer,
+  describeValue,
   type Executable,
   type ExecutableSource,
   hostBytes,
@@ -52,6 +53,7 @@ import type { BindingLayouts } from './binding-layouts';
 import type { BuiltinKernels } from './builtin-kernels';
 import { MAX_UPDATE_SIZE } from './device-info';
 import { GpuEncoding } from './gpu-encoding';
+import { fromGpuError, popErrorScopes, pushErrorScopes } from './gpu-errors';
 import { alignUp, createGpuMemory, type GpuMemory } from './gpu-memory';
 import { GpuScratch } from './gpu-scratch';
 import { GpuSlabProvider } from './gpu-slab-provider';
@@ -330,7 +332,11 @@ export class WebGpuDevice implements Device {
     this.#checkUsable('createBuffer');
     const usage = checkBufferParams(params, what);
     const byteLength = checkBufferByteLength(params.byteLength, this.info.limits.maxBufferSize, what);
-    const memory = createGpuMemory(this.gpuDevice, byteLength, params.label);
+    this.#checkGpuSize(byteLength, what, 'byteLength');
+    const gpu = this.gpuDevice;
+    pushErrorScopes(gpu);
+    const memory = createGpuMemory(gpu, byteLength, params.label);
+    const scopes = popErrorScopes(gpu);
     const buffer = new WebGpuBuffer(
       this,
       this,
@@ -342,8 +348,27 @@ export class WebGpuDevice implements Device {
       memory,
       undefined,
     );
+    // Out of memory (or any other GPU error) arrives asynchronously: later operations on the buffer
+    // fail with it (RESOURCE_EXHAUSTED for GPUOutOfMemoryError) instead of the uncaptured-error handler.
+    this.#compiles.track(scopes).then((error) => {
+      if (error !== undefined) buffer.gpuFailure = fromGpuError(error, what);
+    });
     this.#buffers.add(buffer);
     return buffer;
+  }
+
+  /**
+   * INVALID_ARGUMENT when a GPUBuffer for `byteLength` bytes (rounded up to 4, as WebGPU buffers are)
+   * would exceed the device's maxBufferSize (WebGPU's validation rule for createBuffer).
+   */
+  #checkGpuSize(byteLength: number, what: string, name: string): void {
+    const size = alignUp(Math.max(4, byteLength), 4);
+    const max = this.info.limits.maxBufferSize;
+    if (size > max) {
+      throw invalid(
+        `${what}: ${name} ${byteLength} rounds up to a GPUBuffer of ${size} bytes (a multiple of 4), above the device's maxBufferSize of ${max}`,
+      );
+    }
   }
 
   /** BufferOwner: a dedicated buffer was destroyed by its owner. */
@@ -367,7 +392,7 @@ export class WebGpuDevice implements Device {
       return Promise.reject(error);
     }
     const limits = this.gpuDevice.limits;
-    return compileExecutable(
+    const compiled = compileExecutable(
       this,
       this.gpuDevice,
       this.#layouts,
@@ -381,6 +406,19 @@ export class WebGpuDevice implements Device {
         ],
       },
       source,
+      () => this.#unavailable('createExecutable'),
+    );
+    return this.#compiles.track(compiled);
+  }
+
+  /** UNAVAILABLE when the device was lost or destroyed (else undefined): device loss is never a caller's mistake. */
+  #unavailable(what: OpName): KeelError | undefined {
+    const reason = this.#lostReason;
+    if (reason === undefined && !this.#destroyed) return undefined;
+    return new KeelError(
+      ErrorCode.UNAVAILABLE,
+      `${this.name} ${what}: the device is ${reason === undefined ? 'destroyed' : `lost (${reason.message})`}`,
+      reason === undefined ? undefined : { cause: reason },
     );
   }
 
@@ -454,8 +492,9 @@ export class WebGpuDevice implements Device {
     const usage = checkBufferParams(params, what);
     const max = this.info.limits.maxBufferSize;
     if (typeof size !== 'number' || !Number.isInteger(size) || size < 0 || size > max) {
-      throw invalid(`${what}: size must be an integer in [0, ${max}], got ${String(size)}`);
+      throw invalid(`${what}: size must be an integer in [0, ${max}], got ${describeValue(size)}`);
     }
+    this.#checkGpuSize(size, what, 'size');
     const pool = options?.pool ?? 'tlsf';
     const allocator = this.#allocator(pool, what);
     const ordered = this.#scheduler.isOrdered(wait);
@@ -670,7 +709,7 @@ export class WebGpuDevice implements Device {
   ): void {
     const queue = this.#begin('queueHostCall', affinity, wait, signal);
     if (typeof callback !== 'function') {
-      throw invalid(`${this.#names.queueHostCall}: callback must be a function, got ${String(callback)}`);
+      throw invalid(`${this.#names.queueHostCall}: callback must be a function, got ${describeValue(callback)}`);
     }
     const op = this.#scheduler.acquire(OpKind.HOST_CALL, queue, wait, signal);
     op.callback = callback;
@@ -687,6 +726,7 @@ export class WebGpuDevice implements Device {
   // Running operations (OpRunner)
 
   #memoryOf(buffer: WebGpuBuffer, what: string): GpuMemory {
+    if (buffer.gpuFailure !== undefined) throw buffer.gpuFailure;
     const memory = buffer.memory;
     if (memory === undefined) {
       throw new KeelError(
@@ -731,12 +771,14 @@ export class WebGpuDevice implements Device {
           break;
         }
         case OpKind.WRITE: {
+          this.#checkHost(op, 'queueWrite', 'source', 'the write ran');
           const target = op.target as WebGpuBuffer;
           const memory = this.#memoryOf(target, 'queueWrite');
           this.#encodeWrite(op, memory, target.base + op.targetOffset);
           break;
         }
         case OpKind.READ: {
+          this.#checkHost(op, 'queueRead', 'target', 'the read ran');
           const source = op.source as WebGpuBuffer;
           const memory = this.#memoryOf(source, 'queueRead');
           const at = source.base + op.sourceOffset;
@@ -800,7 +842,22 @@ export class WebGpuDevice implements Device {
     }
   }
 
+  /**
+   * FAILED_PRECONDITION when the host bytes of a write (source) or read (target) lost their length
+   * since the call: their ArrayBuffer was detached (transferred, e.g. posted to a worker) or shrunk.
+   * Writing would copy zeros; reading would drop the bytes.
+   */
+  #checkHost(op: QueueOp, name: OpName, role: string, when: string): void {
+    const bytes = op.bytes as Uint8Array;
+    if (bytes.byteLength === op.length) return;
+    throw new KeelError(
+      ErrorCode.FAILED_PRECONDITION,
+      `${this.#names[name]}: the host ${role} was detached (transferred) or shrunk before ${when}: it has ${bytes.byteLength} bytes, the operation needs ${op.length}; keep its ArrayBuffer until the operation's signal`,
+    );
+  }
+
   #finishRead(op: QueueOp): void {
+    this.#checkHost(op, 'queueRead', 'target', 'the read completed');
     const staging = op.staging as GPUBuffer;
     const mapped = new Uint8Array(staging.getMappedRange(0, op.stagingSize), op.stagingOffset, op.length);
     (op.bytes as Uint8Array).set(mapped);

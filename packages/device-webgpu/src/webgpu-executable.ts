@@ -5,6 +5,7 @@
 import { ErrorCode, KeelError } from '@keel/fence';
 import {
   createExecutableExports,
+  describeValue,
   type Device,
   type Executable,
   type ExecutableExport,
@@ -13,6 +14,7 @@ import {
 } from '@keel/hal';
 import type { BindingLayout, BindingLayouts } from './binding-layouts';
 import { MAX_CONSTANTS } from './device-info';
+import { describeError, fromGpuError, popErrorScopes, pushErrorScopes } from './gpu-errors';
 import { prepareWgsl } from './wgsl-source';
 
 /** What the device needs of one export to encode its dispatches. */
@@ -60,6 +62,8 @@ export async function compileExecutable(
   layouts: BindingLayouts,
   limits: ExecutableLimits,
   source: ExecutableSource,
+  /** UNAVAILABLE when the device is lost or destroyed, else undefined. */
+  unavailable: () => KeelError | undefined,
 ): Promise<WebGpuExecutable> {
   if (source === null || typeof source !== 'object') {
     throw invalid('createExecutable: source must be an object { format, ... }');
@@ -67,7 +71,7 @@ export async function compileExecutable(
   if (source.format !== 'wgsl') {
     throw new KeelError(
       ErrorCode.UNIMPLEMENTED,
-      `createExecutable: the webgpu device takes 'wgsl' sources, not '${String(source.format)}'`,
+      `createExecutable: the webgpu device takes 'wgsl' sources, not ${describeValue(source.format)}`,
     );
   }
   const label = source.label;
@@ -95,38 +99,98 @@ export async function compileExecutable(
     }
   }
   const prepared = prepareWgsl(source.code);
-  // The scope keeps a compilation error from also reaching the device's uncaptured-error handler.
-  gpu.pushErrorScope('validation');
-  const module = gpu.createShaderModule({ code: prepared.code, label: label ?? 'keel executable' });
-  const scope = gpu.popErrorScope();
-  const info = await module.getCompilationInfo();
-  await scope;
+  // A lost device (or a reclaimed instance) is UNAVAILABLE, whatever WebGPU says about it.
+  const lostOr = async (error: KeelError): Promise<KeelError> => {
+    const lost = unavailable() ?? (await lostSoon(gpu));
+    return lost ? (unavailable() ?? unavailableError(name, error)) : error;
+  };
+  // The scopes keep compilation and layout errors from reaching the device's uncaptured-error handler.
+  pushErrorScopes(gpu);
+  let module: GPUShaderModule;
+  let scope: Promise<GPUError | undefined>;
+  const kindsOf: string[] = [];
+  const layoutsOf: GPUPipelineLayout[] = [];
+  const bindingsOf: BindingLayout[] = [];
+  try {
+    module = gpu.createShaderModule({ code: prepared.code, label: label ?? 'keel executable' });
+    for (const e of exports) {
+      let kinds = '';
+      for (let i = 0; i < e.bindingCount; i++) kinds += prepared.group0.get(i) ?? 's';
+      const bindings = layouts.bindings(kinds);
+      kindsOf.push(kinds);
+      bindingsOf.push(bindings);
+      layoutsOf.push(layouts.pipelineLayout(bindings, e.constantCount > 0));
+    }
+  } finally {
+    // Popped whatever happened (the scopes are a stack shared with every other caller).
+    scope = popErrorScopes(gpu);
+  }
+  let info: GPUCompilationInfo;
+  try {
+    info = await module.getCompilationInfo();
+  } catch (cause) {
+    await scope;
+    throw await lostOr(invalid(`executable ${name}: WebGPU could not compile it (${describeError(cause)})`, cause));
+  }
+  const scopeError = await scope;
   const errors = info.messages.filter((m) => m.type === 'error');
   if (errors.length > 0) {
     const text = errors.map((m) => `${m.lineNum}:${m.linePos}: ${m.message}`).join('; ');
-    throw invalid(`executable ${name}: WGSL does not compile: ${text}`);
+    throw await lostOr(invalid(`executable ${name}: WGSL does not compile: ${text}`));
   }
+  if (scopeError !== undefined) throw await lostOr(fromGpuError(scopeError, `executable ${name}`));
   const compiled: CompiledExport[] = [];
-  for (const e of exports) {
-    let kinds = '';
-    for (let i = 0; i < e.bindingCount; i++) kinds += prepared.group0.get(i) ?? 's';
-    const bindings = layouts.bindings(kinds);
-    const layout = layouts.pipelineLayout(bindings, e.constantCount > 0);
+  for (let k = 0; k < exports.length; k++) {
+    const e = exports[k] as ExecutableExport;
     let pipeline: GPUComputePipeline;
     try {
       pipeline = await gpu.createComputePipelineAsync({
         label: `${label ?? 'keel'}:${e.name}`,
-        layout,
+        layout: layoutsOf[k] as GPUPipelineLayout,
         compute: { module, entryPoint: e.name },
       });
     } catch (cause) {
-      const reason = cause instanceof Error ? cause.message : String(cause);
-      throw invalid(
-        `executable ${name} export '${e.name}': WebGPU could not create its pipeline (${reason})`,
-        cause,
+      throw await lostOr(
+        invalid(
+          `executable ${name} export '${e.name}': WebGPU could not create its pipeline (${describeError(cause)})`,
+          cause,
+        ),
       );
     }
-    compiled.push({ pipeline, bindings, kinds, constantCount: e.constantCount });
+    compiled.push({
+      pipeline,
+      bindings: bindingsOf[k] as BindingLayout,
+      kinds: kindsOf[k] as string,
+      constantCount: e.constantCount,
+    });
   }
+  // Dawn hands out (invalid) pipelines on a destroyed device without an error: check for loss last.
+  const lost = unavailable() ?? ((await lostSoon(gpu)) ? unavailable() : undefined);
+  if (lost !== undefined) throw lost;
   return new WebGpuExecutable(owner, label, exports, compiled);
+}
+
+/** True when `gpu.lost` settles within a macrotask (a destroyed or lost device reports it by then). */
+function lostSoon(gpu: GPUDevice): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), 0);
+    gpu.lost.then(
+      () => {
+        clearTimeout(timer);
+        resolve(true);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(true);
+      },
+    );
+  });
+}
+
+function unavailableError(name: string, error: KeelError): KeelError {
+  return new KeelError(
+    ErrorCode.UNAVAILABLE,
+    `executable ${name}: the GPU device was lost (${error.message})`,
+    { cause: error },
+  );
 }
