@@ -7,6 +7,8 @@
  * - `copy`: copies `length` bytes from byte `src_start` of binding 0 to byte `dst_start` of binding 1,
  *   for offsets or lengths that are not multiples of 4 (`copyBufferToBuffer` needs 4-byte alignment).
  *
+ * - `validate_indirect`: checks indirect dispatch counts against the device limit (indirect-validator.ts).
+ *
  * One invocation owns one destination word, so no two invocations write the same word: interior words
  * are written whole (a funnel shift of two source words when the offsets differ mod 4), the first and
  * last words are merged byte by byte with what the destination holds. Both run over a 2D grid
@@ -85,11 +87,42 @@ fn copy(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 `;
 
+const VALIDATE_INDIRECT_WGSL = /* wgsl */ `
+struct Params { src_word: u32, max_count: u32, pad0: u32, pad1: u32 }
+@group(0) @binding(0) var<storage, read_write> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+@group(1) @binding(0) var<uniform> p: Params;
+
+@compute @workgroup_size(1)
+fn validate_indirect() {
+  let x = src[p.src_word];
+  let y = src[p.src_word + 1u];
+  let z = src[p.src_word + 2u];
+  if (x > p.max_count || y > p.max_count || z > p.max_count) {
+    dst[0] = 0u;
+    dst[1] = 0u;
+    dst[2] = 0u;
+    if (dst[4] == 0u) {
+      dst[4] = 1u;
+      dst[5] = x;
+      dst[6] = y;
+      dst[7] = z;
+    }
+  } else {
+    dst[0] = x;
+    dst[1] = y;
+    dst[2] = z;
+  }
+}
+`;
+
 export interface BuiltinKernels {
   readonly fill: GPUComputePipeline;
   readonly fillBindings: BindingLayout;
   readonly copy: GPUComputePipeline;
   readonly copyBindings: BindingLayout;
+  /** Checks indirect dispatch counts (indirect-validator.ts); uses the copy layout ('ss'). */
+  readonly validateIndirect: GPUComputePipeline;
 }
 
 /** Compiles the built-in kernels on `device` (once per Keel device, at creation). */
@@ -99,7 +132,7 @@ export async function createBuiltinKernels(
 ): Promise<BuiltinKernels> {
   const fillBindings = layouts.bindings('s');
   const copyBindings = layouts.bindings('ss');
-  const [fill, copy] = await Promise.all([
+  const [fill, copy, validateIndirect] = await Promise.all([
     device.createComputePipelineAsync({
       label: 'keel fill',
       layout: layouts.pipelineLayout(fillBindings, true),
@@ -116,6 +149,14 @@ export async function createBuiltinKernels(
         entryPoint: 'copy',
       },
     }),
+    device.createComputePipelineAsync({
+      label: 'keel validate indirect',
+      layout: layouts.pipelineLayout(copyBindings, true),
+      compute: {
+        module: device.createShaderModule({ code: VALIDATE_INDIRECT_WGSL, label: 'keel validate indirect' }),
+        entryPoint: 'validate_indirect',
+      },
+    }),
   ]);
-  return { fill, fillBindings, copy, copyBindings };
+  return { fill, fillBindings, copy, copyBindings, validateIndirect };
 }

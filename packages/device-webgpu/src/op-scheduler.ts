@@ -338,7 +338,8 @@ export class OpScheduler implements OpCallbacks {
       return;
     }
     this.#popScopes(op);
-    if (op.kind === OpKind.READ) {
+    // A read, or an execute whose indirect counts were validated: its staging buffer is mapped first.
+    if (op.staging !== undefined) {
       this.#outside.add(op);
       this.#mapsPending++;
       op.mapping = true;
@@ -454,7 +455,7 @@ export class OpScheduler implements OpCallbacks {
       error = abortedBy(this.#failure, op.name);
       this.#failure = undefined;
     }
-    if (op.kind === OpKind.READ) {
+    if (op.staging !== undefined || op.kind === OpKind.READ) {
       if (error === undefined) {
         try {
           this.#runner.finishRead(op);
@@ -496,7 +497,7 @@ export class OpScheduler implements OpCallbacks {
       this.#lost ??
       new KeelError(
         ErrorCode.UNAVAILABLE,
-        `queueRead: mapping the staging buffer failed (${describeError(error)})`,
+        `${this.#label} ${op.name}: mapping the staging buffer failed (${describeError(error)})`,
         {
           cause: error,
         },

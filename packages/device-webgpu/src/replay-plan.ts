@@ -27,6 +27,7 @@ import type { BindingLayout } from './binding-layouts';
 import type { GpuEncoding } from './gpu-encoding';
 import { alignUp, type GpuMemory } from './gpu-memory';
 import type { GpuScratch } from './gpu-scratch';
+import type { IndirectValidator } from './indirect-validator';
 import { NumericKeyCache } from './numeric-key-cache';
 import { F, OP_STRIDE, PlanOp, REF_STRIDE } from './plan-format';
 import type { ResidentConstants, ResidentPlacement } from './resident-constants';
@@ -43,6 +44,7 @@ export interface PlanContext {
   readonly transfer: TransferEncoder;
   readonly scratch: GpuScratch;
   readonly resident: ResidentConstants;
+  readonly indirect: IndirectValidator;
 }
 
 /** The arrays a PlanBuilder produces. */
@@ -309,19 +311,13 @@ export class ReplayPlan {
           const group =
             k < 0 ? (fixed[set] as GPUBindGroup) : ((groups as GPUBindGroup[])[k] as GPUBindGroup);
           this.#resolve(ops[p + F.PARAMS] as number, table);
-          let params = this.#memory as GpuMemory;
-          let paramsOffset = this.#offset;
-          if (this.#setBinds(set, params.id, table)) {
-            // WebGPU forbids reading indirect parameters from a buffer the dispatch binds writable.
-            const scratch = ctx.scratch.ensure(16);
-            encoding.encoder.copyBufferToBuffer(params.buffer, paramsOffset, scratch.buffer, 0, 12);
-            params = scratch;
-            paramsOffset = 0;
-          }
+          // Counts are checked on the device and read from the validator's own buffer, which the
+          // dispatch never binds (WebGPU forbids indirect parameters in a writable binding).
+          const validated = ctx.indirect.validate(encoding, this.#memory as GpuMemory, this.#offset);
           const indirect = encoding.bind(exp.pipeline, group);
           const c = ops[p + F.CONSTANTS] as number;
           if (c >= 0) encoding.constants(constantsGroup as GPUBindGroup, constantsBase + c);
-          indirect.dispatchWorkgroupsIndirect(params.buffer, paramsOffset);
+          indirect.dispatchWorkgroupsIndirect(validated, 0);
           break;
         }
         case PlanOp.FILL: {
@@ -366,19 +362,4 @@ export class ReplayPlan {
     this.encodes++;
   }
 
-  /** True when set `s` binds memory `id`. */
-  #setBinds(s: number, id: number, table: BindingTable | undefined): boolean {
-    const first = this.data.setFirstRef[s] as number;
-    const count = this.data.setCount[s] as number;
-    const memory = this.#memory;
-    const offset = this.#offset;
-    let found = false;
-    for (let i = 0; i < count && !found; i++) {
-      this.#resolve(first + i, table);
-      found = (this.#memory as GpuMemory).id === id;
-    }
-    this.#memory = memory;
-    this.#offset = offset;
-    return found;
-  }
 }

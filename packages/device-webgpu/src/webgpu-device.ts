@@ -57,6 +57,7 @@ import { fromGpuError, popErrorScopes, pushErrorScopes } from './gpu-errors';
 import { alignUp, createGpuMemory, type GpuMemory } from './gpu-memory';
 import { GpuScratch } from './gpu-scratch';
 import { GpuSlabProvider } from './gpu-slab-provider';
+import { INDIRECT_RECORD_BYTES, IndirectValidator } from './indirect-validator';
 import { OpScheduler } from './op-scheduler';
 import { PendingWork } from './pending-work';
 import { buildReplayPlan } from './plan-builder';
@@ -159,6 +160,7 @@ export class WebGpuDevice implements Device {
   readonly #readback: ReadbackPool;
   readonly #uploads: UploadPool;
   readonly #resident: ResidentConstants;
+  readonly #indirect: IndirectValidator;
   readonly #scheduler: OpScheduler;
   readonly #context: PlanContext;
   readonly #slabs: GpuSlabProvider;
@@ -223,6 +225,13 @@ export class WebGpuDevice implements Device {
     this.#readback = new ReadbackPool(gpu);
     this.#uploads = new UploadPool(gpu);
     this.#resident = new ResidentConstants(gpu, parts.layouts.constants, this.#uniformAlignment);
+    this.#indirect = new IndirectValidator(
+      gpu,
+      parts.kernels,
+      this.#ring,
+      Math.max(4, gpu.limits.minStorageBufferOffsetAlignment),
+      gpu.limits.maxComputeWorkgroupsPerDimension,
+    );
     this.#context = {
       gpu,
       encoding: this.#encoding,
@@ -230,6 +239,7 @@ export class WebGpuDevice implements Device {
       transfer: this.#transfer,
       scratch: this.#scratch,
       resident: this.#resident,
+      indirect: this.#indirect,
     };
     this.#slabs = new GpuSlabProvider(gpu, 'keel transient slab');
     this.#scheduler = new OpScheduler(
@@ -748,6 +758,15 @@ export class WebGpuDevice implements Device {
           const tables = op.tables;
           for (let i = 0; i < plans.length; i++)
             (plans[i] as ReplayPlan).encode(this.#context, tables?.[i] ?? undefined);
+          if (this.#indirect.used) {
+            // The indirect counts' validation record, checked when the submission completes.
+            const size = ReadbackPool.sizeFor(INDIRECT_RECORD_BYTES);
+            const staging = this.#readback.acquire(size);
+            op.staging = staging;
+            op.stagingSize = size;
+            op.stagingOffset = 0;
+            this.#indirect.finish(encoding.encoder, staging);
+          }
           break;
         }
         case OpKind.FILL: {
@@ -797,6 +816,7 @@ export class WebGpuDevice implements Device {
       }
     } catch (error) {
       encoding.abandon();
+      this.#indirect.abandon();
       this.#ring.submitted();
       throw error;
     }
@@ -857,8 +877,14 @@ export class WebGpuDevice implements Device {
   }
 
   #finishRead(op: QueueOp): void {
-    this.#checkHost(op, 'queueRead', 'target', 'the read completed');
     const staging = op.staging as GPUBuffer;
+    if (op.kind === OpKind.EXECUTE) {
+      const record = new Uint32Array(staging.getMappedRange(0, INDIRECT_RECORD_BYTES));
+      const failure = this.#indirect.check(record, this.#names.queueExecute);
+      if (failure !== undefined) throw failure;
+      return;
+    }
+    this.#checkHost(op, 'queueRead', 'target', 'the read completed');
     const mapped = new Uint8Array(staging.getMappedRange(0, op.stagingSize), op.stagingOffset, op.length);
     (op.bytes as Uint8Array).set(mapped);
   }
@@ -914,7 +940,8 @@ export class WebGpuDevice implements Device {
         this.#readback.live +
         this.#ring.live +
         this.#scratch.live +
-        this.#resident.live,
+        this.#resident.live +
+        this.#indirect.live,
       bindGroupLayouts: this.#layouts.size,
     };
   }
@@ -953,6 +980,7 @@ export class WebGpuDevice implements Device {
     this.#resident.destroy();
     this.#scratch.destroy();
     this.#readback.destroy();
+    this.#indirect.destroy();
     this.#layouts.destroy();
     this.gpuDevice.removeEventListener('uncapturederror', this.#onUncapturedError);
     if (this.#owned) this.gpuDevice.destroy();
