@@ -1,0 +1,277 @@
+/**
+ * Reliability of the WebGPU device on Dawn (issue 15): options checked at creation, host memory
+ * detached before a deferred transfer, sizes past the device limits, indirect counts past the limit,
+ * GPU errors as KeelErrors on the operation's signal, device loss as UNAVAILABLE in pipeline creation,
+ * and teardown that leaves nothing behind. Skipped with the reason where there is no adapter.
+ */
+import { ErrorCode, Fence, KeelError, type Semaphore, TimelineSemaphore } from '@keel/fence';
+import { type Buffer, BufferUsage, type Executable, QueueAffinity } from '@keel/hal';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWebGpuDevice, type WebGpuDevice } from '../src/index';
+import { wgslKernel } from './cts-kernels';
+import { probeWebGpu } from './webgpu-probe';
+
+const probe = await probeWebGpu();
+const Q0 = QueueAffinity.of(0);
+const TIMEOUT = { timeoutMs: 10_000 };
+
+function at(semaphore: Semaphore, value: number): Fence {
+  return Fence.of({ semaphore, value });
+}
+
+/** The failure of `fence`'s (single) semaphore once the wait settles, or undefined when it succeeded. */
+async function failureOf(fence: Fence): Promise<KeelError | undefined> {
+  try {
+    await fence.wait(TIMEOUT);
+    return undefined;
+  } catch {
+    return fence.timepoints[0]?.semaphore.failure as KeelError | undefined;
+  }
+}
+
+const FIXED_SIZE_WGSL = /* wgsl */ `
+@group(0) @binding(0) var<storage, read_write> a: array<vec4<u32>, 4>;
+@compute @workgroup_size(1) fn main() { a[0] = vec4<u32>(1u); }
+`;
+
+describe.skipIf(!probe.available)(
+  `@keel/device-webgpu reliability${probe.available ? '' : ` (${probe.reason})`}`,
+  () => {
+    let device: WebGpuDevice;
+    const gpuErrors: string[] = [];
+    let ids: Executable;
+
+    beforeAll(async () => {
+      device = await createWebGpuDevice({ onUncapturedError: (e) => gpuErrors.push(e.message) });
+      ids = await device.createExecutable(
+        wgslKernel('workgroupIds', [
+          { name: 'workgroup_ids', bindingCount: 1, constantCount: 0, workgroupSize: [1, 1, 1] },
+        ]),
+      );
+    });
+
+    afterAll(async () => {
+      await device?.destroy();
+      // Nothing Keel did reached the uncaptured-error handler.
+      expect(gpuErrors).toEqual([]);
+    });
+
+    function buffer(byteLength: number): Buffer {
+      return device.createBuffer({
+        byteLength,
+        usage: BufferUsage.DEFAULT | BufferUsage.DISPATCH_INDIRECT_PARAMETERS,
+      });
+    }
+
+    async function write(target: Buffer, bytes: ArrayBufferView): Promise<void> {
+      const s = new TimelineSemaphore();
+      device.queueWrite(Q0, Fence.empty, at(s, 1), bytes, { buffer: target });
+      await s.wait(1, TIMEOUT);
+    }
+
+    async function read(source: Buffer): Promise<Uint32Array> {
+      const out = new Uint8Array(source.byteLength);
+      const s = new TimelineSemaphore();
+      device.queueRead(Q0, Fence.empty, at(s, 1), { buffer: source }, out);
+      await s.wait(1, TIMEOUT);
+      return new Uint32Array(out.buffer);
+    }
+
+    describe('options are checked at creation', () => {
+      it('refuses bad values, unknown keys and non-devices with INVALID_ARGUMENT naming the option', async () => {
+        const cases: [unknown, RegExp][] = [
+          [{ transientBudget: -5 }, /'transientBudget'.*-5/],
+          [{ device: {} }, /'device' must be a GPUDevice, got an empty object/],
+          [{ queueCount: '2' }, /'queueCount'.*"2"/],
+          [{ transientSlabSize: 1.5 }, /'transientSlabSize'/],
+          [{ tableCacheSize: 0 }, /'tableCacheSize'/],
+          [{ onUncapturedError: 'log' }, /'onUncapturedError' must be a function/],
+          [{ queueCnt: 2 }, /unknown option 'queueCnt'/],
+          ['sync', /options must be an object, got "sync"/],
+        ];
+        for (const [options, message] of cases) {
+          const error = await createWebGpuDevice(options as never).then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+          expect(KeelError.is(error, ErrorCode.INVALID_ARGUMENT), String(message)).toBe(true);
+          expect((error as KeelError).message).toMatch(message);
+        }
+      });
+
+      it('refuses a transientSlabSize above the device maxBufferSize at creation', async () => {
+        const error = await createWebGpuDevice({
+          device: device.gpuDevice,
+          transientSlabSize: device.info.limits.maxBufferSize + 1,
+        }).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(KeelError.is(error, ErrorCode.INVALID_ARGUMENT)).toBe(true);
+        expect((error as KeelError).message).toMatch(/maxBufferSize/);
+      });
+    });
+
+    describe('host memory detached before a deferred transfer', () => {
+      it('fails a write whose source was transferred with FAILED_PRECONDITION and writes nothing', async () => {
+        const target = buffer(16);
+        await write(target, new Uint32Array([1, 2, 3, 4]));
+        const gate = new TimelineSemaphore();
+        const done = new TimelineSemaphore();
+        const source = new Uint32Array([9, 9, 9, 9]);
+        device.queueWrite(Q0, at(gate, 1), at(done, 1), source, { buffer: target });
+        structuredClone(source.buffer, { transfer: [source.buffer] });
+        gate.signal(1);
+        const failure = await failureOf(at(done, 1));
+        expect(failure?.code).toBe(ErrorCode.FAILED_PRECONDITION);
+        expect(failure?.message).toMatch(/queueWrite: the host source was detached/);
+        expect(Array.from(await read(target))).toEqual([1, 2, 3, 4]);
+      });
+
+      it('fails a read whose target was transferred with FAILED_PRECONDITION', async () => {
+        const source = buffer(16);
+        await write(source, new Uint32Array([5, 6, 7, 8]));
+        const gate = new TimelineSemaphore();
+        const done = new TimelineSemaphore();
+        const target = new Uint8Array(16);
+        device.queueRead(Q0, at(gate, 1), at(done, 1), { buffer: source }, target);
+        structuredClone(target.buffer, { transfer: [target.buffer] });
+        gate.signal(1);
+        const failure = await failureOf(at(done, 1));
+        expect(failure?.code).toBe(ErrorCode.FAILED_PRECONDITION);
+        expect(failure?.message).toMatch(/queueRead: the host target was detached/);
+      });
+    });
+
+    describe('device limits', () => {
+      it('refuses buffers that round past maxBufferSize, and the device stays usable', async () => {
+        const max = device.info.limits.maxBufferSize;
+        const error = (() => {
+          try {
+            device.createBuffer({ byteLength: 4294967295, usage: BufferUsage.DEFAULT });
+          } catch (e) {
+            return e;
+          }
+          return undefined;
+        })();
+        expect(KeelError.is(error, ErrorCode.INVALID_ARGUMENT)).toBe(true);
+        expect((error as KeelError).message).toMatch(new RegExp(`maxBufferSize of ${max}`));
+        const s = new TimelineSemaphore();
+        expect(() =>
+          device.queueAlloca(Q0, Fence.empty, at(s, 1), { usage: BufferUsage.DEFAULT }, 4294967295),
+        ).toThrow(expect.objectContaining({ code: ErrorCode.INVALID_ARGUMENT }));
+        const b = buffer(16);
+        const filled = new TimelineSemaphore();
+        device.queueFill(Q0, Fence.empty, at(filled, 1), { buffer: b }, 0x01020304, 4);
+        await filled.wait(1, TIMEOUT);
+        expect(Array.from(await read(b))).toEqual([0x01020304, 0x01020304, 0x01020304, 0x01020304]);
+      });
+
+      it('fails an indirect dispatch over maxComputeWorkgroupsPerDimension with OUT_OF_RANGE, not a silent skip', async () => {
+        const limit = device.gpuDevice.limits.maxComputeWorkgroupsPerDimension;
+        const out = buffer(64);
+        const params = buffer(32);
+        await write(params, new Uint32Array([1, 1, limit + 1, 0, 1, 1, 1, 0]));
+        const over = device.createCommandBuffer();
+        over.begin();
+        over.dispatch(ids, 0, { indirect: { buffer: params }, bindings: [{ buffer: out }] });
+        over.end();
+        const s = new TimelineSemaphore();
+        device.queueExecute(Q0, Fence.empty, at(s, 1), [over]);
+        const failure = await failureOf(at(s, 1));
+        expect(failure?.code).toBe(ErrorCode.OUT_OF_RANGE);
+        expect(failure?.message).toMatch(
+          new RegExp(`\\[1, 1, ${limit + 1}\\] exceeds the device's maxComputeWorkgroupsPerDimension of ${limit}`),
+        );
+        expect(Array.from(await read(out))).toEqual(new Array(16).fill(0));
+        // A count within the limit, replayed after the failure, runs.
+        const fine = device.createCommandBuffer();
+        fine.begin();
+        fine.dispatch(ids, 0, { indirect: { buffer: params, offset: 16 }, bindings: [{ buffer: out }] });
+        fine.end();
+        const t = new TimelineSemaphore();
+        device.queueExecute(Q0, Fence.empty, at(t, 1), [fine]);
+        await t.wait(1, TIMEOUT);
+        expect(Array.from((await read(out)).subarray(0, 4))).toEqual([0, 0, 0, 0xc0ffee]);
+      });
+    });
+
+    describe('GPU errors are Keel errors', () => {
+      it("fails the operation's signal with INVALID_ARGUMENT and Dawn's error as cause", async () => {
+        const fixed = await device.createExecutable({
+          format: 'wgsl',
+          label: 'fixed',
+          code: FIXED_SIZE_WGSL,
+          exports: [{ name: 'main', bindingCount: 1, constantCount: 0, workgroupSize: [1, 1, 1] }],
+        });
+        const small = buffer(16);
+        const cb = device.createCommandBuffer();
+        cb.begin();
+        cb.dispatch(fixed, 0, { workgroupCount: [1, 1, 1], bindings: [{ buffer: small }] });
+        cb.end();
+        const s = new TimelineSemaphore();
+        device.queueExecute(Q0, Fence.empty, at(s, 1), [cb]);
+        const failure = await failureOf(at(s, 1));
+        expect(failure?.code).toBe(ErrorCode.INVALID_ARGUMENT);
+        expect(failure?.message).toMatch(/queueExecute: failed WebGPU validation/);
+        expect((failure?.cause as { message?: unknown } | undefined)?.message).toEqual(expect.any(String));
+        // Later work is unaffected.
+        const b = buffer(16);
+        await write(b, new Uint32Array([4, 3, 2, 1]));
+        expect(Array.from(await read(b))).toEqual([4, 3, 2, 1]);
+      });
+    });
+
+    describe('device loss', () => {
+      it('createExecutable on a destroyed GPUDevice is UNAVAILABLE, also when it is destroyed mid-compilation', async () => {
+        const source = wgslKernel('workgroupIds', [
+          { name: 'workgroup_ids', bindingCount: 1, constantCount: 0, workgroupSize: [1, 1, 1] },
+        ]);
+        const lost = await createWebGpuDevice();
+        lost.gpuDevice.destroy();
+        await expect(lost.createExecutable(source)).rejects.toMatchObject({ code: ErrorCode.UNAVAILABLE });
+        await lost.destroy();
+        const midway = await createWebGpuDevice();
+        const compiling = midway.createExecutable(source);
+        midway.gpuDevice.destroy();
+        await expect(compiling).rejects.toMatchObject({ code: ErrorCode.UNAVAILABLE });
+        await midway.destroy();
+      });
+    });
+
+    describe('teardown', () => {
+      it('destroy() waits for work in flight and leaves no GPU buffer, bind group cache or pending promise', async () => {
+        const d = await createWebGpuDevice();
+        const exe = await d.createExecutable(
+          wgslKernel('workgroupIds', [
+            { name: 'workgroup_ids', bindingCount: 1, constantCount: 0, workgroupSize: [1, 1, 1] },
+          ]),
+        );
+        const usage = BufferUsage.DEFAULT | BufferUsage.DISPATCH_INDIRECT_PARAMETERS;
+        const b = d.createBuffer({ byteLength: 4096, usage });
+        const s = new TimelineSemaphore();
+        d.queueWrite(Q0, Fence.empty, at(s, 1), new Uint32Array([2, 1, 1, 0]), { buffer: b });
+        const t = d.queueAlloca(Q0, at(s, 1), at(s, 2), { usage }, 1024);
+        const cb = d.createCommandBuffer({ mode: 'reusable' });
+        cb.begin();
+        cb.fill({ buffer: b, offset: 1024, length: 7 }, 3, 1);
+        cb.dispatch(exe, 0, { indirect: { buffer: b }, bindings: [{ buffer: t }] });
+        cb.end();
+        d.queueExecute(Q0, at(s, 2), at(s, 3), [cb]);
+        d.queueRead(Q0, at(s, 3), at(s, 4), { buffer: b, length: 64 }, new Uint8Array(64));
+        await s.wait(4, TIMEOUT);
+        // More in flight when destroy() runs: a write (its staging is re-mapped afterwards) and a read.
+        d.queueWrite(Q0, Fence.empty, at(s, 5), new Uint8Array(256), { buffer: b });
+        d.queueRead(Q0, Fence.empty, at(s, 6), { buffer: b, length: 64 }, new Uint8Array(64));
+        expect(d.stats.gpuBuffers).toBeGreaterThan(3);
+        expect(d.stats.bindGroupLayouts).toBeGreaterThan(0);
+        await d.destroy();
+        expect(d.stats.gpuBuffers).toBe(0);
+        expect(d.stats.bindGroupLayouts).toBe(0);
+        expect(d.stats.bindGroups.size).toBe(0);
+        expect(d.stats.upload.remapping).toBe(0);
+        expect(d.stats.pending).toBe(0);
+      });
+    });
+  },
+);
