@@ -69,7 +69,9 @@ export class BindingLayout {
       const offset = key[3 * i + 1] as number;
       const size = key[3 * i + 2] as number;
       const uniform = this.#kinds[i] === 'u';
-      const max = uniform ? device.limits.maxUniformBufferBindingSize : device.limits.maxStorageBufferBindingSize;
+      const max = uniform
+        ? device.limits.maxUniformBufferBindingSize
+        : device.limits.maxStorageBufferBindingSize;
       if (size > max) {
         this.#buffers.fill(undefined);
         throw new KeelError(

@@ -361,5 +361,4 @@ export class ReplayPlan {
     this.#memory = undefined;
     this.encodes++;
   }
-
 }

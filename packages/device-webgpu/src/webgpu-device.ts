@@ -719,7 +719,9 @@ export class WebGpuDevice implements Device {
   ): void {
     const queue = this.#begin('queueHostCall', affinity, wait, signal);
     if (typeof callback !== 'function') {
-      throw invalid(`${this.#names.queueHostCall}: callback must be a function, got ${describeValue(callback)}`);
+      throw invalid(
+        `${this.#names.queueHostCall}: callback must be a function, got ${describeValue(callback)}`,
+      );
     }
     const op = this.#scheduler.acquire(OpKind.HOST_CALL, queue, wait, signal);
     op.callback = callback;

@@ -5,8 +5,8 @@
 import { ErrorCode, KeelError } from '@keel/fence';
 import {
   createExecutableExports,
-  describeValue,
   type Device,
+  describeValue,
   type Executable,
   type ExecutableExport,
   type ExecutableSource,
@@ -130,7 +130,9 @@ export async function compileExecutable(
     info = await module.getCompilationInfo();
   } catch (cause) {
     await scope;
-    throw await lostOr(invalid(`executable ${name}: WebGPU could not compile it (${describeError(cause)})`, cause));
+    throw await lostOr(
+      invalid(`executable ${name}: WebGPU could not compile it (${describeError(cause)})`, cause),
+    );
   }
   const scopeError = await scope;
   const errors = info.messages.filter((m) => m.type === 'error');

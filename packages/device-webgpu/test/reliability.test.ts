@@ -181,7 +181,9 @@ describe.skipIf(!probe.available)(
         const failure = await failureOf(at(s, 1));
         expect(failure?.code).toBe(ErrorCode.OUT_OF_RANGE);
         expect(failure?.message).toMatch(
-          new RegExp(`\\[1, 1, ${limit + 1}\\] exceeds the device's maxComputeWorkgroupsPerDimension of ${limit}`),
+          new RegExp(
+            `\\[1, 1, ${limit + 1}\\] exceeds the device's maxComputeWorkgroupsPerDimension of ${limit}`,
+          ),
         );
         expect(Array.from(await read(out))).toEqual(new Array(16).fill(0));
         // A count within the limit, replayed after the failure, runs.
