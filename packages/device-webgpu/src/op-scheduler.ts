@@ -23,8 +23,15 @@
  * fail with ABORTED (cause: the failure) instead (its GPU effects on device memory are then undefined;
  * host memory is not touched: a read copies out only once its waits are reached).
  *
+ * GPU errors. Each submission runs inside WebGPU error scopes (internal, out-of-memory, validation:
+ * pushed before encoding, popped after the submit, with callbacks bound once per record); an operation
+ * completes only once they are popped, and a caught GPUError fails its signal as a KeelError
+ * (gpu-errors.ts). A record is recycled only after its scopes were popped.
+ *
  * Loss. `failAll` fails the signals of every deferred, in-flight and future operation (UNAVAILABLE
- * when the device is lost or destroyed).
+ * when the device is lost or destroyed). A read whose staging buffer is still being mapped keeps it
+ * until the map settles; `whenSettled()` resolves once no map, completion request or scope pop is
+ * pending, so the device can destroy buffers and the GPUDevice with nothing in flight.
  */
 import { ErrorCode, type Fence, KeelError, type Semaphore } from '@keel/fence';
 import { abortedBy } from '@keel/hal';

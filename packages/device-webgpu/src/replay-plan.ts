@@ -149,6 +149,7 @@ export class ReplayPlan {
       this.#offset = base + offset;
       this.#length = length >= 0 ? length : (binding.length ?? buffer.byteLength - base) - offset;
     }
+    if (buffer.gpuFailure !== undefined) throw buffer.gpuFailure;
     const memory = buffer.memory;
     if (memory === undefined) {
       throw precondition(

@@ -427,7 +427,7 @@ export class WebGpuDevice implements Device {
     if (reason === undefined && !this.#destroyed) return undefined;
     return new KeelError(
       ErrorCode.UNAVAILABLE,
-      `${this.name} ${what}: the device is ${reason === undefined ? 'destroyed' : `lost (${reason.message})`}`,
+      `${this.name} ${what}: the device was ${reason === undefined ? 'destroyed' : 'lost'}`,
       reason === undefined ? undefined : { cause: reason },
     );
   }

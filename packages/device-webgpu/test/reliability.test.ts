@@ -7,6 +7,7 @@
 import { ErrorCode, Fence, KeelError, type Semaphore, TimelineSemaphore } from '@keel/fence';
 import { type Buffer, BufferUsage, type Executable, QueueAffinity } from '@keel/hal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fromGpuError } from '../src/gpu-errors';
 import { createWebGpuDevice, type WebGpuDevice } from '../src/index';
 import { wgslKernel } from './cts-kernels';
 import { probeWebGpu } from './webgpu-probe';
@@ -221,6 +222,26 @@ describe.skipIf(!probe.available)(
         const b = buffer(16);
         await write(b, new Uint32Array([4, 3, 2, 1]));
         expect(Array.from(await read(b))).toEqual([4, 3, 2, 1]);
+      });
+    });
+
+    describe('GPU error mapping', () => {
+      it('maps out-of-memory, validation and internal GPUErrors to RESOURCE_EXHAUSTED, INVALID_ARGUMENT, INTERNAL with the cause', () => {
+        // The webgpu package's own error classes (installed as globals when the device was created).
+        const g = globalThis as unknown as Record<string, new (message: string) => GPUError>;
+        const cases: [string, ErrorCode][] = [
+          ['GPUOutOfMemoryError', ErrorCode.RESOURCE_EXHAUSTED],
+          ['GPUValidationError', ErrorCode.INVALID_ARGUMENT],
+          ['GPUInternalError', ErrorCode.INTERNAL],
+        ];
+        for (const [name, code] of cases) {
+          const Class = g[name] as new (message: string) => GPUError;
+          const gpuError = new Class(`dawn says ${name}`);
+          const error = fromGpuError(gpuError, 'op');
+          expect(error.code).toBe(code);
+          expect(error.cause).toBe(gpuError);
+          expect(error.message).toMatch(new RegExp(`^op: .*\\(dawn says ${name}\\)$`));
+        }
       });
     });
 
