@@ -39,7 +39,6 @@ import {
   type Device,
   type DeviceInfo,
   type DirectBufferRef,
-  describeBuffer,
   describeValue,
   type Executable,
   type ExecutableSource,
@@ -57,7 +56,8 @@ import { fromGpuError, popErrorScopes, pushErrorScopes } from './gpu-errors';
 import { alignUp, createGpuMemory, type GpuMemory } from './gpu-memory';
 import { GpuScratch } from './gpu-scratch';
 import { GpuSlabProvider } from './gpu-slab-provider';
-import { INDIRECT_RECORD_BYTES, IndirectValidator } from './indirect-validator';
+import { IndirectValidator } from './indirect-validator';
+import { GpuOpRunner } from './op-runner';
 import { OpScheduler } from './op-scheduler';
 import { PendingWork } from './pending-work';
 import { buildReplayPlan } from './plan-builder';
@@ -67,7 +67,7 @@ import type { PlanContext, ReplayPlan } from './replay-plan';
 import { ResidentConstants } from './resident-constants';
 import { TransferEncoder } from './transfer-encoder';
 import { UniformRing } from './uniform-ring';
-import { UPLOAD_CHUNK, UploadPool, type UploadPoolStats } from './upload-pool';
+import { UploadPool, type UploadPoolStats } from './upload-pool';
 import { WebGpuBuffer } from './webgpu-buffer';
 import { compileExecutable } from './webgpu-executable';
 
@@ -161,6 +161,7 @@ export class WebGpuDevice implements Device {
   readonly #uploads: UploadPool;
   readonly #resident: ResidentConstants;
   readonly #indirect: IndirectValidator;
+  readonly #runner: GpuOpRunner;
   readonly #scheduler: OpScheduler;
   readonly #context: PlanContext;
   readonly #slabs: GpuSlabProvider;
@@ -184,15 +185,12 @@ export class WebGpuDevice implements Device {
   #lostReason: KeelError | undefined;
   #destroyed = false;
   #destroying: Promise<void> | undefined;
-  #submissions = 0;
   #deferrals = 0;
   #plansBuilt = 0;
   readonly #perQueue: number[];
   /** "webgpu device '…' queueFill" per operation, built once (messages only). */
   readonly #names: Readonly<Record<OpName, string>>;
   readonly #queueMask: number;
-  /** The array `queue.submit` gets (reused: no allocation per submission). */
-  readonly #submitList: GPUCommandBuffer[] = [];
   readonly #onUncapturedError: (event: Event) => void;
   /** Pipeline compilations and resource error scopes not settled yet (awaited by destroy). */
   readonly #compiles = new PendingWork();
@@ -242,15 +240,21 @@ export class WebGpuDevice implements Device {
       indirect: this.#indirect,
     };
     this.#slabs = new GpuSlabProvider(gpu, 'keel transient slab');
-    this.#scheduler = new OpScheduler(
-      {
-        run: (op) => this.#run(op),
-        finishRead: (op) => this.#finishRead(op),
-        releaseStaging: (op) => this.#releaseStaging(op),
-      },
+    this.#runner = new GpuOpRunner({
       gpu,
-      this.name,
-    );
+      name: this.name,
+      names: { queueExecute: names.queueExecute, queueRead: names.queueRead, queueWrite: names.queueWrite },
+      encoding: this.#encoding,
+      ring: this.#ring,
+      scratch: this.#scratch,
+      transfer: this.#transfer,
+      readback: this.#readback,
+      uploads: this.#uploads,
+      indirect: this.#indirect,
+      context: this.#context,
+      gone: () => this.#destroyed || this.#lostReason !== undefined,
+    });
+    this.#scheduler = new OpScheduler(this.#runner, gpu, this.name);
     this.#scheduler.onIdle = () => this.#flushReleases();
     this.#buildPlan = (commandBuffer) => {
       this.#plansBuilt++;
@@ -675,7 +679,7 @@ export class WebGpuDevice implements Device {
   /**
    * queueUpdate and queueWrite: host bytes into a buffer range. An update (at most maxUpdateSize bytes)
    * goes through `queue.writeBuffer` when it runs and is copied at the call when it is deferred
-   * (prepareDefer). A write's source is read when it runs (into pooled staging buffers, #encodeWrite)
+   * (prepareDefer). A write's source is read when it runs (into pooled staging buffers, op-runner.ts)
    * and must stay unchanged until its signal.
    */
   #hostToDevice(
@@ -735,176 +739,6 @@ export class WebGpuDevice implements Device {
   }
 
   // ---------------------------------------------------------------------------------------------------
-  // Running operations (OpRunner)
-
-  #memoryOf(buffer: WebGpuBuffer, what: string): GpuMemory {
-    if (buffer.gpuFailure !== undefined) throw buffer.gpuFailure;
-    const memory = buffer.memory;
-    if (memory === undefined) {
-      throw new KeelError(
-        ErrorCode.FAILED_PRECONDITION,
-        `${this.name} ${what}: ${describeBuffer(buffer)} has no memory yet; order the operation after its queueAlloca's signal`,
-      );
-    }
-    return memory;
-  }
-
-  /** Encodes and submits `op` (called by the scheduler once its waits allow). */
-  #run(op: QueueOp): void {
-    const encoding = this.#encoding;
-    encoding.begin();
-    try {
-      switch (op.kind) {
-        case OpKind.EXECUTE: {
-          const plans = op.plans;
-          const tables = op.tables;
-          for (let i = 0; i < plans.length; i++)
-            (plans[i] as ReplayPlan).encode(this.#context, tables?.[i] ?? undefined);
-          if (this.#indirect.used) {
-            // The indirect counts' validation record, checked when the submission completes.
-            const size = ReadbackPool.sizeFor(INDIRECT_RECORD_BYTES);
-            const staging = this.#readback.acquire(size);
-            op.staging = staging;
-            op.stagingSize = size;
-            op.stagingOffset = 0;
-            this.#indirect.finish(encoding.encoder, staging);
-          }
-          break;
-        }
-        case OpKind.FILL: {
-          const target = op.target as WebGpuBuffer;
-          const memory = this.#memoryOf(target, 'queueFill');
-          this.#transfer.fill(memory, target.base + op.targetOffset, op.length, op.pattern, op.patternLength);
-          break;
-        }
-        case OpKind.COPY: {
-          const source = op.source as WebGpuBuffer;
-          const target = op.target as WebGpuBuffer;
-          const s = this.#memoryOf(source, 'queueCopy');
-          const t = this.#memoryOf(target, 'queueCopy');
-          this.#transfer.copy(s, source.base + op.sourceOffset, t, target.base + op.targetOffset, op.length);
-          break;
-        }
-        case OpKind.UPDATE: {
-          const target = op.target as WebGpuBuffer;
-          const memory = this.#memoryOf(target, 'queueUpdate');
-          this.#transfer.write(op.bytes as Uint8Array, memory, target.base + op.targetOffset);
-          break;
-        }
-        case OpKind.WRITE: {
-          this.#checkHost(op, 'queueWrite', 'source', 'the write ran');
-          const target = op.target as WebGpuBuffer;
-          const memory = this.#memoryOf(target, 'queueWrite');
-          this.#encodeWrite(op, memory, target.base + op.targetOffset);
-          break;
-        }
-        case OpKind.READ: {
-          this.#checkHost(op, 'queueRead', 'target', 'the read ran');
-          const source = op.source as WebGpuBuffer;
-          const memory = this.#memoryOf(source, 'queueRead');
-          const at = source.base + op.sourceOffset;
-          const start = at & ~3;
-          const bytes = alignUp(at + op.length, 4) - start;
-          const size = ReadbackPool.sizeFor(bytes);
-          const staging = this.#readback.acquire(size);
-          op.staging = staging;
-          op.stagingSize = size;
-          op.stagingOffset = at - start;
-          if (bytes > 0) encoding.encoder.copyBufferToBuffer(memory.buffer, start, staging, 0, bytes);
-          break;
-        }
-        default:
-          break;
-      }
-    } catch (error) {
-      encoding.abandon();
-      this.#indirect.abandon();
-      this.#ring.submitted();
-      throw error;
-    }
-    if (encoding.used) {
-      this.#ring.flush();
-      const list = this.#submitList;
-      list[0] = encoding.finish();
-      this.gpuDevice.queue.submit(list);
-      list.length = 0;
-      this.#submissions++;
-    } else {
-      encoding.abandon();
-    }
-    this.#ring.submitted();
-    this.#scratch.submitted();
-  }
-
-  /**
-   * Encodes a queueWrite: the source bytes go, in chunks of at most UPLOAD_CHUNK staging bytes, into
-   * mapped staging buffers from the upload pool (each chunk's bytes at the target offset's byte phase),
-   * which are unmapped and copied to the target in command order. The buffers stay on `op.uploads`
-   * until the submission completes (the scheduler gives them back then, or when the operation fails).
-   */
-  #encodeWrite(op: QueueOp, memory: GpuMemory, at: number): void {
-    const bytes = op.bytes as Uint8Array;
-    const total = bytes.byteLength;
-    const uploads = op.uploads;
-    let offset = at;
-    let done = 0;
-    while (done < total) {
-      const phase = offset & 3;
-      const n = Math.min(total - done, UPLOAD_CHUNK - phase);
-      const staged = alignUp(phase + n, 4);
-      const staging = this.#uploads.acquire(staged);
-      uploads.push(staging);
-      new Uint8Array(staging.getMappedRange(0, staged), phase, n).set(
-        done === 0 && n === total ? bytes : bytes.subarray(done, done + n),
-      );
-      staging.unmap();
-      this.#transfer.copyStaged(staging, memory, offset, n);
-      offset += n;
-      done += n;
-    }
-  }
-
-  /**
-   * FAILED_PRECONDITION when the host bytes of a write (source) or read (target) lost their length
-   * since the call: their ArrayBuffer was detached (transferred, e.g. posted to a worker) or shrunk.
-   * Writing would copy zeros; reading would drop the bytes.
-   */
-  #checkHost(op: QueueOp, name: OpName, role: string, when: string): void {
-    const bytes = op.bytes as Uint8Array;
-    if (bytes.byteLength === op.length) return;
-    throw new KeelError(
-      ErrorCode.FAILED_PRECONDITION,
-      `${this.#names[name]}: the host ${role} was detached (transferred) or shrunk before ${when}: it has ${bytes.byteLength} bytes, the operation needs ${op.length}; keep its ArrayBuffer until the operation's signal`,
-    );
-  }
-
-  #finishRead(op: QueueOp): void {
-    const staging = op.staging as GPUBuffer;
-    if (op.kind === OpKind.EXECUTE) {
-      const record = new Uint32Array(staging.getMappedRange(0, INDIRECT_RECORD_BYTES));
-      const failure = this.#indirect.check(record, this.#names.queueExecute);
-      if (failure !== undefined) throw failure;
-      return;
-    }
-    this.#checkHost(op, 'queueRead', 'target', 'the read completed');
-    const mapped = new Uint8Array(staging.getMappedRange(0, op.stagingSize), op.stagingOffset, op.length);
-    (op.bytes as Uint8Array).set(mapped);
-  }
-
-  #releaseStaging(op: QueueOp): void {
-    const gone = this.#destroyed || this.#lostReason !== undefined;
-    const uploads = op.uploads;
-    if (uploads.length > 0) {
-      for (let i = 0; i < uploads.length; i++) this.#uploads.release(uploads[i] as GPUBuffer, gone);
-      uploads.length = 0;
-    }
-    const staging = op.staging;
-    if (staging === undefined) return;
-    op.staging = undefined;
-    this.#readback.release(staging, op.stagingSize, gone);
-  }
-
-  // ---------------------------------------------------------------------------------------------------
   // Statistics and teardown
 
   /** The GPU object the device was requested from (undefined when a GPUDevice or adapter was given). */
@@ -925,7 +759,7 @@ export class WebGpuDevice implements Device {
       size += s.size;
     }
     return {
-      submissions: this.#submissions,
+      submissions: this.#runner.submissions,
       operationsPerQueue: [...this.#perQueue],
       deferred: this.#deferrals,
       plansBuilt: this.#plansBuilt,

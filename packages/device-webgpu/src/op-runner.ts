@@ -1,0 +1,246 @@
+/**
+ * How the WebGPU device runs a queue operation once the scheduler (op-scheduler.ts) lets it: encodes it
+ * into one submission (replay plans, fills, copies, updates, staged writes, reads into readback staging,
+ * the indirect-count validation record) and submits it; copies a mapped read out; gives staging buffers
+ * back. Throws a KeelError to fail the operation (the scheduler then fails its signal). Host bytes whose
+ * ArrayBuffer was detached (or shrunk) since the call fail with FAILED_PRECONDITION instead of moving
+ * zeros. Nothing is allocated per operation but what WebGPU itself allocates.
+ */
+import { ErrorCode, KeelError } from '@keel/fence';
+import { describeBuffer } from '@keel/hal';
+import type { GpuEncoding } from './gpu-encoding';
+import { alignUp, type GpuMemory } from './gpu-memory';
+import type { GpuScratch } from './gpu-scratch';
+import { INDIRECT_RECORD_BYTES, type IndirectValidator } from './indirect-validator';
+import type { OpRunner } from './op-scheduler';
+import { OpKind, type QueueOp } from './queue-op';
+import { ReadbackPool } from './readback-pool';
+import type { PlanContext, ReplayPlan } from './replay-plan';
+import type { TransferEncoder } from './transfer-encoder';
+import type { UniformRing } from './uniform-ring';
+import { UPLOAD_CHUNK, type UploadPool } from './upload-pool';
+import type { WebGpuBuffer } from './webgpu-buffer';
+
+/** What the runner works with (the device's parts). */
+export interface GpuOpRunnerParts {
+  readonly gpu: GPUDevice;
+  /** The device's name, for messages. */
+  readonly name: string;
+  /** "webgpu device '…' queueRead" and so on, built once. */
+  readonly names: Readonly<Record<'queueExecute' | 'queueRead' | 'queueWrite', string>>;
+  readonly encoding: GpuEncoding;
+  readonly ring: UniformRing;
+  readonly scratch: GpuScratch;
+  readonly transfer: TransferEncoder;
+  readonly readback: ReadbackPool;
+  readonly uploads: UploadPool;
+  readonly indirect: IndirectValidator;
+  readonly context: PlanContext;
+  /** True once the device is lost or destroyed (staging buffers are then destroyed, not kept). */
+  readonly gone: () => boolean;
+}
+
+export class GpuOpRunner implements OpRunner {
+  readonly #gpu: GPUDevice;
+  readonly #name: string;
+  readonly #names: GpuOpRunnerParts['names'];
+  readonly #encoding: GpuEncoding;
+  readonly #ring: UniformRing;
+  readonly #scratch: GpuScratch;
+  readonly #transfer: TransferEncoder;
+  readonly #readback: ReadbackPool;
+  readonly #uploads: UploadPool;
+  readonly #indirect: IndirectValidator;
+  readonly #context: PlanContext;
+  readonly #gone: () => boolean;
+  /** The array `queue.submit` gets (reused: no allocation per submission). */
+  readonly #submitList: GPUCommandBuffer[] = [];
+  #submissions = 0;
+
+  constructor(parts: GpuOpRunnerParts) {
+    this.#gpu = parts.gpu;
+    this.#name = parts.name;
+    this.#names = parts.names;
+    this.#encoding = parts.encoding;
+    this.#ring = parts.ring;
+    this.#scratch = parts.scratch;
+    this.#transfer = parts.transfer;
+    this.#readback = parts.readback;
+    this.#uploads = parts.uploads;
+    this.#indirect = parts.indirect;
+    this.#context = parts.context;
+    this.#gone = parts.gone;
+  }
+
+  /** `queue.submit` calls so far. */
+  get submissions(): number {
+    return this.#submissions;
+  }
+
+  #memoryOf(buffer: WebGpuBuffer, what: string): GpuMemory {
+    if (buffer.gpuFailure !== undefined) throw buffer.gpuFailure;
+    const memory = buffer.memory;
+    if (memory === undefined) {
+      throw new KeelError(
+        ErrorCode.FAILED_PRECONDITION,
+        `${this.#name} ${what}: ${describeBuffer(buffer)} has no memory yet; order the operation after its queueAlloca's signal`,
+      );
+    }
+    return memory;
+  }
+
+  /** Encodes and submits `op` (called by the scheduler once its waits allow). */
+  run(op: QueueOp): void {
+    const encoding = this.#encoding;
+    encoding.begin();
+    try {
+      switch (op.kind) {
+        case OpKind.EXECUTE: {
+          const plans = op.plans;
+          const tables = op.tables;
+          for (let i = 0; i < plans.length; i++)
+            (plans[i] as ReplayPlan).encode(this.#context, tables?.[i] ?? undefined);
+          if (this.#indirect.used) {
+            // The indirect counts' validation record, checked when the submission completes.
+            const size = ReadbackPool.sizeFor(INDIRECT_RECORD_BYTES);
+            const staging = this.#readback.acquire(size);
+            op.staging = staging;
+            op.stagingSize = size;
+            op.stagingOffset = 0;
+            this.#indirect.finish(encoding.encoder, staging);
+          }
+          break;
+        }
+        case OpKind.FILL: {
+          const target = op.target as WebGpuBuffer;
+          const memory = this.#memoryOf(target, 'queueFill');
+          this.#transfer.fill(memory, target.base + op.targetOffset, op.length, op.pattern, op.patternLength);
+          break;
+        }
+        case OpKind.COPY: {
+          const source = op.source as WebGpuBuffer;
+          const target = op.target as WebGpuBuffer;
+          const s = this.#memoryOf(source, 'queueCopy');
+          const t = this.#memoryOf(target, 'queueCopy');
+          this.#transfer.copy(s, source.base + op.sourceOffset, t, target.base + op.targetOffset, op.length);
+          break;
+        }
+        case OpKind.UPDATE: {
+          const target = op.target as WebGpuBuffer;
+          const memory = this.#memoryOf(target, 'queueUpdate');
+          this.#transfer.write(op.bytes as Uint8Array, memory, target.base + op.targetOffset);
+          break;
+        }
+        case OpKind.WRITE: {
+          this.#checkHost(op, 'queueWrite', 'source', 'the write ran');
+          const target = op.target as WebGpuBuffer;
+          const memory = this.#memoryOf(target, 'queueWrite');
+          this.#encodeWrite(op, memory, target.base + op.targetOffset);
+          break;
+        }
+        case OpKind.READ: {
+          this.#checkHost(op, 'queueRead', 'target', 'the read ran');
+          const source = op.source as WebGpuBuffer;
+          const memory = this.#memoryOf(source, 'queueRead');
+          const at = source.base + op.sourceOffset;
+          const start = at & ~3;
+          const bytes = alignUp(at + op.length, 4) - start;
+          const size = ReadbackPool.sizeFor(bytes);
+          const staging = this.#readback.acquire(size);
+          op.staging = staging;
+          op.stagingSize = size;
+          op.stagingOffset = at - start;
+          if (bytes > 0) encoding.encoder.copyBufferToBuffer(memory.buffer, start, staging, 0, bytes);
+          break;
+        }
+        default:
+          break;
+      }
+    } catch (error) {
+      encoding.abandon();
+      this.#indirect.abandon();
+      this.#ring.submitted();
+      throw error;
+    }
+    if (encoding.used) {
+      this.#ring.flush();
+      const list = this.#submitList;
+      list[0] = encoding.finish();
+      this.#gpu.queue.submit(list);
+      list.length = 0;
+      this.#submissions++;
+    } else {
+      encoding.abandon();
+    }
+    this.#ring.submitted();
+    this.#scratch.submitted();
+  }
+
+  /**
+   * Encodes a queueWrite: the source bytes go, in chunks of at most UPLOAD_CHUNK staging bytes, into
+   * mapped staging buffers from the upload pool (each chunk's bytes at the target offset's byte phase),
+   * which are unmapped and copied to the target in command order. The buffers stay on `op.uploads`
+   * until the submission completes (the scheduler gives them back then, or when the operation fails).
+   */
+  #encodeWrite(op: QueueOp, memory: GpuMemory, at: number): void {
+    const bytes = op.bytes as Uint8Array;
+    const total = bytes.byteLength;
+    const uploads = op.uploads;
+    let offset = at;
+    let done = 0;
+    while (done < total) {
+      const phase = offset & 3;
+      const n = Math.min(total - done, UPLOAD_CHUNK - phase);
+      const staged = alignUp(phase + n, 4);
+      const staging = this.#uploads.acquire(staged);
+      uploads.push(staging);
+      new Uint8Array(staging.getMappedRange(0, staged), phase, n).set(
+        done === 0 && n === total ? bytes : bytes.subarray(done, done + n),
+      );
+      staging.unmap();
+      this.#transfer.copyStaged(staging, memory, offset, n);
+      offset += n;
+      done += n;
+    }
+  }
+
+  /**
+   * FAILED_PRECONDITION when the host bytes of a write (source) or read (target) lost their length
+   * since the call: their ArrayBuffer was detached (transferred, e.g. posted to a worker) or shrunk.
+   * Writing would copy zeros; reading would drop the bytes.
+   */
+  #checkHost(op: QueueOp, name: 'queueWrite' | 'queueRead', role: string, when: string): void {
+    const bytes = op.bytes as Uint8Array;
+    if (bytes.byteLength === op.length) return;
+    throw new KeelError(
+      ErrorCode.FAILED_PRECONDITION,
+      `${this.#names[name]}: the host ${role} was detached (transferred) or shrunk before ${when}: it has ${bytes.byteLength} bytes, the operation needs ${op.length}; keep its ArrayBuffer until the operation's signal`,
+    );
+  }
+
+  finishRead(op: QueueOp): void {
+    const staging = op.staging as GPUBuffer;
+    if (op.kind === OpKind.EXECUTE) {
+      const record = new Uint32Array(staging.getMappedRange(0, INDIRECT_RECORD_BYTES));
+      const failure = this.#indirect.check(record, this.#names.queueExecute);
+      if (failure !== undefined) throw failure;
+      return;
+    }
+    this.#checkHost(op, 'queueRead', 'target', 'the read completed');
+    const mapped = new Uint8Array(staging.getMappedRange(0, op.stagingSize), op.stagingOffset, op.length);
+    (op.bytes as Uint8Array).set(mapped);
+  }
+
+  releaseStaging(op: QueueOp): void {
+    const gone = this.#gone();
+    const uploads = op.uploads;
+    if (uploads.length > 0) {
+      for (let i = 0; i < uploads.length; i++) this.#uploads.release(uploads[i] as GPUBuffer, gone);
+      uploads.length = 0;
+    }
+    const staging = op.staging;
+    if (staging === undefined) return;
+    op.staging = undefined;
+    this.#readback.release(staging, op.stagingSize, gone);
+  }
+}
