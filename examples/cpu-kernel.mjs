@@ -52,13 +52,17 @@ for (const mode of ['sync', 'task']) {
 
     for (const [index, p] of problems.entries()) {
       for (let i = 0; i < n; i++) {
-        const expected = Math.fround(Math.fround(a * p.xs[i]) + Math.fround(Math.fround(a * p.xs[i]) + p.ys[i]));
+        const expected = Math.fround(
+          Math.fround(a * p.xs[i]) + Math.fround(Math.fround(a * p.xs[i]) + p.ys[i]),
+        );
         if (p.out[i] !== expected) {
           throw new Error(`${mode} mode, problem ${index}: y[${i}] = ${p.out[i]}, expected ${expected}`);
         }
       }
     }
-    console.log(`${mode}: 2 binding tables × 2 replays of 1 recorded dispatch, y[${n - 1}] = ${problems[1].out[n - 1]}`);
+    console.log(
+      `${mode}: 2 binding tables × 2 replays of 1 recorded dispatch, y[${n - 1}] = ${problems[1].out[n - 1]}`,
+    );
   } finally {
     await device.destroy();
   }

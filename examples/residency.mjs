@@ -25,7 +25,9 @@ try {
   });
   step.end();
 
-  const tensors = [0, 1, 2, 3].map((t) => Tensor.fromHost('f32', [elements], new Float32Array(elements).fill(t)));
+  const tensors = [0, 1, 2, 3].map((t) =>
+    Tensor.fromHost('f32', [elements], new Float32Array(elements).fill(t)),
+  );
   const timeline = device.createSemaphore(0);
   let value = 0;
   const rounds = 2;
@@ -41,14 +43,16 @@ try {
 
   for (const [t, data] of host.entries()) {
     const expected = t + 0.5 * rounds;
-    if (!data.every((x) => x === expected)) throw new Error(`tensor ${t}: expected every element ${expected}`);
+    if (!data.every((x) => x === expected))
+      throw new Error(`tensor ${t}: expected every element ${expected}`);
   }
   const c = residency.counters;
   if (c.peakResidentBytes > c.budgetBytes) throw new Error(`peak ${c.peakResidentBytes} B over budget`);
   // 4 tensors through 3 slots, LRU: every acquire after the third evicts, and every evicted copy is dirty.
   const acquires = rounds * tensors.length;
   if (c.evictions !== acquires - 3) throw new Error(`expected ${acquires - 3} evictions, got ${c.evictions}`);
-  if (c.writebacks !== c.evictions) throw new Error(`expected a write-back per eviction, got ${c.writebacks}`);
+  if (c.writebacks !== c.evictions)
+    throw new Error(`expected a write-back per eviction, got ${c.writebacks}`);
   console.log(
     `budget ${c.budgetBytes} B, peak ${c.peakResidentBytes} B: ${c.evictions} evictions, ${c.writebacks} write-backs, ` +
       `${c.hostToDeviceBytes} B up, ${c.deviceToHostBytes} B down`,

@@ -21,7 +21,10 @@ try {
     { kind: 'alloca', params: { usage }, size: 4096 },
     { affinity: 0b010, wait: Fence.of({ semaphore: go, value: 1 }), signal: at(1) }, // explicit: cpu-a queue 1
   );
-  scheduler.submit({ kind: 'fill', target: { buffer: x }, pattern: 7, patternLength: 4 }, { wait: at(1), signal: at(2) });
+  scheduler.submit(
+    { kind: 'fill', target: { buffer: x }, pattern: 7, patternLength: 4 },
+    { wait: at(1), signal: at(2) },
+  );
   const y = scheduler.submit(
     { kind: 'alloca', params: { usage }, size: 4096 },
     { affinity: 0b100, signal: Fence.of({ semaphore: other, value: 1 }) }, // explicit: cpu-b
@@ -33,7 +36,10 @@ try {
     { wait: Fence.join(at(2), Fence.of({ semaphore: other, value: 1 })), signal: at(3) },
   );
   const out = new Uint32Array(1024);
-  const readOn = scheduler.submit({ kind: 'read', source: { buffer: y }, target: out }, { wait: at(3), signal: at(4) });
+  const readOn = scheduler.submit(
+    { kind: 'read', source: { buffer: y }, target: out },
+    { wait: at(3), signal: at(4) },
+  );
   go.signal(1);
   await at(4).wait({ timeoutMs: 10_000 });
 

@@ -31,7 +31,11 @@ async function run() {
     const n = 256;
     const cb = device.createCommandBuffer({ mode: 'reusable', bindingCapacity: 1 });
     cb.begin();
-    cb.dispatch(scale, 'scale', { workload: [n], constants: [constants.f32(1.5), n], bindings: [slotRef(0)] });
+    cb.dispatch(scale, 'scale', {
+      workload: [n],
+      constants: [constants.f32(1.5), n],
+      bindings: [slotRef(0)],
+    });
     cb.end();
 
     const q = QueueAffinity.ANY;

@@ -13,7 +13,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { examplesDir, inCi } from './run-example';
 
 const executablePath = process.env.KEEL_CHROMIUM ?? '/usr/bin/chromium';
-const TYPES: Record<string, string> = { '.html': 'text/html', '.mjs': 'text/javascript', '.js': 'text/javascript' };
+const TYPES: Record<string, string> = {
+  '.html': 'text/html',
+  '.mjs': 'text/javascript',
+  '.js': 'text/javascript',
+};
 
 let server: Server;
 let origin = '';
