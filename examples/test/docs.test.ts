@@ -68,3 +68,22 @@ describe('docs/DESIGN.md', () => {
     expect(copy).toBe(readFileSync(shared, 'utf8'));
   });
 });
+
+describe('API reference (typedoc.json)', () => {
+  it('documents every published package from its src/index.ts, without @internal members', () => {
+    const config = JSON.parse(readFileSync(join(root, 'typedoc.json'), 'utf8'));
+    const published = readdirSync(join(root, 'packages'))
+      .filter((dir) => !JSON.parse(readFileSync(join(root, 'packages', dir, 'package.json'), 'utf8')).private)
+      .map((dir) => `packages/${dir}`)
+      .sort();
+    expect([...config.entryPoints].sort()).toEqual(published);
+    expect(config.entryPointStrategy).toBe('packages');
+    expect(config.packageOptions.entryPoints).toEqual(['src/index.ts']);
+    expect(config.excludeInternal).toBe(true);
+    expect(config.packageOptions.excludeInternal).toBe(true);
+    expect(config.packageOptions.validation.notDocumented).toBe(true);
+    expect(config.out).toBe('docs/api');
+    const ignored = readFileSync(join(root, '.gitignore'), 'utf8').split('\n');
+    expect(ignored).toContain('docs/api/');
+  });
+});
