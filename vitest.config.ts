@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    projects: ['packages/*', 'packages/device-webgpu/vitest.browser.config.ts'],
+    projects: ['packages/*', 'packages/device-webgpu/vitest.browser.config.ts', 'examples'],
     reporters: ['default'],
   },
 });

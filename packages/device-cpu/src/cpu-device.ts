@@ -437,20 +437,20 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   queueAlloca(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     params: BufferParams,
     size: number,
     options?: AllocaOptions,
   ): Buffer {
     const what = `${this.name} queueAlloca`;
-    const queue = this.begin('queueAlloca', affinity, wait, signal);
+    const queue = this.begin('queueAlloca', affinity, wait, signalFence);
     const usage = checkBufferParams(params, what);
     if (typeof size !== 'number' || !Number.isInteger(size) || size < 0 || size > MAX_BUFFER_SIZE) {
       throw invalid(`${what}: size must be an integer in [0, ${MAX_BUFFER_SIZE}], got ${String(size)}`);
     }
     const pool = options?.pool ?? 'tlsf';
     const allocator = this.allocator(pool, what);
-    const allocation = allocator.alloca(QueueAffinity.of(queue), wait, signal, size, {
+    const allocation = allocator.alloca(QueueAffinity.of(queue), wait, signalFence, size, {
       alignment: BLOCK_ALIGNMENT,
       label: params.label,
     });
@@ -469,14 +469,14 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     return buffer;
   }
 
-  queueDealloca(affinity: QueueAffinity, wait: Fence, signal: Fence, buffer: Buffer): void {
+  queueDealloca(affinity: QueueAffinity, wait: Fence, signalFence: Fence, buffer: Buffer): void {
     const what = `${this.name} queueDealloca`;
-    const queue = this.begin('queueDealloca', affinity, wait, signal);
+    const queue = this.begin('queueDealloca', affinity, wait, signalFence);
     const b = checkDeallocaBuffer(this, CpuBuffer, buffer, what);
     const allocation = b.allocation;
     if (allocation === undefined) throw madeByCreateBuffer(b, what);
     const allocator = this.allocator(buffer.placement.pool ?? 'tlsf', what);
-    allocator.dealloca(QueueAffinity.of(queue), wait, signal, allocation);
+    allocator.dealloca(QueueAffinity.of(queue), wait, signalFence, allocation);
     b.markDeallocated();
     this.liveBuffers.delete(b);
   }
@@ -712,13 +712,13 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   queueFill(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     target: DirectBufferRef,
     pattern: number,
     patternLength: 1 | 2 | 4,
   ): void {
     const what = `${this.name} queueFill`;
-    const queue = this.begin('queueFill', affinity, wait, signal);
+    const queue = this.begin('queueFill', affinity, wait, signalFence);
     checkFillPattern(pattern, patternLength, what);
     const r = this.range;
     const t = checkQueueRef(
@@ -732,7 +732,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
       r,
     );
     checkFillRange(r, patternLength, what);
-    const op = this.operation(OpKind.FILL, 'queueFill', queue, signal);
+    const op = this.operation(OpKind.FILL, 'queueFill', queue, signalFence);
     op.target = t;
     op.targetOffset = r.offset;
     op.length = r.length;
@@ -745,22 +745,22 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   queueUpdate(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     source: ArrayBufferView,
     target: DirectBufferRef,
   ): void {
-    this.hostToDevice('queueUpdate', affinity, wait, signal, source, target);
+    this.hostToDevice('queueUpdate', affinity, wait, signalFence, source, target);
   }
 
   queueCopy(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     source: DirectBufferRef,
     target: DirectBufferRef,
   ): void {
     const what = `${this.name} queueCopy`;
-    const queue = this.begin('queueCopy', affinity, wait, signal);
+    const queue = this.begin('queueCopy', affinity, wait, signalFence);
     const r = this.range;
     const length = source?.length ?? target?.length;
     const s = checkQueueRef(this, CpuBuffer, source, BufferUsage.TRANSFER_SOURCE, what, 'source', length, r);
@@ -777,7 +777,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
       r,
     );
     checkCopyRanges(s, sourceOffset, sourceLength, t, r.offset, r.length, what);
-    const op = this.operation(OpKind.COPY, 'queueCopy', queue, signal);
+    const op = this.operation(OpKind.COPY, 'queueCopy', queue, signalFence);
     op.source = s;
     op.sourceOffset = sourceOffset;
     op.target = t;
@@ -790,12 +790,12 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   queueRead(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     source: DirectBufferRef,
     target: ArrayBufferView,
   ): void {
     const what = `${this.name} queueRead`;
-    const queue = this.begin('queueRead', affinity, wait, signal);
+    const queue = this.begin('queueRead', affinity, wait, signalFence);
     const bytes = hostBytes(target, what, 'target');
     const r = this.range;
     const s = checkQueueRef(
@@ -809,7 +809,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
       r,
     );
     checkHostLength('queueRead', r.length, bytes.byteLength, what);
-    const op = this.operation(OpKind.READ, 'queueRead', queue, signal);
+    const op = this.operation(OpKind.READ, 'queueRead', queue, signalFence);
     op.source = s;
     op.sourceOffset = r.offset;
     op.length = r.length;
@@ -821,11 +821,11 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   queueWrite(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     source: ArrayBufferView,
     target: DirectBufferRef,
   ): void {
-    this.hostToDevice('queueWrite', affinity, wait, signal, source, target);
+    this.hostToDevice('queueWrite', affinity, wait, signalFence, source, target);
   }
 
   /**
@@ -870,22 +870,22 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     this.enqueue(op, wait);
   }
 
-  queueBarrier(affinity: QueueAffinity, wait: Fence, signal: Fence): void {
-    const queue = this.begin('queueBarrier', affinity, wait, signal);
-    this.enqueue(this.operation(OpKind.BARRIER, 'queueBarrier', queue, signal), wait);
+  queueBarrier(affinity: QueueAffinity, wait: Fence, signalFence: Fence): void {
+    const queue = this.begin('queueBarrier', affinity, wait, signalFence);
+    this.enqueue(this.operation(OpKind.BARRIER, 'queueBarrier', queue, signalFence), wait);
   }
 
   queueHostCall(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     callback: () => void | Promise<void>,
   ): void {
-    const queue = this.begin('queueHostCall', affinity, wait, signal);
+    const queue = this.begin('queueHostCall', affinity, wait, signalFence);
     if (typeof callback !== 'function') {
       throw invalid(`${this.name} queueHostCall: callback must be a function, got ${String(callback)}`);
     }
-    const op = this.operation(OpKind.HOST_CALL, 'queueHostCall', queue, signal);
+    const op = this.operation(OpKind.HOST_CALL, 'queueHostCall', queue, signalFence);
     op.callback = callback;
     this.enqueue(op, wait);
   }
@@ -893,19 +893,19 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   queueExecute(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     commandBuffers: readonly CommandBuffer[],
     bindingTables?: readonly (BindingTable | undefined)[],
   ): void {
     const what = `${this.name} queueExecute`;
-    const queue = this.begin('queueExecute', affinity, wait, signal);
+    const queue = this.begin('queueExecute', affinity, wait, signalFence);
     checkExecuteArguments(this, queue, commandBuffers, bindingTables, what);
     const count = commandBuffers.length;
     const plans: CpuPlan[] = [];
     for (let i = 0; i < count; i++) plans.push(commandBuffers[i]!.devicePlan(this.planKey, this.buildPlan));
     for (let i = 0; i < count; i++) commandBuffers[i]!.markSubmitted();
     if (count === 0) {
-      this.queueBarrier(affinity, wait, signal);
+      this.queueBarrier(affinity, wait, signalFence);
       return;
     }
     // Snapshot the tables (the caller may reuse the arrays) and retain what the operation uses.
@@ -934,7 +934,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
         retained.push(direct[d]!);
       }
     }
-    const op = this.operation(OpKind.EXECUTE, 'queueExecute', queue, signal);
+    const op = this.operation(OpKind.EXECUTE, 'queueExecute', queue, signalFence);
     op.commandBuffers = commandBuffers.slice();
     op.plans = plans;
     op.tables = tables;

@@ -496,13 +496,13 @@ export class WebGpuDevice implements Device {
   queueAlloca(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     params: BufferParams,
     size: number,
     options?: AllocaOptions,
   ): Buffer {
     const what = this.#names.queueAlloca;
-    const queue = this.#begin('queueAlloca', affinity, wait, signal);
+    const queue = this.#begin('queueAlloca', affinity, wait, signalFence);
     const usage = checkBufferParams(params, what);
     const max = this.info.limits.maxBufferSize;
     if (typeof size !== 'number' || !Number.isInteger(size) || size < 0 || size > max) {
@@ -513,7 +513,7 @@ export class WebGpuDevice implements Device {
     const allocator = this.#allocator(pool, what);
     const ordered = this.#scheduler.isOrdered(wait);
     // Sizes are rounded to 4 so every binding and copy of the buffer stays inside its block.
-    const allocation = allocator.alloca(QueueAffinity.of(queue), wait, signal, alignUp(size, 4), {
+    const allocation = allocator.alloca(QueueAffinity.of(queue), wait, signalFence, alignUp(size, 4), {
       label: params.label,
     });
     const buffer = new WebGpuBuffer(
@@ -529,21 +529,21 @@ export class WebGpuDevice implements Device {
     );
     // Memory found at the call and waits already ordered: work ordered after `signal` may be submitted
     // right away (the allocator signals it once `wait` is reached).
-    if (ordered && allocation.block !== undefined) this.#scheduler.markOrdered(signal);
+    if (ordered && allocation.block !== undefined) this.#scheduler.markOrdered(signalFence);
     return buffer;
   }
 
-  queueDealloca(affinity: QueueAffinity, wait: Fence, signal: Fence, buffer: Buffer): void {
+  queueDealloca(affinity: QueueAffinity, wait: Fence, signalFence: Fence, buffer: Buffer): void {
     const what = this.#names.queueDealloca;
-    const queue = this.#begin('queueDealloca', affinity, wait, signal);
+    const queue = this.#begin('queueDealloca', affinity, wait, signalFence);
     const b = checkDeallocaBuffer(this, WebGpuBuffer, buffer, what);
     const allocation = b.allocation;
     if (allocation === undefined) throw madeByCreateBuffer(b, what);
     const allocator = this.#allocator(buffer.placement.pool ?? 'tlsf', what);
     const ordered = this.#scheduler.isOrdered(wait);
-    allocator.dealloca(QueueAffinity.of(queue), wait, signal, allocation);
+    allocator.dealloca(QueueAffinity.of(queue), wait, signalFence, allocation);
     b.markDeallocated();
-    if (ordered) this.#scheduler.markOrdered(signal);
+    if (ordered) this.#scheduler.markOrdered(signalFence);
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -552,14 +552,14 @@ export class WebGpuDevice implements Device {
   queueExecute(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     commandBuffers: readonly CommandBuffer[],
     bindingTables?: readonly (BindingTable | undefined)[],
   ): void {
-    const queue = this.#begin('queueExecute', affinity, wait, signal);
+    const queue = this.#begin('queueExecute', affinity, wait, signalFence);
     checkExecuteArguments(this, queue, commandBuffers, bindingTables, this.#names.queueExecute);
     const count = commandBuffers.length;
-    const op = this.#scheduler.acquire(OpKind.EXECUTE, queue, wait, signal);
+    const op = this.#scheduler.acquire(OpKind.EXECUTE, queue, wait, signalFence);
     try {
       for (let i = 0; i < count; i++)
         op.plans.push((commandBuffers[i] as CommandBuffer).devicePlan(this.#planKey, this.#buildPlan));
@@ -590,18 +590,18 @@ export class WebGpuDevice implements Device {
   queueFill(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     target: DirectBufferRef,
     pattern: number,
     patternLength: 1 | 2 | 4,
   ): void {
     const what = this.#names.queueFill;
-    const queue = this.#begin('queueFill', affinity, wait, signal);
+    const queue = this.#begin('queueFill', affinity, wait, signalFence);
     checkFillPattern(pattern, patternLength, what);
     const t = this.#ref(target, BufferUsage.TRANSFER_TARGET, 'queueFill', 'target');
     const r = this.#range;
     checkFillRange(r, patternLength, what);
-    const op = this.#scheduler.acquire(OpKind.FILL, queue, wait, signal);
+    const op = this.#scheduler.acquire(OpKind.FILL, queue, wait, signalFence);
     op.target = t;
     op.targetOffset = r.offset;
     op.length = r.length;
@@ -613,22 +613,22 @@ export class WebGpuDevice implements Device {
   queueUpdate(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     source: ArrayBufferView,
     target: DirectBufferRef,
   ): void {
-    this.#hostToDevice('queueUpdate', affinity, wait, signal, source, target);
+    this.#hostToDevice('queueUpdate', affinity, wait, signalFence, source, target);
   }
 
   queueCopy(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     source: DirectBufferRef,
     target: DirectBufferRef,
   ): void {
     const what = this.#names.queueCopy;
-    const queue = this.#begin('queueCopy', affinity, wait, signal);
+    const queue = this.#begin('queueCopy', affinity, wait, signalFence);
     const r = this.#range;
     const length = source?.length ?? target?.length;
     const s = this.#ref(source, BufferUsage.TRANSFER_SOURCE, 'queueCopy', 'source', length);
@@ -636,7 +636,7 @@ export class WebGpuDevice implements Device {
     const sourceLength = r.length;
     const t = this.#ref(target, BufferUsage.TRANSFER_TARGET, 'queueCopy', 'target', sourceLength);
     checkCopyRanges(s, sourceOffset, sourceLength, t, r.offset, r.length, what);
-    const op = this.#scheduler.acquire(OpKind.COPY, queue, wait, signal);
+    const op = this.#scheduler.acquire(OpKind.COPY, queue, wait, signalFence);
     op.source = s;
     op.sourceOffset = sourceOffset;
     op.target = t;
@@ -648,17 +648,17 @@ export class WebGpuDevice implements Device {
   queueRead(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     source: DirectBufferRef,
     target: ArrayBufferView,
   ): void {
     const what = this.#names.queueRead;
-    const queue = this.#begin('queueRead', affinity, wait, signal);
+    const queue = this.#begin('queueRead', affinity, wait, signalFence);
     const bytes = hostBytes(target, what, 'target');
     const s = this.#ref(source, BufferUsage.TRANSFER_SOURCE, 'queueRead', 'source', bytes.byteLength);
     const r = this.#range;
     checkHostLength('queueRead', r.length, bytes.byteLength, what);
-    const op = this.#scheduler.acquire(OpKind.READ, queue, wait, signal);
+    const op = this.#scheduler.acquire(OpKind.READ, queue, wait, signalFence);
     op.source = s;
     op.sourceOffset = r.offset;
     op.length = r.length;
@@ -669,11 +669,11 @@ export class WebGpuDevice implements Device {
   queueWrite(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     source: ArrayBufferView,
     target: DirectBufferRef,
   ): void {
-    this.#hostToDevice('queueWrite', affinity, wait, signal, source, target);
+    this.#hostToDevice('queueWrite', affinity, wait, signalFence, source, target);
   }
 
   /**
@@ -710,24 +710,24 @@ export class WebGpuDevice implements Device {
     this.#issue(op, update ? this.#prepareUpdateDefer : undefined);
   }
 
-  queueBarrier(affinity: QueueAffinity, wait: Fence, signal: Fence): void {
-    const queue = this.#begin('queueBarrier', affinity, wait, signal);
-    this.#issue(this.#scheduler.acquire(OpKind.BARRIER, queue, wait, signal));
+  queueBarrier(affinity: QueueAffinity, wait: Fence, signalFence: Fence): void {
+    const queue = this.#begin('queueBarrier', affinity, wait, signalFence);
+    this.#issue(this.#scheduler.acquire(OpKind.BARRIER, queue, wait, signalFence));
   }
 
   queueHostCall(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     callback: () => void | Promise<void>,
   ): void {
-    const queue = this.#begin('queueHostCall', affinity, wait, signal);
+    const queue = this.#begin('queueHostCall', affinity, wait, signalFence);
     if (typeof callback !== 'function') {
       throw invalid(
         `${this.#names.queueHostCall}: callback must be a function, got ${describeValue(callback)}`,
       );
     }
-    const op = this.#scheduler.acquire(OpKind.HOST_CALL, queue, wait, signal);
+    const op = this.#scheduler.acquire(OpKind.HOST_CALL, queue, wait, signalFence);
     op.callback = callback;
     this.#issue(op);
   }

@@ -27,7 +27,17 @@ export interface WaitOptions {
    * `0` polls: the wait resolves if already satisfied and otherwise rejects at once.
    */
   readonly timeoutMs?: number | undefined;
-  /** Aborting it rejects the wait with CANCELLED (cause = `signal.reason`); already aborted: at once. */
+  /**
+   * Aborting it rejects the wait with CANCELLED (cause = `abortSignal.reason`); already aborted: at
+   * once.
+   */
+  readonly abortSignal?: AbortSignal | undefined;
+  /**
+   * The former name of `abortSignal`, kept for one minor release. Giving both with different signals
+   * is INVALID_ARGUMENT.
+   *
+   * @deprecated Use `abortSignal` (`signal` reads like the fence a queue operation signals).
+   */
   readonly signal?: AbortSignal | undefined;
 }
 
@@ -48,17 +58,37 @@ export interface WaitSyncOptions {
 export function checkWaitOptions(what: string, options: WaitOptions): KeelError | undefined {
   if (typeof options !== 'object' || options === null)
     return new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: options must be an object`);
-  const { timeoutMs, signal } = options;
+  const { timeoutMs, abortSignal, signal } = options;
   if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs >= 0)) {
     return new KeelError(
       ErrorCode.INVALID_ARGUMENT,
       `${what}: timeoutMs ${describeValue(timeoutMs)} must be a number ≥ 0 (or Infinity)`,
     );
   }
+  if (abortSignal !== undefined && !isAbortSignal(abortSignal)) {
+    return new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${what}: abortSignal must be an AbortSignal, got ${describeValue(abortSignal)}`,
+    );
+  }
   if (signal !== undefined && !isAbortSignal(signal)) {
-    return new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: signal must be an AbortSignal`);
+    return new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${what}: signal (deprecated alias of abortSignal) must be an AbortSignal, got ${describeValue(signal)}`,
+    );
+  }
+  if (abortSignal !== undefined && signal !== undefined && abortSignal !== signal) {
+    return new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${what}: abortSignal and its deprecated alias signal name different AbortSignals (give abortSignal only)`,
+    );
   }
   return undefined;
+}
+
+/** The AbortSignal of checked wait options: `abortSignal`, else the deprecated `signal`. */
+export function abortSignalOf(options: WaitOptions): AbortSignal | undefined {
+  return options.abortSignal ?? options.signal;
 }
 
 /** Duck-typed, so that signals of another realm (an iframe, a polyfill) are accepted. */

@@ -6,7 +6,7 @@
 import type { Fence, Timepoint } from './fence';
 import { ErrorCode, KeelError } from './keel-error';
 import type { Registration } from './semaphore';
-import { checkWaitOptions, type WaitOptions } from './validate';
+import { abortSignalOf, checkWaitOptions, type WaitOptions } from './validate';
 
 const MAX_TIMER_MS = 0x7fffffff;
 
@@ -161,7 +161,7 @@ export function waitForFences(
     const invalid = checkWaitOptions(what, options);
     if (invalid !== undefined) return Promise.reject(invalid);
     timeoutMs = options.timeoutMs;
-    signal = options.signal;
+    signal = abortSignalOf(options);
     if (signal?.aborted) return Promise.reject(cancelledError(what, signal));
   }
   let firstReached = -1;

@@ -9,7 +9,14 @@
  */
 import { ErrorCode, KeelError } from './keel-error';
 import type { ReachedCallback, Registration } from './semaphore';
-import { checkWaitOptions, describeValue, invalidPayload, isPayload, type WaitOptions } from './validate';
+import {
+  abortSignalOf,
+  checkWaitOptions,
+  describeValue,
+  invalidPayload,
+  isPayload,
+  type WaitOptions,
+} from './validate';
 
 /** What a queue reads from the semaphore it serves. */
 export interface WaiterSource {
@@ -177,7 +184,7 @@ export class WaiterQueue {
       const invalid = checkWaitOptions(`semaphore '${source.label}': wait for ${value}`, options);
       if (invalid !== undefined) return Promise.reject(invalid);
       timeoutMs = options.timeoutMs;
-      signal = options.signal;
+      signal = abortSignalOf(options);
       if (signal?.aborted) return Promise.reject(cancelledError(source.label, value, signal));
     }
     const failure = source.failure;

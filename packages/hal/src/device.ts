@@ -1,18 +1,21 @@
 /**
  * The device contract. A device owns buffers, executables, command buffers and semaphores and runs
- * queue operations. Every queue operation has the form `(affinity, wait, signal, ...)`:
+ * queue operations. Every queue operation has the form `(affinity, wait, signalFence, ...)`:
  *
+ * - Naming: the positional `signalFence` is the Fence the operation signals (it was named `signal`
+ *   before; only the parameter name changed). It is unrelated to the `abortSignal` (an AbortSignal) that
+ *   fence waits take in their options.
  * - Ordering comes only from fences: the operation starts once every timepoint of `wait` is reached and
- *   signals every timepoint of `signal` once it completed. Operations whose fences do not order them
+ *   signals every timepoint of `signalFence` once it completed. Operations whose fences do not order them
  *   may run in any order or concurrently, also on one queue.
  * - It never blocks the calling thread: argument errors throw synchronously (a KeelError, nothing is
- *   enqueued and nothing is signalled); everything later is reported through `signal`.
+ *   enqueued and nothing is signalled); everything later is reported through `signalFence`.
  * - Failure propagation: if any wait timepoint fails, the operation does not run and every signal
  *   timepoint fails with ABORTED whose `cause` is the original failure. An operation that fails while
  *   running (a kernel throws, the device is lost) fails its signal timepoints with that error.
  * - Ownership: the device keeps alive every buffer, binding table and command buffer an operation names
  *   until the operation completes; callers may drop their references right after the call returns.
- *   Host memory passed to `queueRead`/`queueWrite` belongs to the device until `signal` is reached.
+ *   Host memory passed to `queueRead`/`queueWrite` belongs to the device until `signalFence` is reached.
  * - `affinity` selects queues (QueueAffinity); an empty intersection with the device's queues is
  *   INVALID_ARGUMENT. Each device documents how it maps a mask onto its queues.
  * - Lengths: a ref's omitted `length` means "to the end of the buffer", except where the other side of
@@ -72,21 +75,21 @@ export interface Device extends AsyncDisposable {
 
   /**
    * Queue-ordered allocation: returns a buffer at once; its memory may be used by operations ordered
-   * after `signal`. Release it with `queueDealloca`.
+   * after `signalFence`. Release it with `queueDealloca`.
    */
   queueAlloca(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     params: BufferParams,
     size: number,
     options?: AllocaOptions,
   ): Buffer;
   /**
    * Releases a queue-allocated buffer once `wait` is reached; the buffer is unusable from this call on
-   * (FAILED_PRECONDITION). A failed wait fails `signal` and frees nothing.
+   * (FAILED_PRECONDITION). A failed wait fails `signalFence` and frees nothing.
    */
-  queueDealloca(affinity: QueueAffinity, wait: Fence, signal: Fence, buffer: Buffer): void;
+  queueDealloca(affinity: QueueAffinity, wait: Fence, signalFence: Fence, buffer: Buffer): void;
   /**
    * Executes command buffers in order; `bindingTables[i]` supplies the slots of `commandBuffers[i]`.
    * Validates each submission (see CommandBuffer.validateSubmission) before enqueueing.
@@ -94,14 +97,14 @@ export interface Device extends AsyncDisposable {
   queueExecute(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     commandBuffers: readonly CommandBuffer[],
     bindingTables?: readonly (BindingTable | undefined)[],
   ): void;
   queueFill(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     target: DirectBufferRef,
     pattern: number,
     patternLength: 1 | 2 | 4,
@@ -110,46 +113,46 @@ export interface Device extends AsyncDisposable {
   queueUpdate(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     source: ArrayBufferView,
     target: DirectBufferRef,
   ): void;
   queueCopy(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     source: DirectBufferRef,
     target: DirectBufferRef,
   ): void;
-  /** Device → host: fills `target` (same length as the range) by the time `signal` is reached. */
+  /** Device → host: fills `target` (same length as the range) by the time `signalFence` is reached. */
   queueRead(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     source: DirectBufferRef,
     target: ArrayBufferView,
   ): void;
   /**
    * Host → device of any size: `source` is read when the operation runs, so it must stay unchanged until
-   * `signal` is reached (unlike queueUpdate, which copies at the call).
+   * `signalFence` is reached (unlike queueUpdate, which copies at the call).
    */
   queueWrite(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     source: ArrayBufferView,
     target: DirectBufferRef,
   ): void;
-  /** Orders nothing but fences: signals `signal` once `wait` is reached. */
-  queueBarrier(affinity: QueueAffinity, wait: Fence, signal: Fence): void;
+  /** Orders nothing but fences: signals `signalFence` once `wait` is reached. */
+  queueBarrier(affinity: QueueAffinity, wait: Fence, signalFence: Fence): void;
   /**
-   * Runs `callback` on the calling thread's event loop once `wait` is reached; `signal` is signalled
+   * Runs `callback` on the calling thread's event loop once `wait` is reached; `signalFence` is signalled
    * when it returns (or its promise resolves) and failed with its error if it throws.
    */
   queueHostCall(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     callback: () => void | Promise<void>,
   ): void;
   /**
@@ -157,7 +160,7 @@ export interface Device extends AsyncDisposable {
    * buffer of this device created with `MemoryType.HOST_VISIBLE` and `BufferUsage.MAPPING`.
    * Returns a Uint8Array of exactly `byteLength` bytes aliasing the buffer's memory (its `byteOffset` a
    * multiple of 8), valid while the buffer is live; host writes through it are seen by queue operations
-   * that start after them, and bytes a queue operation writes are visible once its signal is reached
+   * that start after them, and bytes a queue operation writes are visible once its signal fence is reached
    * (coherent: no flush or invalidate). It never blocks and never copies; ordering is the caller's job.
    * Errors: INVALID_ARGUMENT for a foreign buffer or missing bits; FAILED_PRECONDITION once not live.
    * Devices whose host-visible memory maps only asynchronously (WebGPU) do not implement it.

@@ -43,6 +43,7 @@ export {
   type StructureSink,
   TO_END,
 } from './command-sink';
+export { type ConstantValue, constants, packConstants } from './constants';
 export type { AllocaOptions, Device, DeviceInfo, DeviceLimits } from './device';
 export {
   ceilDivWorkgroupCount,

@@ -44,6 +44,8 @@ export {
   type CommandBuffer,
   type CommandBufferOptions,
   type CommandSink,
+  type ConstantValue,
+  constants,
   type Device,
   type DeviceInfo,
   type DeviceLimits,
@@ -52,6 +54,7 @@ export {
   type ExecutableSource,
   type ExportDescriptor,
   MemoryType,
+  packConstants,
   QueueAffinity,
   slotRef,
 } from '@keel/hal';

@@ -1,14 +1,18 @@
 /**
- * `keel bench [suite] [--json]`: runs the repository's benchmark runner (bench/src/main.ts, with tsx)
- * on one suite or, without a suite, on all of them. The suites ship with the Keel repository, not with
- * the package: the runner is looked up from the working directory and from the package's own location
- * (a workspace checkout), and outside a checkout the command says so in one line.
+ * `keel bench [suite] [--json]`: in a Keel checkout, runs the repository's benchmark runner
+ * (bench/src/main.ts, with tsx) on one suite or, without a suite, on all of them; the runner is looked
+ * up from the working directory and from the package's own location. Outside a checkout (the installed
+ * package) it runs the suites the package can run on its own (bench-packaged.ts: the `mlp` suite's Keel
+ * sides), with the same JSON output; another suite name there is refused in one line naming what it can
+ * run. `--packaged` takes the package's own path in a checkout too.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
+import { formatBenchResult, PACKAGED_SUITES, runPackagedMlp } from './bench-packaged';
+import { positiveInteger } from './demo';
 
 /** The runner's path inside a checkout. */
 export const BENCH_RUNNER = path.join('bench', 'src', 'main.ts');
@@ -39,20 +43,67 @@ export function runBench(root: string, args: readonly string[]): Promise<number>
   });
 }
 
+interface BenchOptions {
+  readonly json?: boolean;
+  readonly list?: boolean;
+  readonly packaged?: boolean;
+  readonly device: 'cpu' | 'webgpu' | 'all';
+  readonly rounds?: number;
+  readonly steps?: number;
+}
+
+/** The package's own suites (no checkout): resolves with the exit code. */
+async function runPackaged(suite: string | undefined, options: BenchOptions): Promise<number> {
+  if (options.list) {
+    process.stdout.write(`${PACKAGED_SUITES.join('\n')}\n`);
+    return 0;
+  }
+  if (suite !== undefined && !PACKAGED_SUITES.includes(suite)) {
+    process.stderr.write(
+      `keel bench: suite '${suite}' ships with the Keel repository (bench/src/main.ts), not with the package; the package runs: ${PACKAGED_SUITES.join(', ')} (Keel sides). Run it from a checkout (\`pnpm bench ${suite}\`)\n`,
+    );
+    return 1;
+  }
+  process.stderr.write(
+    "keel bench: not in a Keel checkout: running the mlp suite's Keel sides (TF.js, numpy and PyTorch peers and the other suites need the repository)\n",
+  );
+  const result = await runPackagedMlp(
+    {
+      device: options.device,
+      ...(options.rounds === undefined ? {} : { rounds: options.rounds }),
+      ...(options.steps === undefined ? {} : { steps: options.steps }),
+    },
+    (line) => process.stderr.write(`${line}\n`),
+  );
+  process.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `${formatBenchResult(result)}\n`);
+  return 0;
+}
+
 export function benchCommand(parent: Command): Command {
   return parent
     .command('bench')
-    .description('run benchmark suites (all of them without a suite name); needs the Keel repository')
+    .description(
+      "run benchmark suites (all of them without a suite name); outside a Keel checkout, the mlp suite's Keel sides",
+    )
     .argument('[suite]', 'suite name, e.g. mlp (see `keel bench --list`)')
     .option('--json', 'print one JSON object (DESIGN.md § Benchmark output)')
     .option('--list', 'list the suites')
-    .action(async (suite: string | undefined, options: { json?: boolean; list?: boolean }) => {
-      const root = findBenchRoot([process.cwd(), path.dirname(fileURLToPath(import.meta.url))]);
+    .option('--packaged', "run the package's own suites even in a checkout")
+    .addOption(
+      new Option('--device <kind>', "package's mlp suite: devices to measure")
+        .choices(['cpu', 'webgpu', 'all'])
+        .default('all'),
+    )
+    .option('--rounds <n>', "package's mlp suite: rounds per device", positiveInteger(1000))
+    .option('--steps <n>', "package's mlp suite: timed steps per run", positiveInteger(100_000))
+    .action(async (suite: string | undefined, options: BenchOptions) => {
+      const root = options.packaged
+        ? undefined
+        : findBenchRoot([process.cwd(), path.dirname(fileURLToPath(import.meta.url))]);
       if (root === undefined) {
-        process.stderr.write(
-          'keel bench: the benchmark suites ship with the Keel repository (bench/src/main.ts), not with the package; run it from a checkout (`pnpm bench`)\n',
-        );
-        process.exit(1);
+        const code = await runPackaged(suite, options);
+        // Dawn can keep the loop alive after its device is destroyed; everything is printed, so exit.
+        process.exit(code);
       }
       const args = options.list
         ? ['--help']

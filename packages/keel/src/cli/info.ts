@@ -1,37 +1,63 @@
 /**
- * `keel info`: the devices Keel finds on this machine, with their queues, limits and features. The CPU
- * device is always there; WebGPU is reported when an adapter is found (navigator.gpu or Dawn).
+ * `keel info`: the devices Keel finds on this machine, each opened exactly as `keel demo` opens it
+ * (the same code: `openTrainingDevice`), so what it shows are the demo's defaults: the CPU device in
+ * task mode with two queues (compute, upload) and every core on the compute queue; WebGPU with two
+ * queues, reported when an adapter is found (navigator.gpu or Dawn). Also the demo's default steps and
+ * batch per device.
  */
 import os from 'node:os';
-import { createCpuDevice } from '@keel/device-cpu';
-import { createWebGpuDevice } from '@keel/device-webgpu';
+import { CpuDevice } from '@keel/device-cpu';
+import { describeValue } from '@keel/fence';
 import type { DeviceInfo } from '@keel/hal';
 import type { Command } from 'commander';
+import { openTrainingDevice } from '../demo/open-device';
+import { DEFAULT_STEPS, type TrainDeviceKind } from '../demo/train-options';
+import { REFERENCE_MLP } from '../mlp/index';
 
 export interface DeviceReport {
-  readonly kind: 'cpu' | 'webgpu';
+  readonly kind: TrainDeviceKind;
   readonly available: boolean;
   readonly info?: DeviceInfo;
   readonly reason?: string;
+  /** CPU device: 'task' or 'sync', as `keel demo` opens it. */
+  readonly mode?: string;
+  /** CPU device: worker threads per queue, as `keel demo` opens it. */
+  readonly workersPerQueue?: number;
+  /** What `keel demo --device <kind>` runs by default. */
+  readonly demo: { readonly steps: number; readonly batch: number };
+}
+
+async function probe(kind: TrainDeviceKind): Promise<DeviceReport> {
+  const demo = { steps: DEFAULT_STEPS[kind], batch: REFERENCE_MLP.batch };
+  try {
+    const { device } = await openTrainingDevice({ device: kind });
+    try {
+      if (device instanceof CpuDevice) {
+        return {
+          kind,
+          available: true,
+          info: device.info,
+          mode: device.mode,
+          workersPerQueue: device.workersPerQueue,
+          demo,
+        };
+      }
+      return { kind, available: true, info: device.info, demo };
+    } finally {
+      await device.destroy();
+    }
+  } catch (error) {
+    return {
+      kind,
+      available: false,
+      reason: error instanceof Error ? error.message : describeValue(error),
+      demo,
+    };
+  }
 }
 
 export async function probeDevices(): Promise<DeviceReport[]> {
-  const reports: DeviceReport[] = [];
-  const cpu = createCpuDevice({ mode: 'sync' });
-  reports.push({ kind: 'cpu', available: true, info: cpu.info });
-  await cpu.destroy();
-  try {
-    const gpu = await createWebGpuDevice();
-    reports.push({ kind: 'webgpu', available: true, info: gpu.info });
-    await gpu.destroy();
-  } catch (error) {
-    reports.push({
-      kind: 'webgpu',
-      available: false,
-      reason: error instanceof Error ? error.message : String(error),
-    });
-  }
-  return reports;
+  return [await probe('cpu'), await probe('webgpu')];
 }
 
 export function formatReports(reports: readonly DeviceReport[]): string {
@@ -40,12 +66,14 @@ export function formatReports(reports: readonly DeviceReport[]): string {
   ];
   for (const r of reports) {
     if (!r.available || r.info === undefined) {
-      lines.push(`${r.kind}: unavailable (${r.reason ?? 'unknown reason'})`);
+      lines.push(`${r.kind}: unavailable (${(r.reason ?? 'unknown reason').split('\n')[0]})`);
       continue;
     }
     const { info } = r;
     const l = info.limits;
+    // The CPU device's name already says its mode and workers ("cpu (task, 2×2 workers)").
     lines.push(`${r.kind}: ${info.name} (backend ${info.backend}, ${info.queueCount} queue(s))`);
+    lines.push(`  keel demo --device ${r.kind}: ${r.demo.steps} steps, batch ${r.demo.batch}`);
     lines.push(`  max buffer ${l.maxBufferSize} B, max workgroups ${l.maxWorkgroupCount.join('×')}`);
     lines.push(
       `  max bindings ${l.maxBindings}, max constants ${l.maxConstants}, storage offset alignment ${l.minStorageBufferOffsetAlignment} B, max update ${l.maxUpdateSize} B`,

@@ -39,6 +39,7 @@
  * Aliasing: outputs must not overlap inputs except where "in place" says so (WebGPU forbids aliased
  * writable bindings; the CPU GEMM reads A and B while writing C).
  */
+import { constants } from '@keel/hal';
 
 export const MatmulFlags = Object.freeze({
   TRANS_A: 1,
@@ -82,10 +83,12 @@ export const MLP_KERNEL_SIGNATURES: Readonly<
 
 const bitsView = new DataView(new ArrayBuffer(4));
 
-/** The bit pattern of `x` rounded to f32, as a u32 constant. */
+/**
+ * The bit pattern of `x` rounded to f32, as a u32 constant: `constants.f32` of `@keel/hal` (kept here
+ * for the MLP exports; new code uses `constants.f32` or `packConstants`).
+ */
 export function f32Bits(x: number): number {
-  bitsView.setFloat32(0, x, true);
-  return bitsView.getUint32(0, true);
+  return constants.f32(x);
 }
 
 /** The f32 value of a u32 bit pattern. */

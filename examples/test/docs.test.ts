@@ -1,0 +1,89 @@
+/**
+ * The docs cannot rot: every fenced block in the READMEs is an example file included by reference (and
+ * run by examples.test.ts), an excerpt of source that still exists verbatim, or explicitly marked as
+ * not code; relative links stay inside the repository; docs/DESIGN.md is the contract beside the
+ * repository, unchanged. The checker (scripts/readme-blocks.mjs) is exercised on broken input too.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+// A plain .mjs script (no type declarations): its functions are cast below.
+import { checkDoc, checkDocs, docFiles } from '../../scripts/readme-blocks.mjs';
+import { examplesDir } from './run-example';
+
+const root = join(examplesDir, '..');
+type Check = (root: string, file: string, text?: string) => string[];
+const check = checkDoc as Check;
+
+describe('README code blocks', () => {
+  it('every block of every README is an example, an excerpt or marked as not code', () => {
+    const files = (docFiles as (root: string) => string[])(root);
+    expect(files).toContain('README.md');
+    expect(files).toContain('packages/fence/README.md');
+    expect(files).toContain('examples/README.md');
+    expect((checkDocs as (root: string) => string[])(root)).toEqual([]);
+  });
+
+  it('examples/README.md lists every example', () => {
+    const index = readFileSync(join(examplesDir, 'README.md'), 'utf8');
+    const files = readdirSync(examplesDir).filter((f) => f.endsWith('.mjs'));
+    expect(files.length).toBeGreaterThanOrEqual(6);
+    for (const file of [...files, 'browser/index.html']) expect(index).toContain(`](${file})`);
+  });
+
+  it('the checker reports an unmarked block, a stale example, a stale excerpt and an outside link', () => {
+    const text = [
+      '```ts',
+      'const x = undefinedThing;',
+      '```',
+      '<!-- example: examples/fence.mjs -->',
+      '```js',
+      'console.log("not the file");',
+      '```',
+      '<!-- excerpt: packages/hal/src/device.ts -->',
+      '```ts',
+      'queueTeleport(): void;',
+      '```',
+      '```sh',
+      'pnpm test',
+      '```',
+      'See [the design](../shared/DESIGN.md) and [nothing](docs/missing.md).',
+    ].join('\n');
+    const problems = check(root, 'README.md', text);
+    expect(problems).toHaveLength(5);
+    expect(problems[0]).toMatch(/README\.md:1: a ```ts block with no <!-- example: -->/);
+    expect(problems[1]).toMatch(/README\.md:5: block differs from examples\/fence\.mjs/);
+    expect(problems[2]).toMatch(/README\.md:9: block is not an excerpt of packages\/hal\/src\/device\.ts/);
+    expect(problems[3]).toMatch(/link \.\.\/shared\/DESIGN\.md points outside the repository/);
+    expect(problems[4]).toMatch(/link docs\/missing\.md names nothing/);
+  });
+});
+
+describe('docs/DESIGN.md', () => {
+  it('is the contract kept beside the repository, unchanged', (ctx) => {
+    const shared = join(root, '..', 'shared', 'DESIGN.md');
+    const copy = readFileSync(join(root, 'docs', 'DESIGN.md'), 'utf8');
+    expect(copy).toMatch(/^# Keel: design and contracts/);
+    if (!existsSync(shared)) ctx.skip(`no ${shared} beside this checkout: nothing to compare with`);
+    expect(copy).toBe(readFileSync(shared, 'utf8'));
+  });
+});
+
+describe('API reference (typedoc.json)', () => {
+  it('documents every published package from its src/index.ts, without @internal members', () => {
+    const config = JSON.parse(readFileSync(join(root, 'typedoc.json'), 'utf8'));
+    const published = readdirSync(join(root, 'packages'))
+      .filter((dir) => !JSON.parse(readFileSync(join(root, 'packages', dir, 'package.json'), 'utf8')).private)
+      .map((dir) => `packages/${dir}`)
+      .sort();
+    expect([...config.entryPoints].sort()).toEqual(published);
+    expect(config.entryPointStrategy).toBe('packages');
+    expect(config.packageOptions.entryPoints).toEqual(['src/index.ts']);
+    expect(config.excludeInternal).toBe(true);
+    expect(config.packageOptions.excludeInternal).toBe(true);
+    expect(config.packageOptions.validation.notDocumented).toBe(true);
+    expect(config.out).toBe('docs/api');
+    const ignored = readFileSync(join(root, '.gitignore'), 'utf8').split('\n');
+    expect(ignored).toContain('docs/api/');
+  });
+});

@@ -1,0 +1,160 @@
+/**
+ * The built `keel` CLI (dist/cli.js), spawned as a user runs it: `--version`, `info` (the defaults
+ * `keel demo` uses), Dawn's own warnings hidden unless `--verbose`, and `keel bench` from an installed
+ * copy of the package outside any checkout (the package's own mlp suite, DESIGN.md's JSON output).
+ */
+import { spawn } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLineFilter, isDriverNoise, shouldFilter } from '../../src/cli/driver-noise';
+
+const pkgDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const cli = path.join(pkgDir, 'dist', 'cli.js');
+const version = (JSON.parse(readFileSync(path.join(pkgDir, 'package.json'), 'utf8')) as { version: string })
+  .version;
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function run(args: string[], options: { cwd?: string; script?: string } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const env = { ...process.env };
+    delete env.KEEL_CLI_STDERR_FILTERED;
+    const child = spawn(process.execPath, [options.script ?? cli, ...args], {
+      cwd: options.cwd ?? os.tmpdir(),
+      env,
+      timeout: 120_000,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('keel --version', () => {
+  it.each([['--version'], ['-V']])('%s prints the package version', async (flag) => {
+    const r = await run([flag]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`${version}\n`);
+  });
+});
+
+describe('keel info', () => {
+  it('reports the devices as keel demo opens them: the CPU device in task mode, 2 queues, every core', async () => {
+    const r = await run(['info', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const reports = JSON.parse(r.stdout) as {
+      kind: string;
+      available: boolean;
+      mode?: string;
+      workersPerQueue?: number;
+      info?: { queueCount: number; name: string };
+      demo: { steps: number; batch: number };
+    }[];
+    const cpu = reports.find((x) => x.kind === 'cpu');
+    expect(cpu?.available).toBe(true);
+    expect(cpu?.mode).toBe('task');
+    expect(cpu?.info?.queueCount).toBe(2);
+    expect(cpu?.workersPerQueue).toBe(os.availableParallelism());
+    expect(cpu?.demo).toEqual({ steps: 600, batch: 256 });
+    const gpu = reports.find((x) => x.kind === 'webgpu');
+    expect(gpu?.demo).toEqual({ steps: 100, batch: 256 });
+    if (gpu?.available) expect(gpu.info?.queueCount).toBe(2);
+  });
+
+  it("hides Dawn's 'artificially reduced' warnings unless --verbose", async () => {
+    const [quiet, verbose] = [await run(['info']), await run(['info', '--verbose'])];
+    expect(quiet.code, quiet.stderr).toBe(0);
+    expect(verbose.code, verbose.stderr).toBe(0);
+    expect(quiet.stdout).toMatch(/^cpu: cpu \(task, /m);
+    expect(quiet.stderr).not.toMatch(/artificially reduced/);
+    // Whether Dawn prints them depends on the driver; where it does, --verbose shows them.
+    if (/webgpu: llvmpipe/.test(verbose.stdout)) expect(verbose.stderr).toMatch(/artificially reduced/);
+    expect(quiet.stdout.split('\n').filter((l) => !l.startsWith('host:'))).toEqual(
+      verbose.stdout.split('\n').filter((l) => !l.startsWith('host:')),
+    );
+  });
+
+  it('the stderr filter drops only the driver lines, across chunk boundaries', () => {
+    const line =
+      'Warning: maxDynamicUniformBuffersPerPipelineLayout artificially reduced from 1000000 to 16 to fit dynamic offset allocation limit.';
+    expect(isDriverNoise(line)).toBe(true);
+    expect(isDriverNoise('Warning: something else')).toBe(false);
+    expect(isDriverNoise('keel: artificially reduced is in this message')).toBe(false);
+    const filter = createLineFilter((l) => !isDriverNoise(l));
+    const out = [
+      filter.push(`${line.slice(0, 30)}`),
+      filter.push(`${line.slice(30)}\nreal err`),
+      filter.push('or\n'),
+      filter.push('tail'),
+    ];
+    expect(out.join('') + filter.end()).toBe('real error\ntail');
+    expect(shouldFilter(['node', 'cli.js', 'info'], {})).toBe(true);
+    expect(shouldFilter(['node', 'cli.js', 'info', '--verbose'], {})).toBe(false);
+    expect(shouldFilter(['node', 'cli.js', '--version'], {})).toBe(false);
+    expect(shouldFilter(['node', 'cli.js', 'info'], { KEEL_CLI_STDERR_FILTERED: '1' })).toBe(false);
+  });
+});
+
+describe('keel bench from an installed package, outside a checkout', () => {
+  let dir = '';
+  let installed = '';
+  beforeAll(() => {
+    // The package as installed: its package.json and dist/ in a folder outside the repository, with
+    // its dependencies reachable through node_modules.
+    dir = mkdtempSync(path.join(os.tmpdir(), 'keel-installed-'));
+    installed = path.join(dir, 'node_modules', 'keel');
+    cpSync(path.join(pkgDir, 'dist'), path.join(installed, 'dist'), { recursive: true });
+    writeFileSync(path.join(installed, 'package.json'), readFileSync(path.join(pkgDir, 'package.json')));
+    symlinkSync(path.join(pkgDir, 'node_modules'), path.join(installed, 'node_modules'), 'dir');
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs the mlp suite’s Keel sides and prints DESIGN.md’s JSON', async () => {
+    const r = await run(['bench', 'mlp', '--json', '--device', 'cpu', '--rounds', '1', '--steps', '2'], {
+      cwd: dir,
+      script: path.join(installed, 'dist', 'cli.js'),
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/not in a Keel checkout: running the mlp suite's Keel sides/);
+    const result = JSON.parse(r.stdout) as {
+      suite: string;
+      machine: { cpus: string; node: string };
+      metrics: Record<string, { value: number; unit: string }>;
+    };
+    expect(result.suite).toBe('mlp');
+    expect(result.machine.node).toBe(process.version);
+    expect(result.machine.cpus).toMatch(/^\d+ × /);
+    for (const name of ['keel_cpu_ms_per_step', 'keel_cpu_ms_per_step_sequential']) {
+      expect(result.metrics[name]?.unit).toBe('ms');
+      expect(result.metrics[name]?.value).toBeGreaterThan(0);
+    }
+    expect(result.metrics.loss_step_3_keel_cpu?.value).toBeGreaterThan(0);
+    expect(result.metrics.mlp_step_gflop).toEqual({ value: 0.821559, unit: 'GFLOP' });
+  });
+
+  it('lists what it can run, and refuses a repository-only suite in one line', async () => {
+    const script = path.join(installed, 'dist', 'cli.js');
+    const list = await run(['bench', '--list'], { cwd: dir, script });
+    expect(list.code).toBe(0);
+    expect(list.stdout).toBe('mlp\n');
+    const fence = await run(['bench', 'fence'], { cwd: dir, script });
+    expect(fence.code).toBe(1);
+    expect(fence.stderr).toMatch(/suite 'fence' ships with the Keel repository .* the package runs: mlp/);
+  });
+});
