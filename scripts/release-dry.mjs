@@ -26,6 +26,7 @@
 import { execFileSync } from 'node:child_process';
 import {
   cpSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -158,9 +159,13 @@ try {
   log(`consumer matrix: installed every package once (${seconds(consumersStarted)} so far)`);
   // Types a Node-only project has (@types/node) and the optional peer of @keel/device-webgpu, from the
   // workspace's lockfile-pinned copies (as if the consumer had installed them; nothing downloads).
+  // @webgpu/types is usually there already (the optional `webgpu` package depends on it); a cell sees
+  // it only when its tsconfig lists it in `types`.
   const link = (from, name) => {
-    mkdirSync(dirname(join(matrix, 'node_modules', name)), { recursive: true });
-    symlinkSync(realpathSync(from), join(matrix, 'node_modules', name), 'dir');
+    const to = join(matrix, 'node_modules', name);
+    if (existsSync(to)) return;
+    mkdirSync(dirname(to), { recursive: true });
+    symlinkSync(realpathSync(from), to, 'dir');
   };
   link(join(ws, 'node_modules', '@types', 'node'), '@types/node');
   link(join(ws, 'packages', 'device-webgpu', 'node_modules', '@webgpu', 'types'), '@webgpu/types');
