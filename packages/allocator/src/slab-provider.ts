@@ -37,7 +37,7 @@ export interface ResizableSlabOptions {
 export class ArrayBufferSlabProvider implements SlabProvider<ArrayBuffer> {
   readonly maxByteLength: number | undefined;
   /** Present only when slabs are resizable (absent, not `undefined`: `exactOptionalPropertyTypes`). */
-  readonly resizeSlab?: (memory: ArrayBuffer, byteLength: number) => boolean;
+  declare readonly resizeSlab?: (memory: ArrayBuffer, byteLength: number) => boolean;
 
   constructor(options: ResizableSlabOptions = {}) {
     this.maxByteLength = options.maxByteLength;
@@ -68,7 +68,7 @@ function resizeArrayBuffer(memory: ArrayBuffer, byteLength: number): boolean {
 export class SharedArrayBufferSlabProvider implements SlabProvider<SharedArrayBuffer> {
   readonly maxByteLength: number | undefined;
   /** Present only when slabs are resizable (absent, not `undefined`: `exactOptionalPropertyTypes`). */
-  readonly resizeSlab?: (memory: SharedArrayBuffer, byteLength: number) => boolean;
+  declare readonly resizeSlab?: (memory: SharedArrayBuffer, byteLength: number) => boolean;
 
   constructor(options: ResizableSlabOptions = {}) {
     this.maxByteLength = options.maxByteLength;
