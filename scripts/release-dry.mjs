@@ -171,7 +171,7 @@ try {
   link(join(ws, 'packages', 'device-webgpu', 'node_modules', '@webgpu', 'types'), '@webgpu/types');
   log(`consumer matrix: ${run(process.execPath, ['main.mjs'], matrix).trim()}`);
   log(`consumer matrix: ${run(process.execPath, ['main.cjs'], matrix).trim()}`);
-  for (const ext of ['mts', 'cts', 'ts']) cpSync(join(matrix, 'check.ts'), join(matrix, `check.${ext}`));
+  for (const ext of ['mts', 'cts']) cpSync(join(matrix, 'check.ts'), join(matrix, `check.${ext}`));
   const cells = [];
   for (const ts of ['5.9', '7']) {
     for (const resolution of ['node16', 'nodenext', 'bundler']) {
