@@ -1,4 +1,5 @@
 import { defineConfig } from 'tsup';
 import { packageBuild } from '../../tsup.base.ts';
 
-export default defineConfig(packageBuild());
+// Private (the device packages' tests import it): ESM only.
+export default defineConfig(packageBuild(undefined, { formats: ['esm'] }));

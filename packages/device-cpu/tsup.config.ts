@@ -1,4 +1,8 @@
 import { defineConfig } from 'tsup';
 import { packageBuild } from '../../tsup.base.ts';
 
-export default defineConfig(packageBuild({ index: 'src/index.ts', worker: 'src/worker.ts' }));
+export default defineConfig([
+  packageBuild(),
+  // The worker script is loaded by URL (`new URL('./worker.js', import.meta.url)`) from either build.
+  { ...packageBuild({ worker: 'src/worker.ts' }, { formats: ['esm'] }), dts: false, clean: false },
+]);

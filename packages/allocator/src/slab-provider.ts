@@ -36,11 +36,12 @@ export interface ResizableSlabOptions {
 /** Slabs of ordinary ArrayBuffer memory (zero-filled by the platform); destroy drops the reference. */
 export class ArrayBufferSlabProvider implements SlabProvider<ArrayBuffer> {
   readonly maxByteLength: number | undefined;
-  readonly resizeSlab: ((memory: ArrayBuffer, byteLength: number) => boolean) | undefined;
+  /** Present only when slabs are resizable (absent, not `undefined`: `exactOptionalPropertyTypes`). */
+  declare readonly resizeSlab?: (memory: ArrayBuffer, byteLength: number) => boolean;
 
   constructor(options: ResizableSlabOptions = {}) {
     this.maxByteLength = options.maxByteLength;
-    this.resizeSlab = this.maxByteLength === undefined ? undefined : resizeArrayBuffer;
+    if (this.maxByteLength !== undefined) this.resizeSlab = resizeArrayBuffer;
   }
 
   createSlab(byteLength: number): ArrayBuffer {
@@ -66,11 +67,12 @@ function resizeArrayBuffer(memory: ArrayBuffer, byteLength: number): boolean {
  */
 export class SharedArrayBufferSlabProvider implements SlabProvider<SharedArrayBuffer> {
   readonly maxByteLength: number | undefined;
-  readonly resizeSlab: ((memory: SharedArrayBuffer, byteLength: number) => boolean) | undefined;
+  /** Present only when slabs are resizable (absent, not `undefined`: `exactOptionalPropertyTypes`). */
+  declare readonly resizeSlab?: (memory: SharedArrayBuffer, byteLength: number) => boolean;
 
   constructor(options: ResizableSlabOptions = {}) {
     this.maxByteLength = options.maxByteLength;
-    this.resizeSlab = this.maxByteLength === undefined ? undefined : growSharedArrayBuffer;
+    if (this.maxByteLength !== undefined) this.resizeSlab = growSharedArrayBuffer;
   }
 
   createSlab(byteLength: number): SharedArrayBuffer {

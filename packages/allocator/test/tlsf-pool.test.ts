@@ -254,6 +254,20 @@ describe('TlsfPool', () => {
       p.checkInvariants();
     });
 
+    it('package providers have resizeSlab only when resizable (absent, not undefined)', () => {
+      // exactOptionalPropertyTypes consumers compare the optional member exactly: a property holding
+      // undefined does not implement SlabProvider there, and `'resizeSlab' in provider` must not lie.
+      for (const fixed of [new ArrayBufferSlabProvider(), new SharedArrayBufferSlabProvider()]) {
+        expect('resizeSlab' in fixed).toBe(false);
+      }
+      for (const resizable of [
+        new ArrayBufferSlabProvider({ maxByteLength: 1 << 20 }),
+        new SharedArrayBufferSlabProvider({ maxByteLength: 1 << 20 }),
+      ]) {
+        expect(typeof resizable.resizeSlab).toBe('function');
+      }
+    });
+
     it('works with the package providers (resizable ArrayBuffer, growable SharedArrayBuffer)', () => {
       for (const provider of [
         new ArrayBufferSlabProvider({ maxByteLength: 1 << 22 }),

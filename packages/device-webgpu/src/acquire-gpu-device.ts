@@ -102,7 +102,9 @@ export async function acquireGpuDevice(options: WebGpuDeviceOptions): Promise<Ac
     }
     adapter = found;
   }
-  const features = (options.requiredFeatures ?? []).filter((f) => adapter.features.has(f));
+  const features = (options.requiredFeatures ?? []).filter((f): f is GPUFeatureName =>
+    adapter.features.has(f),
+  );
   let device: GPUDevice;
   try {
     device = await adapter.requestDevice({

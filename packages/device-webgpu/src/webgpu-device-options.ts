@@ -1,4 +1,5 @@
 /** Options of `createWebGpuDevice`. */
+import './gpu-globals';
 
 export interface WebGpuDeviceOptions {
   /**
@@ -10,8 +11,11 @@ export interface WebGpuDeviceOptions {
   readonly adapter?: GPUAdapter;
   /** Passed to `requestAdapter` when no device or adapter is given. */
   readonly adapterOptions?: GPURequestAdapterOptions;
-  /** Features to request in addition to none (only those the adapter has are requested). */
-  readonly requiredFeatures?: readonly GPUFeatureName[];
+  /**
+   * Features to request in addition to none (only those the adapter has are requested). WebGPU feature
+   * names (`GPUFeatureName`) as plain strings, so the published types need no WebGPU type alias.
+   */
+  readonly requiredFeatures?: readonly string[];
   /** Node only: the toggles passed to the `webgpu` package's `create()` (default none). */
   readonly dawnOptions?: readonly string[];
   /** Logical queues multiplexed onto the one GPUQueue, 1..32 (default 2). */

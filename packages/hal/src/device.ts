@@ -22,6 +22,7 @@
  *   the operation is host memory (`queueUpdate`, `queueWrite`, `queueRead`): there the host array's
  *   byteLength is the length. An explicit length that differs from the host array's is INVALID_ARGUMENT.
  */
+import './disposable-globals';
 import type { Fence, KeelError, Semaphore } from '@keel/fence';
 import type { BindingTable } from './binding-table';
 import type { Buffer, BufferParams } from './buffer';
