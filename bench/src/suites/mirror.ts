@@ -11,7 +11,7 @@
  * `mirror_1_overhead` (ratio to no mirror, ×), `mirrored_bytes_per_checkpoint` (B).
  */
 import { trainMlp } from 'keel';
-import { type Metrics, median, type Suite } from '../harness.ts';
+import { type Metrics, median, type Suite, type SuiteContext } from '../harness.ts';
 
 type Variant = 'no_mirror' | 'mirror_10' | 'mirror_1';
 const EVERY: Readonly<Record<Variant, number | undefined>> = {
@@ -60,22 +60,36 @@ async function measure(plan: Plan, metrics: Metrics, log: (line: string) => void
 
 const round3 = (x: number): number => Math.round(x * 1000) / 1000;
 
-export const mirrorSuite: Suite = {
-  name: 'mirror',
-  description:
-    'trainMlp step time with and without the parameter mirror (checkpointEvery 10 and 1), CPU and WebGPU',
-  async run({ machine, log }) {
-    const metrics: Metrics = {};
-    await measure({ device: 'cpu', rounds: 4, steps: 50, warmup: 10 }, metrics, log);
-    try {
-      await measure({ device: 'webgpu', rounds: 3, steps: 20, warmup: 3 }, metrics, log);
-      const { createWebGpuDevice } = await import('@keel/device-webgpu');
-      const d = await createWebGpuDevice();
-      machine.adapter ??= d.info.name;
-      await d.destroy();
-    } catch (error) {
-      log(`webgpu skipped: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    return metrics;
-  },
-};
+/** Which sides run, and how long (the GPU machine's entry runs WebGPU only, with more steps). */
+export interface MirrorSuiteOptions {
+  readonly cpu?: boolean;
+  readonly webgpuRounds?: number;
+  readonly webgpuSteps?: number;
+}
+
+export function createMirrorSuite(o: MirrorSuiteOptions = {}): Suite {
+  return {
+    name: 'mirror',
+    description:
+      'trainMlp step time with and without the parameter mirror (checkpointEvery 10 and 1), CPU and WebGPU',
+    run: (context) => runMirror(o, context),
+  };
+}
+
+export const mirrorSuite: Suite = createMirrorSuite();
+
+async function runMirror(o: MirrorSuiteOptions, { machine, log }: SuiteContext): Promise<Metrics> {
+  const metrics: Metrics = {};
+  if (o.cpu ?? true) await measure({ device: 'cpu', rounds: 4, steps: 50, warmup: 10 }, metrics, log);
+  try {
+    const steps = o.webgpuSteps ?? 20;
+    await measure({ device: 'webgpu', rounds: o.webgpuRounds ?? 3, steps, warmup: 3 }, metrics, log);
+    const { createWebGpuDevice } = await import('@keel/device-webgpu');
+    const d = await createWebGpuDevice();
+    machine.adapter ??= d.info.name;
+    await d.destroy();
+  } catch (error) {
+    log(`webgpu skipped: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return metrics;
+}
