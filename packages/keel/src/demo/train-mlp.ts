@@ -10,12 +10,12 @@
  * - `@keel/allocator` (through `queueAlloca`/`queueDealloca`): the step's temporaries come from one
  *   queue-ordered allocation per step, released when the step executed; the next step's alloca waits
  *   on that, so the allocator reuses the block on the same queue without waiting or growing;
- * - `@keel/tensor-residency`: the parameters are Tensors leased read-write on the device by every step
- *   (`acquireAll`, released with the step's fence): uploaded once before the first step, never moved
- *   while training, read back once by `ensureOnHost` after the last; the counters prove it. With
- *   `checkpointEvery` a MirrorPolicy mirrors them to host memory every K steps, and a lost device is
- *   replaced: the manager re-homes them onto a new device from their last mirror and the run resumes
- *   from that step (device-loss.ts);
+ * - `@keel/tensor-residency`: the parameters are Tensors leased read-write on the device for the whole
+ *   run (a chain of steps): uploaded once before the first step, read back once by `ensureOnHost`
+ *   after the last; the counters prove it. With `checkpointEvery` they are leased by every step
+ *   instead (one `acquireAll`, released with the step's fence: a "use" for the MirrorPolicy that
+ *   mirrors them to host memory every K steps), and a lost device is replaced: the manager re-homes
+ *   them onto a new device from their last mirror and the run resumes from that step (device-loss.ts);
  * - `@keel/fence`: every ordering is a fence (see step-pipeline.ts): batch k+1 uploads on queue 1 while
  *   step k runs on queue 0, into double-buffered inputs; the host waits only for the loss.
  *
@@ -35,6 +35,7 @@ import {
   ResidencyManager,
   sumCounters,
   Tensor,
+  type TensorLeases,
 } from '@keel/tensor-residency';
 import {
   type Batch,
@@ -124,6 +125,8 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
   const managers: ResidencyManager[] = [];
   const segments: Segment[] = [];
   let tensors: Tensor<'f32'>[] = [];
+  /** Without checkpoints: the parameters' leases for the whole run (released after the last step). */
+  let runLeases: TensorLeases | undefined;
   const openSegment = async (device: Device): Promise<Segment> => {
     const executable = await device.createExecutable(
       mlpExecutableSource(device, options.cpuKernelUrl, options.wgslTiling),
@@ -159,6 +162,7 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
       return (name.startsWith('w') ? initial.weights[i] : initial.biases[i])!.slice();
     });
     const requests: AcquireRequest[] = tensors.map((tensor) => ({ tensor, access: 'readwrite' }));
+    if (checkpointEvery === undefined) runLeases = manager.acquireAll(requests);
     options.onStart?.({
       deviceName: opened.device.info.name,
       backend: opened.device.info.backend,
@@ -193,14 +197,19 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
       p.uploadBatch(0, batchAt(from));
       if (n > 1) p.uploadBatch(1, batchAt(from + 1));
       for (let j = 0; j < n; j++) {
-        const leases = manager.acquireAll(requests);
-        try {
-          p.submitStep(j, leases);
-        } catch (error) {
-          leases.cancel();
-          throw error;
+        if (runLeases !== undefined) {
+          p.submitStep(j, runLeases);
+        } else {
+          // A lease per step: each release is one use of the parameters for the mirror policy.
+          const leases = manager.acquireAll(requests);
+          try {
+            p.submitStep(j, leases);
+          } catch (error) {
+            leases.cancel();
+            throw error;
+          }
+          leases.release(p.executed(j + 1));
         }
-        leases.release(p.executed(j + 1));
         released = from + j + 1;
         if (j + 2 < n) p.uploadBatch(j + 2, batchAt(from + j + 2));
         seg.device.flush(QueueAffinity.ANY);
@@ -261,6 +270,7 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
     }
     const trainMs = last - t0;
 
+    runLeases?.release(segment.pipeline.executed(segment.pipeline.submitted));
     const trained = await ensureOnHost(tensors);
     await segment.pipeline.drain();
     const byName = new Map(segment.layout.params.map((name, i) => [name, trained[i]!.slice()]));
@@ -321,7 +331,7 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
     // Surface the root cause of an aborted chain (a failed step fails everything after it).
     throw KeelError.is(error, ErrorCode.ABORTED) && KeelError.is(error.cause) ? error.cause : error;
   } finally {
-    await cleanUp(ownedDevices, managers.at(-1), segments.at(-1), tensors);
+    await cleanUp(ownedDevices, managers.at(-1), runLeases, segments.at(-1), tensors);
   }
 }
 
@@ -354,11 +364,17 @@ function checkpointReport(
 async function cleanUp(
   ownedDevices: readonly Device[],
   manager: ResidencyManager | undefined,
+  runLeases: TensorLeases | undefined,
   segment: Segment | undefined,
   tensors: readonly Tensor[],
 ): Promise<void> {
   if (segment !== undefined && !ownedDevices.includes(segment.device)) {
     try {
+      if (runLeases?.leases.some((l) => !l.released)) {
+        const submitted = segment.pipeline.submitted;
+        if (submitted === 0) runLeases.cancel();
+        else runLeases.release(segment.pipeline.executed(submitted));
+      }
       await segment.pipeline.drain().catch(() => {});
       segment.pipeline.destroy();
       for (const t of tensors) if (!t.released) t.release();
