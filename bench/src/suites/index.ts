@@ -5,6 +5,7 @@ import { commandBufferSuite } from './command-buffer.ts';
 import { deviceCpuSuite } from './device-cpu.ts';
 import { deviceWebGpuSuite } from './device-webgpu.ts';
 import { fenceSuite } from './fence.ts';
+import { mirrorSuite } from './mirror.ts';
 import { schedulerSuite } from './scheduler.ts';
 import { tensorResidencySuite } from './tensor-residency.ts';
 
@@ -15,6 +16,7 @@ export const suites: readonly Suite[] = [
   deviceCpuSuite,
   deviceWebGpuSuite,
   fenceSuite,
+  mirrorSuite,
   mlpSuite,
   schedulerSuite,
   tensorResidencySuite,

@@ -54,6 +54,7 @@ export function commitHostWrite(state: TensorState): void {
   state.host.version = state.version;
   state.host.ready = Fence.empty;
   state.dataLoss = undefined;
+  state.recovery = undefined;
 }
 
 /** An up-to-date device copy to read from, preferring one on the device the host storage is pinned to. */

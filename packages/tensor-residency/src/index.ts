@@ -16,6 +16,12 @@ export { ensureOnHost } from './ensure-on-host';
 export { type HostMappableDevice, type HostMapping, isHostMappable } from './host-mapping';
 export { type Access, TensorLease, TensorLeases } from './lease';
 export {
+  type MirrorOptions,
+  MirrorPolicy,
+  type MirrorStats,
+  type TensorRecovery,
+} from './mirror-policy';
+export {
   type AcquireRequest,
   DEFAULT_BUDGET_BYTES,
   ResidencyManager,

@@ -35,6 +35,7 @@ import { commitHostWrite, ensureStorage, freshStorage } from './host-access';
 import { checkMappedView, type HostMapping, hostMappingOf } from './host-mapping';
 import { HostStorage } from './host-storage';
 import { type Access, isAccess, TensorLease, TensorLeases } from './lease';
+import { type MirrorOptions, MirrorPolicy } from './mirror-policy';
 import type { Shape } from './shape';
 import { sameShape } from './shape';
 import { type StreamCallback, type StreamHost, type StreamOptions, streamThrough } from './stream';
@@ -57,6 +58,12 @@ export interface ResidencyManagerOptions {
   readonly hostMapping?: HostMapping;
   /** A name used in messages (default `<backend>:<device name>`). */
   readonly label?: string;
+}
+
+/** The write leases of one acquireAll: their copies are mirrored together once all are released. */
+interface WriteGroup {
+  remaining: number;
+  readonly written: DeviceCopy[];
 }
 
 /** One tensor and what an operation does with it. */
@@ -108,6 +115,11 @@ export class ResidencyManager implements AsyncDisposable {
   readonly #owner: CopyOwner;
   #lost: KeelError | undefined = undefined;
   #disposed = false;
+  #mirror: MirrorPolicy | undefined = undefined;
+  /** The mirror options in force when the device was lost (`rehome` carries them over). */
+  #mirrorAtLoss: MirrorOptions | undefined = undefined;
+  /** Tensors that had a copy here when the device was lost (`rehome` uploads them). */
+  readonly #orphans = new Set<TensorState>();
 
   constructor(device: Device, options: ResidencyManagerOptions = {}) {
     if (!isDevice(device)) {
@@ -165,6 +177,80 @@ export class ResidencyManager implements AsyncDisposable {
     return this.#lost;
   }
 
+  /**
+   * Starts mirroring dirty device copies of this manager to host memory (see MirrorPolicy): every
+   * `everyUses` released write leases of a tensor and/or every `everyMs` milliseconds. Returns the
+   * policy; `policy[Symbol.dispose]()` stops it. INVALID_ARGUMENT for bad options (checkOptions),
+   * FAILED_PRECONDITION while another policy of this manager is active.
+   */
+  mirror(options: MirrorOptions): MirrorPolicy {
+    const what = 'ResidencyManager.mirror';
+    this.#checkUsable(what);
+    if (this.#mirror !== undefined && !this.#mirror.stopped) {
+      throw new KeelError(
+        ErrorCode.FAILED_PRECONDITION,
+        `${what}: residency manager '${this.label}' already has an active mirror policy; dispose it first`,
+      );
+    }
+    this.#mirror = new MirrorPolicy(
+      { device: this.device, owner: this.#owner, label: this.label, affinity: this.affinity },
+      options,
+    );
+    return this.#mirror;
+  }
+
+  /** The mirror policy of this manager (active or stopped), if `mirror()` was called. */
+  get mirrorPolicy(): MirrorPolicy | undefined {
+    return this.#mirror;
+  }
+
+  /** The version of `tensor` its last completed mirror on this manager holds, or undefined. */
+  mirroredVersion(tensor: Tensor): number | undefined {
+    const state = stateOf(tensor, 'ResidencyManager.mirroredVersion');
+    return this.#mirror?.mirroredVersionOf(state);
+  }
+
+  /**
+   * After this manager's device was lost: a new manager on `device` (same budget, affinity, allocation,
+   * usage and label unless `options` say otherwise; the same mirror policy if one was active) onto which
+   * every tensor that had a copy here is uploaded again from its host copy — restored from its mirror,
+   * or clean on the host anyway. Tensors that lost their data (no mirror) are left alone and read
+   * DATA_LOSS; tensors still leased are uploaded by their next acquire. FAILED_PRECONDITION unless the
+   * device was lost; INVALID_ARGUMENT for the lost device itself. Called once (the tensors move).
+   */
+  rehome(device: Device, options: ResidencyManagerOptions = {}): ResidencyManager {
+    const what = 'ResidencyManager.rehome';
+    if (this.#lost === undefined || this.#disposed) {
+      throw new KeelError(
+        ErrorCode.FAILED_PRECONDITION,
+        `${what}: residency manager '${this.label}' ${this.#disposed ? 'was disposed' : 'still has its device'}; rehome moves tensors off a lost device`,
+      );
+    }
+    if (device === this.device) {
+      throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: the new device is the lost device`);
+    }
+    const next = new ResidencyManager(device, {
+      budgetBytes: this.budgetBytes,
+      affinity: this.affinity,
+      allocation: this.allocation,
+      usage: this.#usage,
+      label: this.label,
+      ...options,
+    });
+    if (this.#mirrorAtLoss !== undefined) next.mirror(this.#mirrorAtLoss);
+    for (const state of this.#orphans) {
+      if (state.released || state.openLeases > 0 || state.dataLoss !== undefined) continue;
+      if (!state.isHostValid()) continue;
+      try {
+        next.#acquire(tensorOf(state), state, 'read', what, undefined).release(Fence.empty);
+      } catch {
+        // Over the new budget: it stays on the host and is uploaded by its next acquire.
+      }
+    }
+    this.#orphans.clear();
+    return next;
+  }
+
   /** Tensors with a copy (up to date or stale) on this device. */
   get residentCount(): number {
     return this.#lru.size;
@@ -203,7 +289,7 @@ export class ResidencyManager implements AsyncDisposable {
         `${what}: access ${JSON.stringify(access)} is not 'read', 'write' or 'readwrite'`,
       );
     }
-    return this.#acquire(tensor, state, access, what);
+    return this.#acquire(tensor, state, access, what, undefined);
   }
 
   /**
@@ -251,14 +337,23 @@ export class ResidencyManager implements AsyncDisposable {
       if (copy !== undefined) this.#protected.add(copy);
     }
     const leases: TensorLease[] = [];
+    const group: WriteGroup | undefined =
+      this.#mirror === undefined ? undefined : { remaining: requests.length, written: [] };
     try {
       for (const request of requests) {
-        const lease = this.#acquire(request.tensor, stateOf(request.tensor, what), request.access, what);
+        const lease = this.#acquire(
+          request.tensor,
+          stateOf(request.tensor, what),
+          request.access,
+          what,
+          group,
+        );
         leases.push(lease);
         const copy = stateOf(request.tensor, what).copies.get(this.#owner);
         if (copy !== undefined) this.#protected.add(copy);
       }
     } catch (error) {
+      if (group !== undefined) group.remaining = leases.length;
       for (const lease of leases) lease.cancel();
       throw error;
     } finally {
@@ -398,6 +493,7 @@ export class ResidencyManager implements AsyncDisposable {
         `ResidencyManager.dispose: residency manager '${this.label}' has ${open} leased copies; release the leases first`,
       );
     }
+    this.#mirror?.[Symbol.dispose]();
     const written: Fence[] = [];
     if (this.#lost === undefined) {
       for (const copy of [...this.#lru]) {
@@ -442,6 +538,7 @@ export class ResidencyManager implements AsyncDisposable {
     state: TensorState,
     access: Access,
     what: string,
+    group: WriteGroup | undefined,
   ): TensorLease<D> {
     state.checkLive(what);
     const reads = access !== 'write';
@@ -477,26 +574,43 @@ export class ResidencyManager implements AsyncDisposable {
     state.openLeases++;
     if (writes) state.writeLeases++;
     const leased = copy;
-    return new TensorLease<D>(tensor, access, copy.buffer, wait, (after) =>
-      this.#endLease(leased, writes, after),
-    );
+    return new TensorLease<D>(tensor, access, copy.buffer, wait, (after) => {
+      const wrote = this.#endLease(leased, writes, after);
+      if (group !== undefined) {
+        if (wrote) group.written.push(leased);
+        if (--group.remaining === 0) this.#mirror?.onWritten(group.written);
+      } else if (wrote) {
+        this.#mirror?.onWritten([leased]);
+      }
+    });
   }
 
-  /** Ends a lease: `after` is the end of the caller's use, undefined for a cancelled lease. */
-  #endLease(copy: DeviceCopy, writes: boolean, after: Fence | undefined): void {
+  /**
+   * Ends a lease: `after` is the end of the caller's use, undefined for a cancelled lease. Returns true
+   * when the lease wrote a new version of a copy still held here (what a mirror policy counts).
+   */
+  #endLease(copy: DeviceCopy, writes: boolean, after: Fence | undefined): boolean {
     const state = copy.state;
     copy.leases--;
     state.openLeases--;
     if (writes) state.writeLeases--;
-    if (after === undefined) return;
+    if (after === undefined) return false;
     copy.uses = addUse(copy.uses, after);
-    if (!writes) return;
+    if (!writes) return false;
+    const current = state.copies.get(this.#owner) === copy;
+    if (!current && state.recovery !== undefined && state.isHostValid()) {
+      // Written on the lost device after the contents were restored from a mirror: one more lost update.
+      state.recovery.lostUpdates++;
+      return false;
+    }
     state.version++;
     copy.version = state.version;
     copy.ready = after;
-    if (state.copies.get(this.#owner) === copy) {
+    if (current) {
       state.dataLoss = undefined;
+      state.recovery = undefined;
       this.#touch(copy);
+      return true;
     } else {
       state.dataLoss = new KeelError(
         ErrorCode.DATA_LOSS,
@@ -504,6 +618,7 @@ export class ResidencyManager implements AsyncDisposable {
         { cause: this.#lost },
       );
     }
+    return false;
   }
 
   #touch(copy: DeviceCopy): void {
@@ -560,6 +675,7 @@ export class ResidencyManager implements AsyncDisposable {
     const state = copy.state;
     if (state.copies.get(this.#owner) === copy) state.copies.delete(this.#owner);
     this.#counters.residentBytes -= copy.bytes;
+    if (state.released) this.#mirror?.drop(state);
     if (this.#lost === undefined) this.#memory.free(copy.buffer, Fence.join(copy.ready, copy.uses));
   }
 
@@ -697,6 +813,9 @@ export class ResidencyManager implements AsyncDisposable {
   #onLost(reason: KeelError): void {
     if (this.#lost !== undefined) return;
     this.#lost = reason;
+    const mirror = this.#mirror;
+    if (mirror !== undefined && !mirror.stopped) this.#mirrorAtLoss = mirror.options;
+    mirror?.onLost();
     const loss = (state: TensorState) =>
       new KeelError(
         ErrorCode.DATA_LOSS,
@@ -707,8 +826,12 @@ export class ResidencyManager implements AsyncDisposable {
       const state = copy.state;
       const wasValid = state.isValid(copy);
       state.copies.delete(this.#owner);
-      if (wasValid && !state.released && !state.hasValidLocation()) state.dataLoss = loss(state);
+      if (!state.released) this.#orphans.add(state);
+      if (wasValid && !state.released && !state.hasValidLocation() && !mirror?.restore(state, reason)) {
+        state.dataLoss = loss(state);
+      }
     }
+    mirror?.clearAfterLoss();
     this.#lru.clear();
     this.#counters.residentBytes = 0;
     for (const [storage, state] of this.#pinned) {

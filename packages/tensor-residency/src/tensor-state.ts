@@ -13,6 +13,7 @@ import { ErrorCode, Fence, KeelError } from '@keel/fence';
 import type { Buffer, Device } from '@keel/hal';
 import type { DType } from './dtype';
 import type { HostStorage } from './host-storage';
+import type { RecoveryRecord } from './mirror-policy';
 import type { ResidencyManager } from './residency-manager';
 import type { Shape } from './shape';
 import { describeShape } from './shape';
@@ -82,6 +83,8 @@ export class TensorState {
   writeLeases = 0;
   /** Set when the only up-to-date copy was lost (device lost, failed in-place host write, ...). */
   dataLoss: KeelError | undefined = undefined;
+  /** Set when the contents were restored from a mirror after a device loss; cleared by the next write. */
+  recovery: RecoveryRecord | undefined = undefined;
   /** The manager whose pinned memory this tensor's host storage prefers (Tensor created pinned). */
   pinnedBy: CopyOwner | undefined = undefined;
 

@@ -22,6 +22,7 @@ import {
 } from './dtype';
 import { commitHostWrite, dropStorage, prepareHostRead, storageForHostWrite } from './host-access';
 import { HostStorage } from './host-storage';
+import type { TensorRecovery } from './mirror-policy';
 import type { ResidencyManager } from './residency-manager';
 import { checkShape, type Shape } from './shape';
 import { TensorState } from './tensor-state';
@@ -170,6 +171,15 @@ export class Tensor<D extends DType = DType> {
   /** The contents' version: 0 before the first write, then bumped by every write (host or device). */
   get version(): number {
     return this.#state.version;
+  }
+  /**
+   * Set when the contents were restored from a mirror after the device holding the only up-to-date
+   * copy was lost (see MirrorPolicy): which version they are and how many updates were lost. Cleared
+   * by the next write (host or device). Undefined otherwise.
+   */
+  get recovery(): TensorRecovery | undefined {
+    const r = this.#state.recovery;
+    return r === undefined ? undefined : Object.freeze({ ...r });
   }
   /** True when the host storage is a device's pinned (staging) memory. */
   get isPinned(): boolean {

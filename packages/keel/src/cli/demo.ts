@@ -1,9 +1,14 @@
 /**
- * `keel demo [--device cpu|webgpu] [--steps N] [--batch B]`: trains the reference MLP with `trainMlp`
- * (src/demo/) and shows a progress bar (plain lines when stdout is not a terminal), then the summary:
- * ms/step, final loss, bytes moved per direction, commands recorded vs replayed, allocator peaks, device.
+ * `keel demo [--device cpu|webgpu] [--steps N] [--batch B] [--checkpoint-every K] [--lose-device-at S]`:
+ * trains the reference MLP with `trainMlp` (src/demo/) and shows a progress bar (plain lines when stdout
+ * is not a terminal), then the summary: ms/step, final loss, bytes moved per direction, commands
+ * recorded vs replayed, allocator peaks, device; with `--checkpoint-every` the mirror and recoveries.
+ * `--lose-device-at S` destroys the device after step S (as a driver reset would) to show a recovery.
  */
+
+import type { Device } from '@keel/hal';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { loseDevice } from '../demo/device-loss';
 import { describeModel, formatSummary } from '../demo/format-summary';
 import { createProgressReporter } from '../demo/progress-reporter';
 import { trainMlp } from '../demo/train-mlp';
@@ -25,6 +30,8 @@ interface DemoOptions {
   readonly device: TrainDeviceKind;
   readonly steps?: number;
   readonly batch: number;
+  readonly checkpointEvery?: number;
+  readonly loseDeviceAt?: number;
 }
 
 async function runDemo(options: DemoOptions): Promise<void> {
@@ -32,16 +39,40 @@ async function runDemo(options: DemoOptions): Promise<void> {
   const steps = options.steps ?? DEFAULT_STEPS[options.device];
   const model = describeModel({ config: { ...REFERENCE_MLP, batch: options.batch } });
   out.write(`keel demo: training the reference MLP (${model}) for ${steps} steps on ${options.device}\n`);
-  const reporter = createProgressReporter({ steps, stream: out });
+  if (options.loseDeviceAt !== undefined && options.checkpointEvery === undefined) {
+    throw new Error(
+      '--lose-device-at needs --checkpoint-every (without a mirror a lost device ends the run)',
+    );
+  }
+  let reporter = createProgressReporter({ steps, stream: out });
+  let device: Device | undefined;
+  let lost = false;
   try {
     const result = await trainMlp({
       device: options.device,
       steps,
       batch: options.batch,
-      onStart: ({ deviceName }) => {
-        if (!out.isTTY) out.write(`device ready: ${deviceName}\n`);
+      checkpointEvery: options.checkpointEvery,
+      onStart: (info) => {
+        device = info.device;
+        if (!out.isTTY) out.write(`device ready: ${info.deviceName}\n`);
       },
-      onStep: (p) => reporter.update(p),
+      onStep: (p) => {
+        reporter.update(p);
+        if (!lost && p.step === options.loseDeviceAt && device !== undefined) {
+          lost = true;
+          loseDevice(device);
+        }
+      },
+      onRecovery: (e) => {
+        reporter.stop();
+        out.write(
+          `\ndevice lost after step ${e.lostAfterStep} (${e.reason}); new device ${e.deviceName}: resuming at step ${e.resumeAtStep} ${
+            e.fromMirror ? 'from the last mirror' : 'from the initial parameters (no mirror yet)'
+          }, ${e.stepsRedone} step${e.stepsRedone === 1 ? '' : 's'} redone\n`,
+        );
+        reporter = createProgressReporter({ steps, stream: out });
+      },
     });
     reporter.stop();
     out.write(`\ntrained ${result.steps} step${result.steps === 1 ? '' : 's'}\n${formatSummary(result)}\n`);
@@ -66,6 +97,16 @@ export function demoCommand(parent: Command): Command {
       `samples per step (1 to ${MAX_BATCH})`,
       positiveInteger(MAX_BATCH),
       REFERENCE_MLP.batch,
+    )
+    .option(
+      '--checkpoint-every <k>',
+      `mirror the parameters to host memory every k steps (1 to ${MAX_STEPS}) and survive a lost device: open a new one, restore the last mirror, go on`,
+      positiveInteger(MAX_STEPS),
+    )
+    .option(
+      '--lose-device-at <step>',
+      'destroy the device after this step, as a driver reset or tab eviction would (needs --checkpoint-every)',
+      positiveInteger(MAX_STEPS),
     )
     .action(async (options: DemoOptions) => {
       try {

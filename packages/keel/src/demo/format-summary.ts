@@ -44,7 +44,9 @@ export function formatSummary(r: TrainMlpResult): string {
     ],
     [
       'host → device',
-      `${formatBytes(t.hostToDevice)}: weights ${formatBytes(t.weightsToDevice)} once, batches ${formatBytes(
+      `${formatBytes(t.hostToDevice)}: weights ${formatBytes(t.weightsToDevice)} ${
+        (r.checkpoint?.recoveries ?? 0) > 0 ? 'once per device' : 'once'
+      }, batches ${formatBytes(
         t.batchesToDevice,
       )} (${formatBytes(t.batchesToDevice / r.steps)}/step, upload queue, double-buffered)`,
     ],
@@ -92,6 +94,24 @@ export function formatSummary(r: TrainMlpResult): string {
         a.growths,
         'growth',
       )}, ${plural(a.waits, 'wait')}`,
+    ]);
+  }
+  const cp = r.checkpoint;
+  if (cp !== undefined) {
+    lines.push([
+      'checkpoints',
+      `parameters mirrored to host every ${plural(cp.every, 'step')}: ${plural(cp.checkpoints, 'checkpoint')} (${formatBytes(
+        cp.mirroredBytes,
+      )} device → host on the upload queue, off the critical path), ${cp.deferred} deferred`,
+    ]);
+    lines.push([
+      'recovery',
+      cp.recoveries === 0
+        ? 'no device lost'
+        : `${plural(cp.recoveries, 'device')} lost and replaced; resumed at step ${cp.resumedAt.join(', ')} from the last mirror; ${plural(
+            cp.stepsRedone,
+            'step',
+          )} redone${cp.stepsUnreported > 0 ? `, the loss of ${plural(cp.stepsUnreported, 'step')} never reached the host (NaN)` : ''}`,
     ]);
   }
   const width = Math.max(...lines.map(([label]) => label.length));

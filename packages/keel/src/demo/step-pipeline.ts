@@ -19,7 +19,8 @@
  * - alloca (queue 0) waits `exec ≥ k` (and `alloc ≥ k`): the arena of step k-1, deallocated at `exec ≥ k`, is dominated,
  *   so the allocator hands the same block back at once (same-queue reuse, no waiting, no growth);
  * - execute waits the alloca, the batch, `exec ≥ k` (SGD updates the weights in place), `read ≥ k-1`
- *   (the loss buffer `k mod 2` was read back), and for step 0 the parameters' upload;
+ *   (the loss buffer `k mod 2` was read back), and the parameters' leases of this step (their upload
+ *   before step 0; a mirror's device-side snapshot when one was taken after step k-1);
  * - loss read waits `exec ≥ k+1` and `read ≥ k`; dealloca waits `exec ≥ k+1`.
  *
  * Per step the host allocates only what the APIs make per call: immutable Fences, the arena's Buffer
@@ -36,6 +37,7 @@ import {
   type Device,
   QueueAffinity,
 } from '@keel/hal';
+import type { TensorLeases } from '@keel/tensor-residency';
 import type { Batch } from '../mlp/index';
 import type { StepLayout } from './step-layout';
 
@@ -54,7 +56,6 @@ export class StepPipeline {
   readonly #tables: [BindingTable];
   readonly #table: (Binding | undefined)[];
   readonly #commandBuffers: readonly CommandBuffer[];
-  readonly #paramsReady: Fence;
   readonly #upload: Semaphore;
   readonly #alloc: Semaphore;
   readonly #exec: Semaphore;
@@ -72,21 +73,10 @@ export class StepPipeline {
   /** Bytes read by the loss reads so far. */
   readBytes = 0;
 
-  /**
-   * @param paramBindings the resident parameters, in `layout.params` order
-   * @param paramsReady the fence after which the parameters are on the device (the leases' wait)
-   */
-  constructor(
-    device: Device,
-    layout: StepLayout,
-    commandBuffer: CommandBuffer,
-    paramBindings: readonly Binding[],
-    paramsReady: Fence,
-  ) {
+  constructor(device: Device, layout: StepLayout, commandBuffer: CommandBuffer) {
     this.#device = device;
     this.#layout = layout;
     this.#commandBuffers = [commandBuffer];
-    this.#paramsReady = paramsReady;
     this.#upload = device.createSemaphore(0);
     this.#alloc = device.createSemaphore(0);
     this.#exec = device.createSemaphore(0);
@@ -110,9 +100,6 @@ export class StepPipeline {
     ];
     this.#lossHost = [new Float32Array(1), new Float32Array(1)];
     this.#table = new Array<Binding | undefined>(layout.slotCount).fill(undefined);
-    paramBindings.forEach((binding, slot) => {
-      this.#table[slot] = binding;
-    });
     this.#tables = [this.#table];
   }
 
@@ -153,8 +140,12 @@ export class StepPipeline {
     this.#uploaded++;
   }
 
-  /** Enqueues step `k` (steps are submitted in order) on the compute queue; its batch must be uploaded. */
-  submitStep(k: number): void {
+  /**
+   * Enqueues step `k` (steps are submitted in order) on the compute queue; its batch must be uploaded.
+   * `params`: this step's read-write leases of the parameters, in `layout.params` order (parameter i
+   * binds slot i); the step waits on their fence. The caller releases them with `executed(k + 1)`.
+   */
+  submitStep(k: number, params: TensorLeases): void {
     if (k !== this.#submitted || k >= this.#uploaded) {
       throw new RangeError(`StepPipeline: step ${k} submitted out of order or before its batch`);
     }
@@ -173,17 +164,21 @@ export class StepPipeline {
       layout.arenaBytes,
     );
     const table = this.#table;
+    const leases = params.leases;
+    for (let i = 0; i < leases.length; i++) table[i] = leases[i]!.ref;
     table[layout.xSlot] = this.#x[p];
     table[layout.labelsSlot] = this.#labels[p];
     table[layout.lossSlot] = this.#loss[p];
     table[layout.arenaSlot] = { buffer: arena };
     const batchReady = at(this.#upload, 2 * k + 2);
-    const wait =
+    const wait = Fence.join(
+      params.wait,
       k === 0
-        ? Fence.join(this.#paramsReady, allocated, Fence.of(batchReady))
+        ? Fence.of(at(this.#alloc, k + 1), batchReady)
         : k === 1
           ? Fence.of(at(this.#alloc, k + 1), batchReady, at(exec, k))
-          : Fence.of(at(this.#alloc, k + 1), batchReady, at(exec, k), at(this.#read, k - 1));
+          : Fence.of(at(this.#alloc, k + 1), batchReady, at(exec, k), at(this.#read, k - 1)),
+    );
     const done = Fence.of(at(exec, k + 1));
     d.queueExecute(COMPUTE_QUEUE, wait, done, this.#commandBuffers, this.#tables);
     d.queueRead(

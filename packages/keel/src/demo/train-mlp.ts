@@ -12,7 +12,10 @@
  *   on that, so the allocator reuses the block on the same queue without waiting or growing;
  * - `@keel/tensor-residency`: the parameters are Tensors leased read-write on the device for the whole
  *   run (a chain of steps): uploaded once before the first step, read back once by `ensureOnHost`
- *   after the last; the counters prove it;
+ *   after the last; the counters prove it. With `checkpointEvery` they are leased by every step
+ *   instead (one `acquireAll`, released with the step's fence: a "use" for the MirrorPolicy that
+ *   mirrors them to host memory every K steps), and a lost device is replaced: the manager re-homes
+ *   them onto a new device from their last mirror and the run resumes from that step (device-loss.ts);
  * - `@keel/fence`: every ordering is a fence (see step-pipeline.ts): batch k+1 uploads on queue 1 while
  *   step k runs on queue 0, into double-buffered inputs; the host waits only for the loss.
  *
@@ -20,11 +23,20 @@
  * placement is explicit.
  *
  * Errors: KeelError INVALID_ARGUMENT for bad options, UNAVAILABLE when WebGPU has no adapter, and any
- * device error of a step (the run stops at the first failed step and rethrows it).
+ * device error of a step (the run stops at the first failed step and rethrows it; with
+ * `checkpointEvery`, a lost device is recovered from instead, up to MAX_RECOVERIES times).
  */
 import { ErrorCode, KeelError } from '@keel/fence';
-import { QueueAffinity } from '@keel/hal';
-import { ensureOnHost, ResidencyManager, Tensor, type TensorLeases } from '@keel/tensor-residency';
+import { type Device, QueueAffinity } from '@keel/hal';
+import {
+  type AcquireRequest,
+  ensureOnHost,
+  type MirrorStats,
+  ResidencyManager,
+  sumCounters,
+  Tensor,
+  type TensorLeases,
+} from '@keel/tensor-residency';
 import {
   type Batch,
   biasName,
@@ -37,19 +49,29 @@ import {
   trainingStepProgram,
   weightName,
 } from '../mlp/index';
+import { MAX_RECOVERIES, reopenDevice, restoreParameters, wasLost } from './device-loss';
 import { mlpExecutableSource, openTrainingDevice } from './open-device';
-import { recordStep } from './record-step';
-import { planStepLayout } from './step-layout';
+import { type RecordedStep, recordStep } from './record-step';
+import { planStepLayout, type StepLayout } from './step-layout';
 import { COMPUTE_QUEUE, StepPipeline, UPLOAD_QUEUE } from './step-pipeline';
 import { resolveTrainOptions, type TrainMlpOptions } from './train-options';
-import type { TrainMlpResult } from './train-result';
+import type { CheckpointReport, TrainMlpResult } from './train-result';
 import { transientAllocatorStats } from './transient-allocator-stats';
 
+/** The median of the numbers that are not NaN (steps whose loss never arrived after a device loss). */
 function median(values: readonly number[]): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
+  const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** One device's share of a run: the executable, the recorded step and the step pipeline. */
+interface Segment {
+  readonly device: Device;
+  readonly layout: StepLayout;
+  readonly recorded: RecordedStep;
+  readonly pipeline: StepPipeline;
 }
 
 /** The parameters as Tensors named like the program's buffers, in `names` order. */
@@ -75,12 +97,13 @@ function parameterTensors(config: MlpConfig, params: MlpParams, names: readonly 
 /**
  * Trains the reference MLP (DESIGN.md: 784-512-512-10, ReLU, softmax cross-entropy, SGD lr 0.05, the
  * synthetic data set; `batch` and `steps` from the options) and returns the losses, the timing and the
- * counters. Opens and destroys its device unless the caller passes one.
+ * counters. Opens and destroys its device unless the caller passes one (devices opened to replace a
+ * lost one are always the run's).
  */
 export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpResult> {
   const started = performance.now();
   const resolved = resolveTrainOptions(options);
-  const { steps, warmup } = resolved;
+  const { steps, warmup, checkpointEvery } = resolved;
   const config: MlpConfig = { ...REFERENCE_MLP, batch: resolved.batch };
   const d = config.layers;
   const program = trainingStepProgram(config);
@@ -95,77 +118,179 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
       : Array.from({ length: resolved.pregeneratedBatches }, (_, i) => dataset.batch(i, config.batch));
   const batchAt = (k: number): Batch =>
     pregenerated === undefined ? dataset.batch(k, config.batch) : pregenerated[k % pregenerated.length]!;
+  const overlap = options.overlap ?? true;
 
-  const { device, owned } = await openTrainingDevice(options);
-  let manager: ResidencyManager | undefined;
-  let leases: TensorLeases | undefined;
-  let pipeline: StepPipeline | undefined;
+  const opened = await openTrainingDevice(options);
+  const ownedDevices: Device[] = opened.owned ? [opened.device] : [];
+  const managers: ResidencyManager[] = [];
+  const segments: Segment[] = [];
   let tensors: Tensor<'f32'>[] = [];
-  try {
+  /** Without checkpoints: the parameters' leases for the whole run (released after the last step). */
+  let runLeases: TensorLeases | undefined;
+  const openSegment = async (device: Device): Promise<Segment> => {
     const executable = await device.createExecutable(
       mlpExecutableSource(device, options.cpuKernelUrl, options.wgslTiling),
     );
     const layout = planStepLayout(program, device.info.limits.minStorageBufferOffsetAlignment);
     const recorded = recordStep(device, executable, program, layout, COMPUTE_QUEUE);
-
-    manager = new ResidencyManager(device, {
+    const segment = {
+      device,
+      layout,
+      recorded,
+      pipeline: new StepPipeline(device, layout, recorded.commandBuffer),
+    };
+    segments.push(segment);
+    return segment;
+  };
+  try {
+    let segment = await openSegment(opened.device);
+    let manager = new ResidencyManager(opened.device, {
       affinity: UPLOAD_QUEUE,
       // Parameters live as long as the run: dedicated buffers, so the queue allocator's statistics
       // show the step's transients alone.
       allocation: 'buffers',
       label: 'mlp parameters',
     });
-    tensors = parameterTensors(config, initParams(config), layout.params);
-    leases = manager.acquireAll(tensors.map((tensor) => ({ tensor, access: 'readwrite' as const })));
-    pipeline = new StepPipeline(
-      device,
-      layout,
-      recorded.commandBuffer,
-      leases.leases.map((lease) => lease.ref),
-      leases.wait,
-    );
-    options.onStart?.({ deviceName: device.info.name, backend: device.info.backend });
+    managers.push(manager);
+    // Checkpoints: a mirror of the six parameters every K steps (one round per step's acquireAll).
+    if (checkpointEvery !== undefined) manager.mirror({ everyUses: checkpointEvery });
+    const initial = initParams(config);
+    tensors = parameterTensors(config, initial, segment.layout.params);
+    const initialData = tensors.map((t) => {
+      const name = t.label!;
+      const i = Number(name.slice(1));
+      return (name.startsWith('w') ? initial.weights[i] : initial.biases[i])!.slice();
+    });
+    const requests: AcquireRequest[] = tensors.map((tensor) => ({ tensor, access: 'readwrite' }));
+    if (checkpointEvery === undefined) runLeases = manager.acquireAll(requests);
+    options.onStart?.({
+      deviceName: opened.device.info.name,
+      backend: opened.device.info.backend,
+      device: opened.device,
+    });
 
     const losses = new Float32Array(steps);
     const stepMs = new Array<number>(steps).fill(0);
     const t0 = performance.now();
     let last = t0;
-    const p = pipeline;
-    const report = async (k: number): Promise<void> => {
-      const loss = await p.loss(k);
-      const now = performance.now();
-      losses[k] = loss;
-      stepMs[k] = now - last;
-      last = now;
-      options.onStep?.({ step: k + 1, steps, loss, stepMs: stepMs[k]!, elapsedMs: now - t0 });
+    /** Steps whose parameter writes were released on the current device, counted from step 0. */
+    let released = 0;
+    /** Steps whose loss was reported (the highest reported step, from 1). */
+    let reported = 0;
+    const resumedAt: number[] = [];
+    let stepsRedone = 0;
+    let stepsUnreported = 0;
+    // Trains steps `from` .. steps-1 on `segment`'s device.
+    const runFrom = async (from: number, seg: Segment): Promise<void> => {
+      const p = seg.pipeline;
+      const n = steps - from;
+      const report = async (j: number): Promise<void> => {
+        const loss = await p.loss(j);
+        const now = performance.now();
+        const k = from + j;
+        losses[k] = loss;
+        stepMs[k] = now - last;
+        last = now;
+        reported = k + 1;
+        options.onStep?.({ step: k + 1, steps, loss, stepMs: stepMs[k]!, elapsedMs: now - t0 });
+      };
+      p.uploadBatch(0, batchAt(from));
+      if (n > 1) p.uploadBatch(1, batchAt(from + 1));
+      for (let j = 0; j < n; j++) {
+        if (runLeases !== undefined) {
+          p.submitStep(j, runLeases);
+        } else {
+          // A lease per step: each release is one use of the parameters for the mirror policy.
+          const leases = manager.acquireAll(requests);
+          try {
+            p.submitStep(j, leases);
+          } catch (error) {
+            leases.cancel();
+            throw error;
+          }
+          leases.release(p.executed(j + 1));
+        }
+        released = from + j + 1;
+        if (j + 2 < n) p.uploadBatch(j + 2, batchAt(from + j + 2));
+        seg.device.flush(QueueAffinity.ANY);
+        // Overlapped: one step stays queued behind the one the host waits for, so the device never
+        // idles while the host handles a loss.
+        if (!overlap) await report(j);
+        else if (j >= 1) await report(j - 1);
+      }
+      if (overlap) await report(n - 1);
     };
-    p.uploadBatch(0, batchAt(0));
-    if (steps > 1) p.uploadBatch(1, batchAt(1));
-    const overlap = options.overlap ?? true;
-    for (let k = 0; k < steps; k++) {
-      p.submitStep(k);
-      if (k + 2 < steps) p.uploadBatch(k + 2, batchAt(k + 2));
-      device.flush(QueueAffinity.ANY);
-      // Overlapped: one step stays queued behind the one the host waits for, so the device never idles
-      // while the host handles a loss.
-      if (!overlap) await report(k);
-      else if (k >= 1) await report(k - 1);
+
+    let from = 0;
+    for (;;) {
+      try {
+        await runFrom(from, segment);
+        break;
+      } catch (error) {
+        const lostDevice = segment.device;
+        if (checkpointEvery === undefined || resumedAt.length >= MAX_RECOVERIES) throw error;
+        if (!(await wasLost(lostDevice, error))) throw error;
+        // The device is gone: drop what lived there, open a new one, re-home the parameters from
+        // their last mirror and resume at the step that mirror holds.
+        try {
+          segment.pipeline.destroy();
+        } catch {
+          // Its buffers went with the device.
+        }
+        if (ownedDevices.includes(lostDevice)) await lostDevice.destroy().catch(() => {});
+        const device = await reopenDevice(lostDevice, options);
+        ownedDevices.push(device);
+        manager = manager.rehome(device);
+        managers.push(manager);
+        const restored = restoreParameters(tensors, initialData, released);
+        segment = await openSegment(device);
+        const redone = Math.max(0, reported - restored.step);
+        stepsRedone += redone;
+        // Steps the mirror holds whose loss never reached the host before the loss: unknown.
+        for (let k = reported; k < restored.step; k++) {
+          losses[k] = Number.NaN;
+          stepMs[k] = Number.NaN;
+        }
+        stepsUnreported += Math.max(0, restored.step - reported);
+        resumedAt.push(restored.step + 1);
+        options.onRecovery?.({
+          recovery: resumedAt.length,
+          lostAfterStep: reported,
+          resumeAtStep: restored.step + 1,
+          stepsRedone: redone,
+          stepsRolledBack: restored.rolledBack,
+          fromMirror: restored.fromMirror,
+          reason: KeelError.is(error) && KeelError.is(error.cause) ? error.cause.message : String(error),
+          deviceName: device.info.name,
+        });
+        from = restored.step;
+        released = from;
+        reported = from;
+      }
     }
-    if (overlap) await report(steps - 1);
     const trainMs = last - t0;
 
-    leases.release(p.executed(steps));
+    runLeases?.release(segment.pipeline.executed(segment.pipeline.submitted));
     const trained = await ensureOnHost(tensors);
-    await p.drain();
-    const byName = new Map(layout.params.map((name, i) => [name, trained[i]!.slice()]));
+    await segment.pipeline.drain();
+    const byName = new Map(segment.layout.params.map((name, i) => [name, trained[i]!.slice()]));
     const params: MlpParams = {
       weights: config.layers.slice(1).map((_, i) => byName.get(weightName(i))!),
       biases: config.layers.slice(1).map((_, i) => byName.get(biasName(i))!),
     };
-    const residency = manager.counters;
-    const commandsRecorded = recorded.commandBuffer.commandCount;
-    const batchesToDevice = p.uploadedBytes;
-    const lossToHost = p.readBytes;
+    // Transfers add up over the re-homed managers; the memory figures are per device (the last one's
+    // now, the highest peak).
+    const residency = {
+      ...sumCounters(...managers.map((m) => m.counters)),
+      residentBytes: manager.counters.residentBytes,
+      peakResidentBytes: Math.max(...managers.map((m) => m.counters.peakResidentBytes)),
+      budgetBytes: manager.budgetBytes,
+    };
+    const commandsRecorded = segment.recorded.commandBuffer.commandCount;
+    const replays = segments.reduce((n, s) => n + s.pipeline.submitted, 0);
+    const batchesToDevice = segments.reduce((n, s) => n + s.pipeline.uploadedBytes, 0);
+    const lossToHost = segments.reduce((n, s) => n + s.pipeline.readBytes, 0);
+    const device = segment.device;
     return {
       config,
       deviceName: device.info.name,
@@ -188,48 +313,75 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
       parameterTensors: tensors.length,
       residency,
       commands: {
-        recordings: 1,
+        recordings: segments.length,
         commandsRecorded,
-        dispatchesPerStep: recorded.dispatches,
-        barriersPerStep: recorded.barriers,
-        replays: p.submitted,
-        commandsReplayed: commandsRecorded * p.submitted,
+        dispatchesPerStep: segment.recorded.dispatches,
+        barriersPerStep: segment.recorded.barriers,
+        replays,
+        commandsReplayed: commandsRecorded * replays,
       },
-      transient: { arenaBytes: layout.arenaBytes, allocator: transientAllocatorStats(device) },
+      transient: { arenaBytes: segment.layout.arenaBytes, allocator: transientAllocatorStats(device) },
       params,
+      checkpoint:
+        checkpointEvery === undefined
+          ? undefined
+          : checkpointReport(checkpointEvery, managers, resumedAt, stepsRedone, stepsUnreported),
     };
   } catch (error) {
     // Surface the root cause of an aborted chain (a failed step fails everything after it).
     throw KeelError.is(error, ErrorCode.ABORTED) && KeelError.is(error.cause) ? error.cause : error;
   } finally {
-    await cleanUp(owned, device, manager, leases, pipeline, tensors);
+    await cleanUp(ownedDevices, managers.at(-1), runLeases, segments.at(-1), tensors);
   }
 }
 
-/** Releases what the run made; destroys the device when the run opened it. Never throws. */
+function checkpointReport(
+  every: number,
+  managers: readonly ResidencyManager[],
+  resumedAt: readonly number[],
+  stepsRedone: number,
+  stepsUnreported: number,
+): CheckpointReport {
+  const stats = managers.map((m) => m.mirrorPolicy?.stats).filter((s): s is MirrorStats => s !== undefined);
+  const sum = (key: keyof MirrorStats): number => stats.reduce((n, s) => n + s[key], 0);
+  return {
+    every,
+    mirrors: sum('mirrors'),
+    checkpoints: sum('rounds'),
+    mirroredBytes: sum('mirroredBytes'),
+    deferred: sum('skipped'),
+    recoveries: resumedAt.length,
+    stepsRedone,
+    stepsUnreported,
+    resumedAt,
+  };
+}
+
+/**
+ * Releases what the run made on a device the caller keeps; destroys every device the run opened.
+ * Never throws.
+ */
 async function cleanUp(
-  owned: boolean,
-  device: { destroy(): Promise<void> },
+  ownedDevices: readonly Device[],
   manager: ResidencyManager | undefined,
-  leases: TensorLeases | undefined,
-  pipeline: StepPipeline | undefined,
+  runLeases: TensorLeases | undefined,
+  segment: Segment | undefined,
   tensors: readonly Tensor[],
 ): Promise<void> {
-  if (owned) {
-    await device.destroy();
-    return;
-  }
-  try {
-    if (leases?.leases.some((l) => !l.released)) {
-      const submitted = pipeline?.submitted ?? 0;
-      if (pipeline === undefined || submitted === 0) leases.cancel();
-      else leases.release(pipeline.executed(submitted));
+  if (segment !== undefined && !ownedDevices.includes(segment.device)) {
+    try {
+      if (runLeases?.leases.some((l) => !l.released)) {
+        const submitted = segment.pipeline.submitted;
+        if (submitted === 0) runLeases.cancel();
+        else runLeases.release(segment.pipeline.executed(submitted));
+      }
+      await segment.pipeline.drain().catch(() => {});
+      segment.pipeline.destroy();
+      for (const t of tensors) if (!t.released) t.release();
+      await manager?.dispose();
+    } catch {
+      // Best effort on a device the caller keeps: a failed run leaves failed fences behind.
     }
-    await pipeline?.drain().catch(() => {});
-    pipeline?.destroy();
-    for (const t of tensors) if (!t.released) t.release();
-    await manager?.dispose();
-  } catch {
-    // Best effort on a device the caller keeps: a failed run leaves failed fences behind.
   }
+  for (const device of ownedDevices) await device.destroy().catch(() => {});
 }

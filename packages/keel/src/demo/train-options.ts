@@ -5,10 +5,10 @@
  */
 import type { CpuDeviceMode } from '@keel/device-cpu';
 import type { WebGpuDeviceOptions } from '@keel/device-webgpu';
-import { ErrorCode, KeelError } from '@keel/fence';
+import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 import type { Device } from '@keel/hal';
 import type { GemmTiling } from '../mlp/webgpu/wgsl';
-import type { StepProgress } from './step-progress';
+import type { RecoveryEvent, StepProgress } from './step-progress';
 
 /**
  * Steps trained when `steps` is not given, per device kind: about 10–15 s on the CPU device of a 2-core
@@ -78,8 +78,29 @@ export interface TrainMlpOptions {
    * runs between submissions, so keep it short.
    */
   readonly onStep?: (progress: StepProgress) => void;
-  /** Called once the device is open and the step recorded, before the first step is submitted. */
-  readonly onStart?: (info: { readonly deviceName: string; readonly backend: string }) => void;
+  /**
+   * Called once the device is open and the step recorded, before the first step is submitted. `device`
+   * is the run's device (a test or a demo may destroy it to simulate a loss, see `loseDevice`).
+   */
+  readonly onStart?: (info: {
+    readonly deviceName: string;
+    readonly backend: string;
+    readonly device: Device;
+  }) => void;
+  /**
+   * Survive a lost device: the parameters are mirrored to host memory every `checkpointEvery` steps
+   * (a `MirrorPolicy` of @keel/tensor-residency, off the critical path); when the device is lost the
+   * run opens a new one (`reopenDevice`), re-homes the parameters from their last mirror and resumes
+   * from that step. Default: undefined, no mirror (a lost device ends the run with its error).
+   */
+  readonly checkpointEvery?: number;
+  /**
+   * With `checkpointEvery`: opens the device that replaces a lost one (default: a new device of the
+   * lost one's backend, with this run's options; the run owns and destroys it).
+   */
+  readonly reopenDevice?: (lost: Device) => Device | Promise<Device>;
+  /** With `checkpointEvery`: called after each recovery, before training resumes. */
+  readonly onRecovery?: (event: RecoveryEvent) => void;
 }
 
 /** The options after defaults and validation. */
@@ -88,6 +109,7 @@ export interface ResolvedTrainOptions {
   readonly batch: number;
   readonly warmup: number;
   readonly pregeneratedBatches: number | undefined;
+  readonly checkpointEvery: number | undefined;
 }
 
 function integerIn(value: unknown, what: string, min: number, max: number): number {
@@ -115,5 +137,18 @@ export function resolveTrainOptions(options: TrainMlpOptions): ResolvedTrainOpti
       ? undefined
       : integerIn(options.pregeneratedBatches, 'pregeneratedBatches', 1, 1024);
   if (options.workers !== undefined) integerIn(options.workers, 'workers', 1, 256);
-  return { steps, batch, warmup, pregeneratedBatches };
+  const checkpointEvery =
+    options.checkpointEvery === undefined
+      ? undefined
+      : integerIn(options.checkpointEvery, 'checkpointEvery', 1, MAX_STEPS);
+  for (const name of ['reopenDevice', 'onRecovery', 'onStep', 'onStart'] as const) {
+    const value = options[name];
+    if (value !== undefined && typeof value !== 'function') {
+      throw new KeelError(
+        ErrorCode.INVALID_ARGUMENT,
+        `trainMlp: ${name} must be a function, got ${describeValue(value)}`,
+      );
+    }
+  }
+  return { steps, batch, warmup, pregeneratedBatches, checkpointEvery };
 }

@@ -40,6 +40,31 @@ export interface TransientMemory {
   readonly allocator: AllocatorStats | undefined;
 }
 
+/** What the mirror did and how the run survived lost devices (`checkpointEvery` runs only). */
+export interface CheckpointReport {
+  /** The parameters were mirrored to host memory every this many steps. */
+  readonly every: number;
+  /** Parameter mirrors completed (six per checkpoint), over every device of the run. */
+  readonly mirrors: number;
+  /** Checkpoints completed (rounds of the six parameters). */
+  readonly checkpoints: number;
+  /** Bytes the mirrors read back device → host (off the critical path, on the upload queue). */
+  readonly mirroredBytes: number;
+  /** Due checkpoints deferred one step because the previous one was still in flight. */
+  readonly deferred: number;
+  /** Devices lost and replaced during the run. */
+  readonly recoveries: number;
+  /** Reported steps trained again after recoveries (at most `every` per recovery once a mirror landed). */
+  readonly stepsRedone: number;
+  /**
+   * Steps the restored mirror already held whose loss had not reached the host when the device was
+   * lost (they ran, but their loss is unknown): their `losses` entries are NaN and `onStep` skipped them.
+   */
+  readonly stepsUnreported: number;
+  /** The step (from 1) each recovery resumed at. */
+  readonly resumedAt: readonly number[];
+}
+
 export interface TrainMlpResult {
   readonly config: MlpConfig;
   /** `device.info.name` and `device.info.backend`. */
@@ -63,10 +88,12 @@ export interface TrainMlpResult {
   readonly transfers: TransferTotals;
   /** Parameter tensors (weights and biases) kept resident by the ResidencyManager. */
   readonly parameterTensors: number;
-  /** The ResidencyManager's counters (the parameters' device copies). */
+  /** The ResidencyManager's counters (the parameters' device copies; summed over re-homed managers). */
   readonly residency: ResidencyCounters;
   readonly commands: CommandCounts;
   readonly transient: TransientMemory;
   /** The trained parameters, read back once at the end. */
   readonly params: MlpParams;
+  /** With `checkpointEvery`: the mirror's figures and the recoveries; undefined otherwise. */
+  readonly checkpoint: CheckpointReport | undefined;
 }

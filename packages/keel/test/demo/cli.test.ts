@@ -46,6 +46,11 @@ describe('keel demo arguments', () => {
       "option '--device <kind>' argument 'tpu' is invalid. Allowed choices are cpu, webgpu.",
     ],
     [['demo', '--bogus'], "unknown option '--bogus'"],
+    [
+      ['demo', '--checkpoint-every', '0'],
+      "option '--checkpoint-every <k>' argument '0' is invalid. expected an integer from 1 to 1000000.",
+    ],
+    [['demo', '--lose-device-at', 'soon'], "option '--lose-device-at <step>' argument 'soon' is invalid"],
   ])('%j is refused with a clear message', async (args, message) => {
     const { error, stderr } = await parse(args);
     expect(error).toBeInstanceOf(CommanderError);
