@@ -519,16 +519,48 @@ describe('QueueAllocator: failures', () => {
     expect(host.pendingWaitCount).toBe(0);
   });
 
-  it('reports a signal fence that cannot be signalled without disturbing the allocator', () => {
+  it('leaves a signal timepoint that something else already passed alone', () => {
     const errors: unknown[] = [];
     const pool = new TlsfPool(new CountingProvider());
     const allocator = new QueueAllocator(pool, { onError: (e) => errors.push(e) });
     const s = new TimelineSemaphore(5);
-    const a = allocator.alloca(Q0, Fence.empty, at(s, 3), 64);
+    const other = new TimelineSemaphore(0);
+    const a = allocator.alloca(
+      Q0,
+      Fence.empty,
+      Fence.of({ semaphore: s, value: 3 }, { semaphore: other, value: 1 }),
+      64,
+    );
     expect(a.state).toBe('live');
-    expect(errors.length).toBe(1);
-    expect(KeelError.is(errors[0], 'INVALID_ARGUMENT')).toBe(true);
-    allocator.dealloca(Q0, Fence.empty, Fence.empty, a);
+    expect(errors).toEqual([]);
+    expect(s.value).toBe(5);
+    expect(other.value).toBe(1);
+    allocator.dealloca(Q0, Fence.empty, at(s, 4), a);
+    expect(errors).toEqual([]);
     expect(pool.stats.liveBytes).toBe(0);
+  });
+
+  it('with the default onError, a passed signal timepoint throws nothing, not even from a microtask', async () => {
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown): void => {
+      uncaught.push(error);
+    };
+    process.prependListener('uncaughtException', onUncaught);
+    try {
+      const allocator = new QueueAllocator(new TlsfPool(new CountingProvider()));
+      const s = new TimelineSemaphore(5);
+      const a = allocator.alloca(Q0, Fence.empty, at(s, 3), 64);
+      allocator.dealloca(Q0, Fence.empty, at(s, 2), a);
+      const host = new TimelineSemaphore(0);
+      const b = allocator.alloca(Q0, at(host, 1), at(s, 4), 64);
+      host.signal(1);
+      expect(b.state).toBe('live');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(uncaught).toEqual([]);
+      expect(s.value).toBe(5);
+      expect(s.failure).toBeUndefined();
+    } finally {
+      process.removeListener('uncaughtException', onUncaught);
+    }
   });
 });

@@ -57,10 +57,12 @@ import {
   describeBuffer,
   type Executable,
   type ExecutableSource,
+  failTimepoints,
   hostBytes,
   MemoryType,
   madeByCreateBuffer,
   QueueAffinity,
+  signalPendingTimepoints,
 } from '@keel/hal';
 import { copyBytes, fillBytes } from './byte-ops';
 import { type BufferOwner, CpuBuffer } from './cpu-buffer';
@@ -111,31 +113,11 @@ function invalid(message: string): KeelError {
   return new KeelError(ErrorCode.INVALID_ARGUMENT, message);
 }
 
-function failFence(fence: Fence, error: unknown): void {
-  try {
-    fence.fail(error);
-  } catch (thrown) {
-    queueMicrotask(() => {
-      throw thrown;
-    });
-  }
-}
-
-/** Signals every timepoint not reached yet (one already reached or failed is skipped). */
-function signalFence(fence: Fence): void {
-  const timepoints = fence.timepoints;
-  for (let i = 0; i < timepoints.length; i++) {
-    const tp = timepoints[i]!;
-    const semaphore = tp.semaphore;
-    if (semaphore.failure !== undefined || semaphore.value >= tp.value) continue;
-    try {
-      semaphore.signal(tp.value);
-    } catch (thrown) {
-      queueMicrotask(() => {
-        throw thrown;
-      });
-    }
-  }
+/** Reports what a semaphore threw while the device completed a fence (one warning per device). */
+function warnSemaphoreThrew(device: CpuDevice, thrown: unknown): void {
+  if (device.warnedSemaphore) return;
+  device.warnedSemaphore = true;
+  globalThis.console?.warn(`${device.info.name}: a semaphore threw while an operation completed:`, thrown);
 }
 
 function checkCount(value: unknown, what: string, min: number, max: number): number {
@@ -150,6 +132,8 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   readonly lost: Promise<KeelError>;
   readonly mode: CpuDeviceMode;
   readonly workersPerQueue: number;
+  /** @internal Set once a semaphore threw while an operation completed (warned once). */
+  warnedSemaphore = false;
   private resolveLost!: (reason: KeelError) => void;
   private lostReason: KeelError | undefined;
   private destroyed = false;
@@ -635,9 +619,10 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
       plan.runtime ??= new PlanRuntime(plan.arrays);
       runtimes.push(plan.runtime);
     }
-    const failure = this.syncQueues[op.queue]!.run(runtimes, tables);
-    if (failure === undefined) this.complete(op);
-    else this.complete(op, failure.error);
+    this.syncQueues[op.queue]!.run(runtimes, tables, (failure) => {
+      if (failure === undefined) this.complete(op);
+      else this.complete(op, failure.error);
+    });
   }
 
   /** Resolves the binding tables of an execute operation about to run (sync mode: one array each). */
@@ -696,8 +681,9 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     op.tables = undefined;
     op.commandBuffers = undefined;
     op.plans = undefined;
-    if (error === undefined) signalFence(op.signal);
-    else failFence(op.signal, error);
+    const thrown =
+      error === undefined ? signalPendingTimepoints(op.signal) : failTimepoints(op.signal, error);
+    if (thrown !== undefined) warnSemaphoreThrew(this, thrown);
   }
 
   private operation(kind: OpKind, what: string, queue: number, signal: Fence): Operation {

@@ -1,16 +1,56 @@
 /**
- * Failure propagation shared by every device: when a wait timepoint of a queue operation fails, the
- * operation's signal timepoints fail with ABORTED whose cause is the original failure.
+ * Failure propagation and fence completion shared by every device and the allocator (driver kit):
+ * - when a wait timepoint of a queue operation fails, the operation's signal timepoints fail with
+ *   ABORTED whose cause is the original failure;
+ * - completing an operation signals only the signal timepoints not reached yet: a timepoint some other
+ *   signal already passed (or a failed semaphore) is left alone, and nothing here ever throws, neither
+ *   synchronously nor from a microtask. What a semaphore throws anyway (a foreign implementation) is
+ *   returned to the caller, which reports it through its own hook.
  */
-import { ErrorCode, type Fence, KeelError } from '@keel/fence';
+import { describeValue, ErrorCode, type Fence, KeelError } from '@keel/fence';
 
 /** The ABORTED error a signal receives when `cause` failed one of the operation's waits. */
 export function abortedBy(cause: unknown, operation: string): KeelError {
-  const reason = cause instanceof Error ? cause.message : String(cause);
+  const reason = cause instanceof Error ? cause.message : describeValue(cause);
   return new KeelError(ErrorCode.ABORTED, `${operation}: a wait timepoint failed (${reason})`, { cause });
 }
 
 /** Fails every timepoint of `signal` with the ABORTED error for `cause`. */
 export function propagateFailure(signal: Fence, cause: unknown, operation: string): void {
   signal.fail(abortedBy(cause, operation));
+}
+
+/**
+ * Signals every timepoint of `fence` whose semaphore is healthy and below the timepoint's value; the
+ * others are left alone. Never throws: returns the first exception a semaphore threw, else undefined.
+ * Allocation-free.
+ */
+export function signalPendingTimepoints(fence: Fence): unknown {
+  const timepoints = fence.timepoints;
+  let thrown: unknown;
+  for (let i = 0; i < timepoints.length; i++) {
+    const tp = timepoints[i]!;
+    const semaphore = tp.semaphore;
+    try {
+      if (semaphore.failure !== undefined || semaphore.value >= tp.value) continue;
+      semaphore.signal(tp.value);
+    } catch (error) {
+      thrown ??= error ?? new KeelError(ErrorCode.INTERNAL, 'a semaphore threw undefined');
+    }
+  }
+  return thrown;
+}
+
+/** Fails every timepoint of `fence` with `error`. Never throws: returns what a semaphore threw. */
+export function failTimepoints(fence: Fence, error: unknown): unknown {
+  const timepoints = fence.timepoints;
+  let thrown: unknown;
+  for (let i = 0; i < timepoints.length; i++) {
+    try {
+      timepoints[i]!.semaphore.fail(error);
+    } catch (e) {
+      thrown ??= e ?? new KeelError(ErrorCode.INTERNAL, 'a semaphore threw undefined');
+    }
+  }
+  return thrown;
 }

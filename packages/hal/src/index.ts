@@ -57,7 +57,7 @@ export {
   type WorkgroupCount,
   type WorkgroupSize,
 } from './executable';
-export { abortedBy, propagateFailure } from './failure';
+export { abortedBy, failTimepoints, propagateFailure, signalPendingTimepoints } from './failure';
 export { checkOptions, type OptionRule, type OptionRules } from './options';
 export { QueueAffinity } from './queue-affinity';
 export {
