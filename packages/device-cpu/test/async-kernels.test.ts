@@ -127,7 +127,7 @@ describe.each(['sync', 'task'] as const)('device-cpu %s: async kernels', (mode) 
     expect(failure?.message).toContain('async kernel rejected at workgroup 3');
     if (mode === 'sync') {
       expect(failure?.cause).toBeInstanceOf(Error);
-      expect((failure?.cause as Error).message).toBe('async kernel rejected at workgroup 3');
+      expect((failure?.cause as Error | undefined)?.message).toBe('async kernel rejected at workgroup 3');
     }
 
     const plain = d.createCommandBuffer();
