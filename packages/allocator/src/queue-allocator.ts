@@ -45,13 +45,13 @@
  * (as every queue operation does); an exception a semaphore still throws goes to `onError` (default: one
  * console warning per allocator). Nothing is ever thrown from a microtask.
  */
-import { Fence, type Registration, type Semaphore } from '@keel/fence';
+import { describeValue, Fence, type Registration, type Semaphore } from '@keel/fence';
 import {
   abortedBy,
   ErrorCode,
   failTimepoints,
   KeelError,
-  type QueueAffinity,
+  QueueAffinity,
   signalPendingTimepoints,
 } from '@keel/hal';
 import { type Allocation, AllocationBlock, type AllocationSource, QueueAllocation } from './allocation';
@@ -183,7 +183,7 @@ export class QueueAllocator<M> {
     if (typeof slack !== 'number' || !(slack >= 1)) {
       throw new KeelError(
         ErrorCode.INVALID_ARGUMENT,
-        `${this.#what}: reuseSlack ${String(slack)} must be ≥ 1`,
+        `${this.#what}: reuseSlack ${describeValue(slack)} must be ≥ 1`,
       );
     }
     this.#slack = slack;
@@ -191,7 +191,7 @@ export class QueueAllocator<M> {
     if (!Number.isSafeInteger(candidates) || candidates < 1) {
       throw new KeelError(
         ErrorCode.INVALID_ARGUMENT,
-        `${this.#what}: maxCandidates ${String(candidates)} must be a positive integer`,
+        `${this.#what}: maxCandidates ${describeValue(candidates)} must be a positive integer`,
       );
     }
     this.#maxCandidates = candidates;
@@ -392,13 +392,7 @@ export class QueueAllocator<M> {
   }
 
   #checkCall(op: string, affinity: QueueAffinity, wait: Fence, signal: Fence): void {
-    if (
-      this.#destroyed ||
-      typeof affinity !== 'number' ||
-      !Number.isInteger(affinity) ||
-      !isFence(wait) ||
-      !isFence(signal)
-    ) {
+    if (this.#destroyed || !QueueAffinity.isValid(affinity) || !isFence(wait) || !isFence(signal)) {
       this.#rejectCall(`${this.#what}: ${op}`, affinity, wait, signal);
     }
   }
@@ -407,12 +401,7 @@ export class QueueAllocator<M> {
     if (this.#destroyed) {
       throw new KeelError(ErrorCode.FAILED_PRECONDITION, `${what}: the allocator was destroyed`);
     }
-    if (typeof affinity !== 'number' || !Number.isInteger(affinity)) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `${what}: queue affinity must be an integer mask, got ${String(affinity)}`,
-      );
-    }
+    QueueAffinity.check(affinity, what);
     if (!isFence(wait)) throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: wait must be a Fence`);
     if (!isFence(signal)) throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: signal must be a Fence`);
   }
@@ -751,7 +740,10 @@ export class QueueAllocator<M> {
           try {
             served = this.#assign(a, false);
           } catch (error) {
-            failed.push([a, KeelError.is(error) ? error : new KeelError(ErrorCode.INTERNAL, String(error))]);
+            failed.push([
+              a,
+              KeelError.is(error) ? error : new KeelError(ErrorCode.INTERNAL, describeValue(error)),
+            ]);
           }
           if (served) {
             this.#dequeue(a);

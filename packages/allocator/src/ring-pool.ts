@@ -10,7 +10,7 @@
  * When the ring becomes empty, head and tail return to 0.
  */
 
-import { ErrorCode, KeelError } from '@keel/hal';
+import { describeValue, ErrorCode, KeelError } from '@keel/hal';
 import type { Block } from './block';
 import type { Pool, PoolKind, PoolStats } from './pool';
 import {
@@ -72,7 +72,7 @@ export class RingPool<M> implements Pool<M> {
     if (typeof capacity !== 'number' || !Number.isSafeInteger(capacity) || capacity <= 0) {
       throw new KeelError(
         ErrorCode.INVALID_ARGUMENT,
-        `${this.#what}: capacity ${String(capacity)} must be a positive safe integer number of bytes`,
+        `${this.#what}: capacity ${describeValue(capacity)} must be a positive safe integer number of bytes`,
       );
     }
     this.#shift = 31 - Math.clz32(this.alignment);

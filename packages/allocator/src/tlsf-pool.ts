@@ -25,7 +25,7 @@
  *
  * Limits: a slab holds at most 2^31 − 1 alignment units (32 GiB at the default alignment).
  */
-import { ErrorCode, KeelError } from '@keel/hal';
+import { describeValue, ErrorCode, KeelError } from '@keel/hal';
 import type { Block } from './block';
 import type { Pool, PoolKind, PoolStats } from './pool';
 import {
@@ -209,7 +209,7 @@ export class TlsfPool<M> implements Pool<M> {
     if (!(byteLength >= 0 && byteLength <= Number.MAX_SAFE_INTEGER && Number.isInteger(byteLength))) {
       throw new KeelError(
         ErrorCode.INVALID_ARGUMENT,
-        `${this.#what}: ${op}: byteLength ${String(byteLength)} must be a non-negative safe integer`,
+        `${this.#what}: ${op}: byteLength ${describeValue(byteLength)} must be a non-negative safe integer`,
       );
     }
     let alignUnits = 1;
@@ -647,7 +647,7 @@ function checkPositive(what: string, name: string, value: number): void {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
     throw new KeelError(
       ErrorCode.INVALID_ARGUMENT,
-      `${what}: ${name} ${String(value)} must be a positive safe integer number of bytes`,
+      `${what}: ${name} ${describeValue(value)} must be a positive safe integer number of bytes`,
     );
   }
 }
@@ -656,7 +656,7 @@ function checkNonNegative(what: string, name: string, value: number): void {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
     throw new KeelError(
       ErrorCode.INVALID_ARGUMENT,
-      `${what}: ${name} ${String(value)} must be a non-negative safe integer number of bytes`,
+      `${what}: ${name} ${describeValue(value)} must be a non-negative safe integer number of bytes`,
     );
   }
 }

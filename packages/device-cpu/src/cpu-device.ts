@@ -22,6 +22,7 @@ import {
 } from '@keel/allocator';
 import { createCommandBuffer } from '@keel/command-buffer';
 import {
+  describeValue,
   ErrorCode,
   type Fence,
   KeelError,
@@ -47,6 +48,7 @@ import {
   checkFillPattern,
   checkFillRange,
   checkHostLength,
+  checkOptions,
   checkQueueFences,
   checkQueueRef,
   createExecutableExports,
@@ -61,6 +63,7 @@ import {
   hostBytes,
   MemoryType,
   madeByCreateBuffer,
+  type OptionRules,
   QueueAffinity,
   signalPendingTimepoints,
 } from '@keel/hal';
@@ -120,12 +123,15 @@ function warnSemaphoreThrew(device: CpuDevice, thrown: unknown): void {
   globalThis.console?.warn(`${device.info.name}: a semaphore threw while an operation completed:`, thrown);
 }
 
-function checkCount(value: unknown, what: string, min: number, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw invalid(`createCpuDevice: ${what} must be an integer in [${min}, ${max}], got ${String(value)}`);
-  }
-  return value;
-}
+/** The options `createCpuDevice` takes (unknown keys, wrong types and ranges are INVALID_ARGUMENT). */
+const OPTION_RULES: OptionRules = {
+  mode: { type: 'string', oneOf: ['sync', 'task'] },
+  queues: { type: 'integer', min: 1, max: 32 },
+  workersPerQueue: { type: 'integer', min: 1, max: 256 },
+  label: { type: 'string' },
+  slabSize: { type: 'integer', min: 4096, max: MAX_BUFFER_SIZE },
+  ringCapacity: { type: 'integer', min: 4096, max: MAX_BUFFER_SIZE },
+};
 
 export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   readonly info: DeviceInfo;
@@ -176,30 +182,16 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   private readonly syncKernel = (executable: number, entry: number): LoadedKernel | undefined =>
     this.executables[executable]?.kernels?.[entry];
 
-  constructor(options: CpuDeviceOptions = {}) {
+  constructor(rawOptions?: CpuDeviceOptions) {
+    const options = checkOptions<CpuDeviceOptions>('createCpuDevice', rawOptions, OPTION_RULES);
     const mode = options.mode ?? 'task';
-    if (mode !== 'sync' && mode !== 'task') {
-      throw invalid(`createCpuDevice: mode must be 'sync' or 'task', got '${String(mode)}'`);
-    }
     this.mode = mode;
-    const queueCount = checkCount(options.queues ?? 2, 'queues', 1, 32);
+    const queueCount = options.queues ?? 2;
     const cores = availableParallelism();
     this.workersPerQueue =
-      mode === 'sync'
-        ? 0
-        : checkCount(
-            options.workersPerQueue ?? Math.max(1, Math.floor(cores / queueCount)),
-            'workersPerQueue',
-            1,
-            256,
-          );
-    this.slabSize = checkCount(options.slabSize ?? 4 * 1024 * 1024, 'slabSize', 4096, MAX_BUFFER_SIZE);
-    this.ringCapacity = checkCount(
-      options.ringCapacity ?? 64 * 1024 * 1024,
-      'ringCapacity',
-      4096,
-      MAX_BUFFER_SIZE,
-    );
+      mode === 'sync' ? 0 : (options.workersPerQueue ?? Math.max(1, Math.floor(cores / queueCount)));
+    this.slabSize = options.slabSize ?? 4 * 1024 * 1024;
+    this.ringCapacity = options.ringCapacity ?? 64 * 1024 * 1024;
     const label = options.label ?? 'cpu';
     this.name = `device '${label}'`;
     this.info = Object.freeze({
@@ -333,7 +325,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     if (source.format !== 'js-module') {
       throw new KeelError(
         ErrorCode.UNIMPLEMENTED,
-        `${what}: format '${String((source as { format?: unknown }).format)}' is not supported; the cpu device takes 'js-module'`,
+        `${what}: format '${describeValue((source as { format?: unknown }).format)}' is not supported; the cpu device takes 'js-module'`,
       );
     }
     const url = moduleUrl(source.url, what);
@@ -350,7 +342,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
       } catch (error) {
         throw new KeelError(
           ErrorCode.INVALID_ARGUMENT,
-          `${what}: cannot import ${url}: ${error instanceof Error ? error.message : String(error)}`,
+          `${what}: cannot import ${url}: ${error instanceof Error ? error.message : describeValue(error)}`,
           { cause: error },
         );
       }
@@ -430,7 +422,9 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     const queue = this.begin('queueAlloca', affinity, wait, signal);
     const usage = checkBufferParams(params, what);
     if (typeof size !== 'number' || !Number.isInteger(size) || size < 0 || size > MAX_BUFFER_SIZE) {
-      throw invalid(`${what}: size must be an integer in [0, ${MAX_BUFFER_SIZE}], got ${String(size)}`);
+      throw invalid(
+        `${what}: size must be an integer in [0, ${MAX_BUFFER_SIZE}], got ${describeValue(size)}`,
+      );
     }
     const pool = options?.pool ?? 'tlsf';
     const allocator = this.allocator(pool, what);
@@ -869,7 +863,9 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   ): void {
     const queue = this.begin('queueHostCall', affinity, wait, signal);
     if (typeof callback !== 'function') {
-      throw invalid(`${this.name} queueHostCall: callback must be a function, got ${String(callback)}`);
+      throw invalid(
+        `${this.name} queueHostCall: callback must be a function, got ${describeValue(callback)}`,
+      );
     }
     const op = this.operation(OpKind.HOST_CALL, 'queueHostCall', queue, signal);
     op.callback = callback;

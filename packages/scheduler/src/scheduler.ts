@@ -18,7 +18,7 @@
  * - Ordering comes only from fences, as for a Device: the scheduler adds no waits of its own, so
  *   running everything on one target is always correct (the forward-progress guarantee).
  */
-import { ErrorCode, Fence, KeelError, type Semaphore } from '@keel/fence';
+import { describeValue, ErrorCode, Fence, KeelError, type Semaphore } from '@keel/fence';
 import {
   type Buffer,
   type CommandBuffer,
@@ -123,7 +123,7 @@ export class Scheduler {
       if (!Number.isSafeInteger(capacity) || capacity < 1) {
         throw new KeelError(
           ErrorCode.INVALID_ARGUMENT,
-          `Scheduler: trace capacity must be a positive integer, got ${String(capacity)}`,
+          `Scheduler: trace capacity must be a positive integer, got ${describeValue(capacity)}`,
         );
       }
       this.#trace = new PlacementTrace(capacity);
@@ -173,12 +173,7 @@ export class Scheduler {
     const affinity = options?.affinity ?? QueueAffinity.ANY;
     const wait = options?.wait ?? Fence.empty;
     let signal = options?.signal ?? Fence.empty;
-    if (typeof affinity !== 'number' || !Number.isInteger(affinity)) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `${what}: affinity must be an integer mask, got ${String(affinity)}`,
-      );
-    }
+    QueueAffinity.check(affinity, what);
     if (!isFence(wait)) throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: wait is not a Fence`);
     if (!isFence(signal)) throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: signal is not a Fence`);
 
@@ -330,7 +325,7 @@ export class Scheduler {
       throw new KeelError(
         ErrorCode.INVALID_ARGUMENT,
         device === undefined
-          ? `${what}: ${role} ${String(buffer)} is not a buffer`
+          ? `${what}: ${role} ${describeValue(buffer)} is not a buffer`
           : `${what}: ${role} ${describeBuffer(buffer)} belongs to device '${device.info.name}', which has no target in this scheduler`,
       );
     }
@@ -440,7 +435,7 @@ export class Scheduler {
 }
 
 function describeOp(op: unknown): string {
-  if (typeof op !== 'object' || op === null) return String(op);
+  if (typeof op !== 'object' || op === null) return describeValue(op);
   const kind = (op as { kind?: unknown }).kind;
-  return `an object of kind ${typeof kind === 'string' ? `'${kind}'` : String(kind)}`;
+  return `an object of kind ${typeof kind === 'string' ? `'${kind}'` : describeValue(kind)}`;
 }

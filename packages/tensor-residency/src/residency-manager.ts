@@ -19,7 +19,7 @@
  *   (released tensor, conflicting lease, disposed manager), RESOURCE_EXHAUSTED (budget), UNAVAILABLE
  *   (device lost or destroyed), DATA_LOSS (the only up-to-date copy was on a lost device).
  */
-import { ErrorCode, Fence, KeelError } from '@keel/fence';
+import { describeValue, ErrorCode, Fence, KeelError } from '@keel/fence';
 import { type Buffer, BufferUsage, type Device, hasAllBits, MemoryType, QueueAffinity } from '@keel/hal';
 import { CounterSet, type ResidencyCounters } from './counters';
 import {
@@ -70,7 +70,7 @@ function checkBudget(value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
     throw new KeelError(
       ErrorCode.INVALID_ARGUMENT,
-      `residency manager: budgetBytes ${String(value)} must be a positive integer`,
+      `residency manager: budgetBytes ${describeValue(value)} must be a positive integer`,
     );
   }
   return value;
@@ -120,7 +120,7 @@ export class ResidencyManager implements AsyncDisposable {
     if (this.allocation !== 'queue-ordered' && this.allocation !== 'buffers') {
       throw new KeelError(
         ErrorCode.INVALID_ARGUMENT,
-        `residency manager: allocation '${String(this.allocation)}' is not 'queue-ordered' or 'buffers'`,
+        `residency manager: allocation ${describeValue(this.allocation)} is not 'queue-ordered' or 'buffers'`,
       );
     }
     this.#usage = options.usage ?? BufferUsage.DEFAULT;

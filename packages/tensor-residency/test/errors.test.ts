@@ -56,7 +56,7 @@ describe('bad input', () => {
     );
     // A sparse array's hole is not a number either.
     await expectKeelError(
-      () => Tensor.fromHost('f32', [2], [1, ,] as unknown as number[]),
+      () => Tensor.fromHost('f32', [2], new Array<number>(2).fill(1, 0, 1)),
       ErrorCode.INVALID_ARGUMENT,
       /element 1 .*got undefined/,
     );
