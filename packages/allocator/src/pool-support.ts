@@ -2,7 +2,7 @@
  * Internals shared by the pools: argument checks, slab records, block records, counters. Not exported
  * from the package.
  */
-import { describeValue, ErrorCode, KeelError } from '@keel/hal';
+import { describeValue, ErrorCode, KeelError, type OptionRules } from '@keel/hal';
 import type { Block, Slab } from './block';
 import type { PoolStats } from './pool';
 import type { SlabProvider } from './slab-provider';
@@ -234,6 +234,13 @@ export class PoolCounters {
     };
   }
 }
+
+/** Option rules of every pool (checkOptions: unknown keys and wrong types are INVALID_ARGUMENT). */
+export const POOL_OPTION_RULES: OptionRules = {
+  label: { type: 'string' },
+  alignment: { type: 'integer', min: 1 },
+  budget: { type: 'number', min: 1, allowInfinity: true },
+};
 
 /** Common options of every pool. */
 export interface PoolOptions {

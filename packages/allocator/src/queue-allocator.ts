@@ -48,9 +48,11 @@
 import { describeValue, Fence, type Registration, type Semaphore } from '@keel/fence';
 import {
   abortedBy,
+  checkOptions,
   ErrorCode,
   failTimepoints,
   KeelError,
+  type OptionRules,
   QueueAffinity,
   signalPendingTimepoints,
 } from '@keel/hal';
@@ -92,6 +94,15 @@ export interface QueueAllocaOptions {
 }
 
 const EMPTY_KEY = {};
+
+/** The options QueueAllocator takes (unknown keys and wrong types are INVALID_ARGUMENT). */
+const OPTION_RULES: OptionRules = {
+  label: { type: 'string' },
+  reuseSlack: { type: 'number', min: 1 },
+  maxCandidates: { type: 'integer', min: 1 },
+  destroyPool: { type: 'boolean' },
+  onError: { type: 'function' },
+};
 
 interface MutableQueueStats {
   allocas: number;
@@ -172,7 +183,8 @@ export class QueueAllocator<M> {
   readonly #open = new Set<DeathRecord<M>>();
   readonly #openSignals = new Set<SignalOnly>();
 
-  constructor(pool: Pool<M>, options: QueueAllocatorOptions = {}) {
+  constructor(pool: Pool<M>, rawOptions?: QueueAllocatorOptions) {
+    const options = checkOptions<QueueAllocatorOptions>('QueueAllocator', rawOptions, OPTION_RULES);
     this.label = poolLabel('allocator', options.label);
     this.#what = `QueueAllocator '${this.label}'`;
     if (typeof pool !== 'object' || pool === null || typeof pool.reserve !== 'function') {

@@ -25,7 +25,7 @@
  *
  * Limits: a slab holds at most 2^31 − 1 alignment units (32 GiB at the default alignment).
  */
-import { describeValue, ErrorCode, KeelError } from '@keel/hal';
+import { checkOptions, describeValue, ErrorCode, KeelError, type OptionRules } from '@keel/hal';
 import type { Block } from './block';
 import type { Pool, PoolKind, PoolStats } from './pool';
 import {
@@ -35,6 +35,7 @@ import {
   createSlabMemory,
   describePool,
   ownBlock,
+  POOL_OPTION_RULES,
   PoolBlock,
   PoolCounters,
   type PoolOptions,
@@ -60,6 +61,15 @@ export interface TlsfPoolOptions extends PoolOptions {
   /** With a resizable provider: slabs are created and grown in multiples of this (default 64 KiB). */
   readonly growthGranule?: number;
 }
+
+const TLSF_OPTION_RULES: OptionRules = {
+  ...POOL_OPTION_RULES,
+  slabSize: { type: 'integer', min: 1 },
+  smallSlabSize: { type: 'integer', min: 1 },
+  smallThreshold: { type: 'integer', min: 0 },
+  dedicatedThreshold: { type: 'integer', min: 0 },
+  growthGranule: { type: 'integer', min: 1 },
+};
 
 const SL_LOG2 = 5;
 const SL_COUNT = 1 << SL_LOG2;
@@ -148,7 +158,8 @@ export class TlsfPool<M> implements Pool<M> {
   readonly #slabHoles: number[] = [];
   readonly #tail = [-1, -1];
 
-  constructor(provider: SlabProvider<M>, options: TlsfPoolOptions = {}) {
+  constructor(provider: SlabProvider<M>, rawOptions?: TlsfPoolOptions) {
+    const options = checkOptions<TlsfPoolOptions>('TlsfPool', rawOptions, TLSF_OPTION_RULES);
     this.label = poolLabel('tlsf', options.label);
     const what = describePool('TlsfPool', this.label);
     this.#what = what;

@@ -22,9 +22,11 @@ import { describeValue, ErrorCode, Fence, KeelError, type Semaphore } from '@kee
 import {
   type Buffer,
   type CommandBuffer,
+  checkOptions,
   type Device,
   type DirectBufferRef,
   describeBuffer,
+  type OptionRules,
   QueueAffinity,
 } from '@keel/hal';
 import { PlacementPolicy } from './placement-policy';
@@ -45,6 +47,15 @@ export interface SchedulerOptions {
 export type NonAllocaOperation = Exclude<QueueOperation, AllocaOperation>;
 
 const DEFAULT_TRACE_CAPACITY = 1024;
+
+/** The options a Scheduler takes (unknown keys and wrong types are INVALID_ARGUMENT). */
+const OPTION_RULES: OptionRules = {
+  trace: {
+    type: 'custom',
+    expected: 'a boolean or a positive integer',
+    check: (v) => typeof v === 'boolean' || (typeof v === 'number' && Number.isSafeInteger(v) && v >= 1),
+  },
+};
 
 /** How messages name each kind of submission (constants: nothing is built per call). */
 const WHAT: Readonly<Record<QueueOperationKind, string>> = {
@@ -98,7 +109,8 @@ export class Scheduler {
    * @param targets 1..32 distinct (device, queue) pairs; target i is bit i. `targetsOf(...devices)`
    *   lists every queue of some devices.
    */
-  constructor(targets: readonly SchedulerTarget[], options: SchedulerOptions = {}) {
+  constructor(targets: readonly SchedulerTarget[], rawOptions?: SchedulerOptions) {
+    const options = checkOptions<SchedulerOptions>('Scheduler', rawOptions, OPTION_RULES);
     checkTargets(targets);
     this.targets = Object.freeze(targets.slice());
     this.allTargets = QueueAffinity.firstN(targets.length);

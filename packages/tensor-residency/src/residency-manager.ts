@@ -20,7 +20,16 @@
  *   (device lost or destroyed), DATA_LOSS (the only up-to-date copy was on a lost device).
  */
 import { describeValue, ErrorCode, Fence, KeelError } from '@keel/fence';
-import { type Buffer, BufferUsage, type Device, hasAllBits, MemoryType, QueueAffinity } from '@keel/hal';
+import {
+  type Buffer,
+  BufferUsage,
+  checkOptions,
+  type Device,
+  hasAllBits,
+  MemoryType,
+  type OptionRules,
+  QueueAffinity,
+} from '@keel/hal';
 import { CounterSet, type ResidencyCounters } from './counters';
 import {
   type AllocationStrategy,
@@ -64,6 +73,16 @@ export interface AcquireRequest {
   readonly tensor: Tensor;
   readonly access: Access;
 }
+
+/** The options a ResidencyManager takes (unknown keys and wrong types are INVALID_ARGUMENT). */
+const OPTION_RULES: OptionRules = {
+  budgetBytes: { type: 'integer', min: 1 },
+  affinity: { type: 'custom', expected: 'a 32-bit integer queue mask', check: QueueAffinity.isValid },
+  allocation: { type: 'string', oneOf: ['queue-ordered', 'buffers'] },
+  usage: { type: 'integer', min: 0 },
+  hostMapping: { type: 'object' },
+  label: { type: 'string' },
+};
 
 function checkBudget(value: unknown): number {
   if (value === undefined) return DEFAULT_BUDGET_BYTES;
@@ -109,7 +128,8 @@ export class ResidencyManager implements AsyncDisposable {
   #lost: KeelError | undefined = undefined;
   #disposed = false;
 
-  constructor(device: Device, options: ResidencyManagerOptions = {}) {
+  constructor(device: Device, rawOptions?: ResidencyManagerOptions) {
+    const options = checkOptions<ResidencyManagerOptions>('ResidencyManager', rawOptions, OPTION_RULES);
     if (!isDevice(device)) {
       throw new KeelError(ErrorCode.INVALID_ARGUMENT, 'residency manager: `device` must be a Keel Device');
     }

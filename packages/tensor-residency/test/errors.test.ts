@@ -38,6 +38,34 @@ describe('bad input', () => {
     await expectKeelError(() => t.write('abc' as unknown as number[]), ErrorCode.INVALID_ARGUMENT);
   });
 
+  it('ResidencyManager options are validated at creation (issue 15)', async () => {
+    await expectKeelError(
+      () => new ResidencyManager(device, { budget: 4096 } as never),
+      ErrorCode.INVALID_ARGUMENT,
+      /ResidencyManager: unknown option 'budget' \(known options: budgetBytes, affinity, allocation, usage, hostMapping, label\)/,
+    );
+    await expectKeelError(
+      () => new ResidencyManager(device, { budgetBytes: '4096' } as never),
+      ErrorCode.INVALID_ARGUMENT,
+      /option 'budgetBytes' must be an integer ≥ 1, got "4096"/,
+    );
+    await expectKeelError(
+      () => new ResidencyManager(device, { affinity: 2 ** 33 }),
+      ErrorCode.INVALID_ARGUMENT,
+      /option 'affinity' must be a 32-bit integer queue mask, got 8589934592/,
+    );
+    await expectKeelError(
+      () => new ResidencyManager(device, { allocation: 'pool' } as never),
+      ErrorCode.INVALID_ARGUMENT,
+      /option 'allocation' must be one of 'queue-ordered', 'buffers', got "pool"/,
+    );
+    await expectKeelError(
+      () => new ResidencyManager(device, 'big' as never),
+      ErrorCode.INVALID_ARGUMENT,
+      /ResidencyManager: options must be an object, got "big"/,
+    );
+  });
+
   it('plain-array data: every element must be a number the dtype holds exactly', async () => {
     await expectKeelError(
       () => Tensor.fromHost('f32', [2], [1, 'a'] as unknown as number[]),
