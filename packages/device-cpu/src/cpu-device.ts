@@ -60,12 +60,15 @@ import {
   type Executable,
   type ExecutableSource,
   failTimepoints,
+  hasPendingTimepoint,
   hostBytes,
   MemoryType,
   madeByCreateBuffer,
   type OptionRules,
   QueueAffinity,
   signalPendingTimepoints,
+  type UnhandledFailureHook,
+  unhandledFailureReporter,
 } from '@keel/hal';
 import { copyBytes, fillBytes } from './byte-ops';
 import { type BufferOwner, CpuBuffer } from './cpu-buffer';
@@ -94,6 +97,12 @@ export interface CpuDeviceOptions {
   readonly slabSize?: number;
   /** Capacity of the 'ring' alloca pool, created on first use (default 64 MiB). */
   readonly ringCapacity?: number;
+  /**
+   * Hears about an operation's failure that no signal timepoint could deliver (an empty signal fence,
+   * values something else already passed, semaphores already failed). Default: one console warning per
+   * device. Failures propagated from a failed wait (ABORTED) and those of destroy/loss are not reported.
+   */
+  readonly onUnhandledFailure?: UnhandledFailureHook;
 }
 
 const MAX_BUFFER_SIZE = 2 ** 30;
@@ -131,6 +140,7 @@ const OPTION_RULES: OptionRules = {
   label: { type: 'string' },
   slabSize: { type: 'integer', min: 4096, max: MAX_BUFFER_SIZE },
   ringCapacity: { type: 'integer', min: 4096, max: MAX_BUFFER_SIZE },
+  onUnhandledFailure: { type: 'function' },
 };
 
 export class CpuDevice implements Device, OperationSink, TaskQueueHost {
@@ -145,6 +155,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   private destroyed = false;
   private destroyPromise: Promise<void> | undefined;
   private readonly name: string;
+  private readonly reportUnhandled: (error: unknown, operation: string) => void;
 
   private readonly slabs: SlabTable;
   private readonly bufferPool: TlsfPool<ArrayBufferLike>;
@@ -194,6 +205,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     this.ringCapacity = options.ringCapacity ?? 64 * 1024 * 1024;
     const label = options.label ?? 'cpu';
     this.name = `device '${label}'`;
+    this.reportUnhandled = unhandledFailureReporter(options.onUnhandledFailure, this.name);
     this.info = Object.freeze({
       backend: 'cpu',
       name:
@@ -675,9 +687,24 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     op.tables = undefined;
     op.commandBuffers = undefined;
     op.plans = undefined;
-    const thrown =
-      error === undefined ? signalPendingTimepoints(op.signal) : failTimepoints(op.signal, error);
+    let thrown: unknown;
+    if (error === undefined) {
+      thrown = signalPendingTimepoints(op.signal);
+    } else {
+      const undelivered = !hasPendingTimepoint(op.signal) && this.reportable(error);
+      thrown = failTimepoints(op.signal, error);
+      if (undelivered) this.reportUnhandled(error, op.name);
+    }
     if (thrown !== undefined) warnSemaphoreThrew(this, thrown);
+  }
+
+  /** Failures worth reporting when undelivered: not ABORTED (propagated), not destroy/loss. */
+  private reportable(error: unknown): boolean {
+    return (
+      !this.destroyed &&
+      this.lostReason === undefined &&
+      !(KeelError.is(error) && error.code === ErrorCode.ABORTED)
+    );
   }
 
   private operation(kind: OpKind, what: string, queue: number, signal: Fence): Operation {

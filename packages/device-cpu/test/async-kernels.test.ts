@@ -125,10 +125,12 @@ describe.each(['sync', 'task'] as const)('device-cpu %s: async kernels', (mode) 
     expect(KeelError.is(failure, 'INTERNAL')).toBe(true);
     expect(failure?.message).toContain("kernel 'async_reject'");
     expect(failure?.message).toContain('async kernel rejected at workgroup 3');
-    if (mode === 'sync') {
-      expect(failure?.cause).toBeInstanceOf(Error);
-      expect((failure?.cause as Error | undefined)?.message).toBe('async kernel rejected at workgroup 3');
-    }
+    // The kernel's own error is the cause, with its stack, in both modes (issue 17: also across threads).
+    const cause = failure?.cause as Error | undefined;
+    expect(cause).toBeInstanceOf(Error);
+    expect(cause?.name).toBe('Error');
+    expect(cause?.message).toBe('async kernel rejected at workgroup 3');
+    expect(cause?.stack).toContain('async-kernels.js');
 
     const plain = d.createCommandBuffer();
     plain.begin();
@@ -139,6 +141,8 @@ describe.each(['sync', 'task'] as const)('device-cpu %s: async kernels', (mode) 
     await expect(bad2.wait(1, { timeoutMs: 5000 })).rejects.toBeDefined();
     expect(KeelError.is(bad2.failure, 'INTERNAL')).toBe(true);
     expect(bad2.failure?.message).toContain('RangeError: rejected by workgroup');
+    expect((bad2.failure?.cause as Error | undefined)?.name).toBe('RangeError');
+    expect((bad2.failure?.cause as Error | undefined)?.stack).toContain('returns_rejected');
 
     // The device still works.
     const good = d.createCommandBuffer();

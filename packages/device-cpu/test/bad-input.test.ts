@@ -151,7 +151,7 @@ describe('createCpuDevice options', () => {
       [{ mode: 'async' }, /option 'mode' must be one of 'sync', 'task', got "async"/],
       [
         { queue: 2 },
-        /unknown option 'queue' \(known options: mode, queues, workersPerQueue, label, slabSize, ringCapacity\)/,
+        /unknown option 'queue' \(known options: mode, queues, workersPerQueue, label, slabSize, ringCapacity, onUnhandledFailure\)/,
       ],
       [{ queues: '2' }, /option 'queues' must be an integer in \[1, 32\], got "2"/],
       [{ queues: 33 }, /option 'queues' must be an integer in \[1, 32\], got 33/],

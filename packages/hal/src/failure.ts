@@ -54,3 +54,63 @@ export function failTimepoints(fence: Fence, error: unknown): unknown {
   }
   return thrown;
 }
+
+/**
+ * True when some timepoint of `fence` is still pending: its semaphore is healthy and below the value.
+ * A failure of an operation whose signal has no pending timepoint reaches nobody waiting for that
+ * operation (an empty fence, values something else already passed, semaphores already failed).
+ */
+export function hasPendingTimepoint(fence: Fence): boolean {
+  const timepoints = fence.timepoints;
+  for (let i = 0; i < timepoints.length; i++) {
+    const tp = timepoints[i]!;
+    if (tp.semaphore.failure === undefined && tp.semaphore.value < tp.value) return true;
+  }
+  return false;
+}
+
+/** What `onUnhandledFailure` receives besides the error. */
+export interface UnhandledFailureContext {
+  /** The device's name (`info.name`). */
+  readonly device: string;
+  /** The failed operation, e.g. "device 'cpu' queueExecute". */
+  readonly operation: string;
+}
+
+/** A device option: hears about failures no signal timepoint could deliver. */
+export type UnhandledFailureHook = (error: KeelError, context: UnhandledFailureContext) => void;
+
+/**
+ * The reporter a device calls with a failure that had no pending signal timepoint (see
+ * hasPendingTimepoint): `hook` (the device's `onUnhandledFailure` option) when given, else one console
+ * warning per reporter (per device). Never throws: an exception of the hook is dropped. Non-KeelErrors
+ * are wrapped (INTERNAL, cause = the value).
+ */
+export function unhandledFailureReporter(
+  hook: UnhandledFailureHook | undefined,
+  device: string,
+): (error: unknown, operation: string) => void {
+  let warned = false;
+  return (error: unknown, operation: string): void => {
+    const failure = KeelError.is(error)
+      ? error
+      : new KeelError(
+          ErrorCode.INTERNAL,
+          `${operation}: ${error instanceof Error ? error.message : describeValue(error)}`,
+          { cause: error },
+        );
+    if (hook !== undefined) {
+      try {
+        hook(failure, { device, operation });
+      } catch {
+        // The caller's hook may not disturb the device.
+      }
+      return;
+    }
+    if (warned) return;
+    warned = true;
+    globalThis.console?.warn(
+      `${device}: ${operation} failed but no signal timepoint could deliver it (its values already passed, or no signal fence); pass onUnhandledFailure to handle these (further ones on this device are not printed): ${failure.code}: ${failure.message}`,
+    );
+  };
+}

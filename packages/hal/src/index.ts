@@ -57,7 +57,16 @@ export {
   type WorkgroupCount,
   type WorkgroupSize,
 } from './executable';
-export { abortedBy, failTimepoints, propagateFailure, signalPendingTimepoints } from './failure';
+export {
+  abortedBy,
+  failTimepoints,
+  hasPendingTimepoint,
+  propagateFailure,
+  signalPendingTimepoints,
+  type UnhandledFailureContext,
+  type UnhandledFailureHook,
+  unhandledFailureReporter,
+} from './failure';
 export { checkOptions, type OptionRule, type OptionRules } from './options';
 export { QueueAffinity } from './queue-affinity';
 export {
