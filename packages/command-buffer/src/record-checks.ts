@@ -165,7 +165,7 @@ export function checkRef(
       role,
       index,
       entry,
-      `offset must be a non-negative integer, got ${offset}`,
+      `offset must be a non-negative integer, got ${describeValue(offset)}`,
     );
   }
   if (length !== undefined && !isByteCount(length)) {
@@ -175,7 +175,7 @@ export function checkRef(
       role,
       index,
       entry,
-      `length must be a non-negative integer, got ${length}`,
+      `length must be a non-negative integer, got ${describeValue(length)}`,
     );
   }
   if (refIsIndirect(ref)) {
@@ -187,7 +187,7 @@ export function checkRef(
         role,
         index,
         entry,
-        `binding slot must be a non-negative integer, got ${slot}`,
+        `binding slot must be a non-negative integer, got ${describeValue(slot)}`,
       );
     }
     if (slot >= ctx.bindingCapacity) {

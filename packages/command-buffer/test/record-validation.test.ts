@@ -86,6 +86,17 @@ describe('buffer refs (all commands)', () => {
       'INVALID_ARGUMENT',
       `${P}: fill target: length must be a non-negative integer, got 2.5`,
     );
+    // The string '64' is shown as a string, an object as an object (issue 15).
+    expectKeelError(
+      () => cb.fill({ buffer: b, offset: '64' as unknown as number }, 0, 1),
+      'INVALID_ARGUMENT',
+      `${P}: fill target: offset must be a non-negative integer, got "64"`,
+    );
+    expectKeelError(
+      () => cb.fill({ buffer: b, length: { n: 4 } as unknown as number }, 0, 1),
+      'INVALID_ARGUMENT',
+      `${P}: fill target: length must be a non-negative integer, got an object { n }`,
+    );
     expectKeelError(
       () => cb.fill(slotRef(0, Number.NaN), 0, 1),
       'INVALID_ARGUMENT',
