@@ -171,7 +171,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   private readonly planRegistry: FinalizationRegistry<CpuPlan> | undefined;
 
   private readonly taskQueues: TaskQueue[] = [];
-  private readonly syncQueues: SyncQueue[] = [];
+  private readonly syncQueues: SyncQueue<Operation>[] = [];
   private readonly pending = new Set<Operation>();
   private readonly ready: Operation[] = [];
   private readyHead = 0;
@@ -189,6 +189,10 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
       throw invalid(`${this.name} queueExecute: a dispatch names an executable of another device`);
     }
     return executable.id;
+  };
+  private readonly syncDone = (op: Operation, failure: { error: unknown } | undefined): void => {
+    if (failure === undefined) this.complete(op);
+    else this.complete(op, failure.error);
   };
   private readonly syncKernel = (executable: number, entry: number): LoadedKernel | undefined =>
     this.executables[executable]?.kernels?.[entry];
@@ -247,7 +251,9 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
       this.planRegistry = new FinalizationRegistry((plan: CpuPlan) => this.freePlan(plan));
     } else {
       for (let q = 0; q < queueCount; q++) {
-        this.syncQueues.push(new SyncQueue(this.slabs.memories, this.syncKernel, MAX_WORKGROUP_COUNT));
+        this.syncQueues.push(
+          new SyncQueue(this.slabs.memories, this.syncKernel, MAX_WORKGROUP_COUNT, this.syncDone),
+        );
       }
     }
   }
@@ -625,10 +631,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
       plan.runtime ??= new PlanRuntime(plan.arrays);
       runtimes.push(plan.runtime);
     }
-    this.syncQueues[op.queue]!.run(runtimes, tables, (failure) => {
-      if (failure === undefined) this.complete(op);
-      else this.complete(op, failure.error);
-    });
+    this.syncQueues[op.queue]!.run(runtimes, tables, op);
   }
 
   /** Resolves the binding tables of an execute operation about to run (sync mode: one array each). */

@@ -16,28 +16,29 @@ import {
   type Suspension,
 } from './executor';
 
-/** Receives the outcome of one run: undefined on success, else the first error. */
-export type SyncRunDone = (failure: { error: unknown } | undefined) => void;
+/** Receives the outcome of run `token`: undefined on success, else the first error. */
+export type SyncRunDone<T> = (token: T, failure: { error: unknown } | undefined) => void;
 
-interface WaitingRun {
+interface WaitingRun<T> {
   readonly plans: readonly PlanRuntime[];
   readonly tables: readonly Float64Array[];
-  readonly done: SyncRunDone;
+  readonly token: T;
 }
 
-export class SyncQueue {
+export class SyncQueue<T> {
   private readonly control = new Int32Array(CTL_WORDS);
   private readonly executor: Executor;
   private seq = 0;
   private error: unknown;
   private failed = false;
   private busy = false;
-  private readonly waiting: WaitingRun[] = [];
+  private readonly waiting: WaitingRun<T>[] = [];
 
   constructor(
     slabs: readonly (ArrayBufferLike | undefined)[],
     kernel: (executable: number, entry: number) => LoadedKernel | undefined,
     maxWorkgroupCount: number,
+    private readonly done: SyncRunDone<T>,
   ) {
     const host: ExecutorHost = {
       slabs,
@@ -52,12 +53,12 @@ export class SyncQueue {
   }
 
   /**
-   * Runs the plans with their resolved tables and calls `done` with the outcome (a kernel that threw or
+   * Runs the plans with their resolved tables and calls `done(token, outcome)` (a kernel that threw or
    * rejected, or a command that could not run): inside this call unless a kernel is async.
    */
-  run(plans: readonly PlanRuntime[], tables: readonly Float64Array[], done: SyncRunDone): void {
+  run(plans: readonly PlanRuntime[], tables: readonly Float64Array[], token: T): void {
     if (this.busy) {
-      this.waiting.push({ plans, tables, done });
+      this.waiting.push({ plans, tables, token });
       return;
     }
     const seq = this.seq;
@@ -67,11 +68,11 @@ export class SyncQueue {
     this.error = undefined;
     const pending = this.executor.execute(seq, plans, tables, undefined);
     if (pending === undefined) {
-      done(this.outcome());
+      this.done(token, this.outcome());
       return;
     }
     this.busy = true;
-    void this.settle(pending, done);
+    void this.settle(pending, token);
   }
 
   private outcome(): { error: unknown } | undefined {
@@ -82,7 +83,7 @@ export class SyncQueue {
   }
 
   /** Waits for each suspension of the executor, then reports and starts the next waiting run. */
-  private async settle(first: Suspension, done: SyncRunDone): Promise<void> {
+  private async settle(first: Suspension, token: T): Promise<void> {
     let pending: Suspension | undefined = first;
     while (pending !== undefined) {
       let rejected = false;
@@ -96,10 +97,10 @@ export class SyncQueue {
       pending = this.executor.resume(rejected, reason);
     }
     this.busy = false;
-    done(this.outcome());
+    this.done(token, this.outcome());
     while (!this.busy && this.waiting.length > 0) {
       const next = this.waiting.shift()!;
-      this.run(next.plans, next.tables, next.done);
+      this.run(next.plans, next.tables, next.token);
     }
   }
 }
