@@ -3,6 +3,7 @@
  * allocator, the baseline the other pools are measured against). No reuse, no fragmentation, a
  * provider call per reserve and per release.
  */
+import { checkOptions } from '@keel/hal';
 import type { Block } from './block';
 import type { Pool, PoolKind, PoolStats } from './pool';
 import {
@@ -13,6 +14,7 @@ import {
   createSlabMemory,
   describePool,
   ownBlock,
+  POOL_OPTION_RULES,
   PoolBlock,
   PoolCounters,
   type PoolOptions,
@@ -35,7 +37,8 @@ export class PassthroughPool<M> implements Pool<M> {
   readonly #what: string;
   #destroyed = false;
 
-  constructor(provider: SlabProvider<M>, options: PassthroughPoolOptions = {}) {
+  constructor(provider: SlabProvider<M>, rawOptions?: PassthroughPoolOptions) {
+    const options = checkOptions<PassthroughPoolOptions>('PassthroughPool', rawOptions, POOL_OPTION_RULES);
     this.label = poolLabel('passthrough', options.label);
     this.#what = describePool('PassthroughPool', this.label);
     this.alignment = options.alignment ?? 16;

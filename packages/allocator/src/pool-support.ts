@@ -2,7 +2,7 @@
  * Internals shared by the pools: argument checks, slab records, block records, counters. Not exported
  * from the package.
  */
-import { ErrorCode, KeelError } from '@keel/hal';
+import { describeValue, ErrorCode, KeelError, type OptionRules } from '@keel/hal';
 import type { Block, Slab } from './block';
 import type { PoolStats } from './pool';
 import type { SlabProvider } from './slab-provider';
@@ -81,7 +81,7 @@ export function checkByteLength(owner: string, op: string, value: number): void 
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
     throw new KeelError(
       ErrorCode.INVALID_ARGUMENT,
-      `${owner}: ${op}: byteLength ${String(value)} must be a non-negative safe integer`,
+      `${owner}: ${op}: byteLength ${describeValue(value)} must be a non-negative safe integer`,
     );
   }
 }
@@ -91,7 +91,7 @@ export function checkAlignment(owner: string, op: string, value: number): void {
   if (!isPowerOfTwo(value)) {
     throw new KeelError(
       ErrorCode.INVALID_ARGUMENT,
-      `${owner}${op === '' ? '' : `: ${op}`}: alignment ${String(value)} must be a power of two between 1 and ${MAX_ALIGNMENT}`,
+      `${owner}${op === '' ? '' : `: ${op}`}: alignment ${describeValue(value)} must be a power of two between 1 and ${MAX_ALIGNMENT}`,
     );
   }
 }
@@ -101,7 +101,7 @@ export function checkBudget(what: string, value: number): void {
   if (typeof value !== 'number' || !(value > 0) || (Number.isFinite(value) && !Number.isSafeInteger(value))) {
     throw new KeelError(
       ErrorCode.INVALID_ARGUMENT,
-      `${what}: budget ${String(value)} must be a positive integer number of bytes or Infinity`,
+      `${what}: budget ${describeValue(value)} must be a positive integer number of bytes or Infinity`,
     );
   }
 }
@@ -128,7 +128,7 @@ export function createSlabMemory<M>(provider: SlabProvider<M>, byteLength: numbe
   try {
     return provider.createSlab(byteLength);
   } catch (cause) {
-    const reason = cause instanceof Error ? cause.message : String(cause);
+    const reason = cause instanceof Error ? cause.message : describeValue(cause);
     throw new KeelError(
       ErrorCode.RESOURCE_EXHAUSTED,
       `${owner}: reserve: the slab provider could not create a slab of ${byteLength} bytes (${reason})`,
@@ -234,6 +234,13 @@ export class PoolCounters {
     };
   }
 }
+
+/** Option rules of every pool (checkOptions: unknown keys and wrong types are INVALID_ARGUMENT). */
+export const POOL_OPTION_RULES: OptionRules = {
+  label: { type: 'string' },
+  alignment: { type: 'integer', min: 1 },
+  budget: { type: 'number', min: 1, allowInfinity: true },
+};
 
 /** Common options of every pool. */
 export interface PoolOptions {

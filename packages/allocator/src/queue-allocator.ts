@@ -41,12 +41,21 @@
  *   and destroys the pool (unless `destroyPool: false`); any later call is FAILED_PRECONDITION.
  *
  * All waiting uses the fences' promise-free `onReached`: work happens synchronously inside the
- * `signal`/`fail` that reaches a fence. Exceptions from signalling the caller's fences (e.g. a signal
- * fence whose semaphore is already past its value) are reported from a microtask, like exceptions of
- * event listeners, and do not disturb the allocator.
+ * `signal`/`fail` that reaches a fence. Signalling the caller's fences skips timepoints already passed
+ * (as every queue operation does); an exception a semaphore still throws goes to `onError` (default: one
+ * console warning per allocator). Nothing is ever thrown from a microtask.
  */
-import { Fence, type Registration, type Semaphore } from '@keel/fence';
-import { abortedBy, ErrorCode, KeelError, type QueueAffinity } from '@keel/hal';
+import { describeValue, Fence, type Registration, type Semaphore } from '@keel/fence';
+import {
+  abortedBy,
+  checkOptions,
+  ErrorCode,
+  failTimepoints,
+  KeelError,
+  type OptionRules,
+  QueueAffinity,
+  signalPendingTimepoints,
+} from '@keel/hal';
 import { type Allocation, AllocationBlock, type AllocationSource, QueueAllocation } from './allocation';
 import type { AllocatorStats, QueueStats } from './allocator-stats';
 import type { Block } from './block';
@@ -68,9 +77,10 @@ export interface QueueAllocatorOptions {
   /** `destroy()` also destroys the pool (default true). */
   readonly destroyPool?: boolean;
   /**
-   * Receives exceptions thrown while signalling or failing the caller's fences (for example a signal
-   * fence whose semaphore is already past its value). Default: re-thrown from a microtask, like an
-   * exception of an event listener. The allocator's own state is never affected.
+   * Receives exceptions a semaphore throws while the allocator signals or fails the caller's fences
+   * (a timepoint already passed is not one: it is left alone, as by every queue operation). Default: one
+   * console warning per allocator. Never called for the allocator's own errors; its state is never
+   * affected, and an exception of `onError` itself is dropped.
    */
   readonly onError?: (error: unknown) => void;
 }
@@ -85,6 +95,15 @@ export interface QueueAllocaOptions {
 
 const EMPTY_KEY = {};
 
+/** The options QueueAllocator takes (unknown keys and wrong types are INVALID_ARGUMENT). */
+const OPTION_RULES: OptionRules = {
+  label: { type: 'string' },
+  reuseSlack: { type: 'number', min: 1 },
+  maxCandidates: { type: 'integer', min: 1 },
+  destroyPool: { type: 'boolean' },
+  onError: { type: 'function' },
+};
+
 interface MutableQueueStats {
   allocas: number;
   deallocas: number;
@@ -97,10 +116,17 @@ interface SignalOnly {
   registration: Registration | undefined;
 }
 
-function rethrowLater(error: unknown): void {
-  queueMicrotask(() => {
-    throw error;
-  });
+/** The default `onError`: one console warning per allocator (never a throw from a microtask). */
+function warnOnce(label: string): (error: unknown) => void {
+  let warned = false;
+  return (error: unknown): void => {
+    if (warned) return;
+    warned = true;
+    globalThis.console?.warn(
+      `QueueAllocator '${label}': a semaphore threw while the allocator completed a fence (further ones are not reported):`,
+      error,
+    );
+  };
 }
 
 /** The bytes a pool keeps behind a block (what a later request may reuse). */
@@ -157,7 +183,8 @@ export class QueueAllocator<M> {
   readonly #open = new Set<DeathRecord<M>>();
   readonly #openSignals = new Set<SignalOnly>();
 
-  constructor(pool: Pool<M>, options: QueueAllocatorOptions = {}) {
+  constructor(pool: Pool<M>, rawOptions?: QueueAllocatorOptions) {
+    const options = checkOptions<QueueAllocatorOptions>('QueueAllocator', rawOptions, OPTION_RULES);
     this.label = poolLabel('allocator', options.label);
     this.#what = `QueueAllocator '${this.label}'`;
     if (typeof pool !== 'object' || pool === null || typeof pool.reserve !== 'function') {
@@ -168,7 +195,7 @@ export class QueueAllocator<M> {
     if (typeof slack !== 'number' || !(slack >= 1)) {
       throw new KeelError(
         ErrorCode.INVALID_ARGUMENT,
-        `${this.#what}: reuseSlack ${String(slack)} must be ≥ 1`,
+        `${this.#what}: reuseSlack ${describeValue(slack)} must be ≥ 1`,
       );
     }
     this.#slack = slack;
@@ -176,12 +203,12 @@ export class QueueAllocator<M> {
     if (!Number.isSafeInteger(candidates) || candidates < 1) {
       throw new KeelError(
         ErrorCode.INVALID_ARGUMENT,
-        `${this.#what}: maxCandidates ${String(candidates)} must be a positive integer`,
+        `${this.#what}: maxCandidates ${describeValue(candidates)} must be a positive integer`,
       );
     }
     this.#maxCandidates = candidates;
     this.#destroyPool = options.destroyPool ?? true;
-    const onError = options.onError ?? rethrowLater;
+    const onError = options.onError ?? warnOnce(this.label);
     if (typeof onError !== 'function') {
       throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${this.#what}: onError must be a function`);
     }
@@ -359,37 +386,25 @@ export class QueueAllocator<M> {
   // --- internals -------------------------------------------------------------------------------------
 
   #signalFence(fence: Fence): void {
-    try {
-      fence.signal();
-    } catch (error) {
-      this.#report(error);
-    }
+    const thrown = signalPendingTimepoints(fence);
+    if (thrown !== undefined) this.#report(thrown);
   }
 
   #failFence(fence: Fence, error: KeelError): void {
-    try {
-      fence.fail(error);
-    } catch (thrown) {
-      this.#report(thrown);
-    }
+    const thrown = failTimepoints(fence, error);
+    if (thrown !== undefined) this.#report(thrown);
   }
 
   #report(error: unknown): void {
     try {
       this.#onError(error);
-    } catch (thrown) {
-      rethrowLater(thrown);
+    } catch {
+      // An exception of the caller's handler is dropped: nothing may throw from here.
     }
   }
 
   #checkCall(op: string, affinity: QueueAffinity, wait: Fence, signal: Fence): void {
-    if (
-      this.#destroyed ||
-      typeof affinity !== 'number' ||
-      !Number.isInteger(affinity) ||
-      !isFence(wait) ||
-      !isFence(signal)
-    ) {
+    if (this.#destroyed || !QueueAffinity.isValid(affinity) || !isFence(wait) || !isFence(signal)) {
       this.#rejectCall(`${this.#what}: ${op}`, affinity, wait, signal);
     }
   }
@@ -398,12 +413,7 @@ export class QueueAllocator<M> {
     if (this.#destroyed) {
       throw new KeelError(ErrorCode.FAILED_PRECONDITION, `${what}: the allocator was destroyed`);
     }
-    if (typeof affinity !== 'number' || !Number.isInteger(affinity)) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `${what}: queue affinity must be an integer mask, got ${String(affinity)}`,
-      );
-    }
+    QueueAffinity.check(affinity, what);
     if (!isFence(wait)) throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: wait must be a Fence`);
     if (!isFence(signal)) throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: signal must be a Fence`);
   }
@@ -742,7 +752,10 @@ export class QueueAllocator<M> {
           try {
             served = this.#assign(a, false);
           } catch (error) {
-            failed.push([a, KeelError.is(error) ? error : new KeelError(ErrorCode.INTERNAL, String(error))]);
+            failed.push([
+              a,
+              KeelError.is(error) ? error : new KeelError(ErrorCode.INTERNAL, describeValue(error)),
+            ]);
           }
           if (served) {
             this.#dequeue(a);

@@ -10,7 +10,7 @@
  * When the ring becomes empty, head and tail return to 0.
  */
 
-import { ErrorCode, KeelError } from '@keel/hal';
+import { checkOptions, describeValue, ErrorCode, KeelError, type OptionRules } from '@keel/hal';
 import type { Block } from './block';
 import type { Pool, PoolKind, PoolStats } from './pool';
 import {
@@ -34,6 +34,12 @@ export interface RingPoolOptions {
   /** Default and smallest block alignment, a power of two (default 16). */
   readonly alignment?: number;
 }
+
+const RING_OPTION_RULES: OptionRules = {
+  label: { type: 'string' },
+  capacity: { type: 'integer', min: 1 },
+  alignment: { type: 'integer', min: 1 },
+};
 
 export class RingPool<M> implements Pool<M> {
   readonly kind: PoolKind = 'ring';
@@ -63,8 +69,9 @@ export class RingPool<M> implements Pool<M> {
   #count = 0;
   #seq = 1;
 
-  constructor(provider: SlabProvider<M>, options: RingPoolOptions) {
-    this.label = poolLabel('ring', options?.label);
+  constructor(provider: SlabProvider<M>, rawOptions: RingPoolOptions) {
+    const options = checkOptions<Partial<RingPoolOptions>>('RingPool', rawOptions, RING_OPTION_RULES);
+    this.label = poolLabel('ring', options.label);
     this.#what = describePool('RingPool', this.label);
     this.alignment = options.alignment ?? 16;
     checkAlignment(this.#what, '', this.alignment);
@@ -72,7 +79,7 @@ export class RingPool<M> implements Pool<M> {
     if (typeof capacity !== 'number' || !Number.isSafeInteger(capacity) || capacity <= 0) {
       throw new KeelError(
         ErrorCode.INVALID_ARGUMENT,
-        `${this.#what}: capacity ${String(capacity)} must be a positive safe integer number of bytes`,
+        `${this.#what}: capacity ${describeValue(capacity)} must be a positive safe integer number of bytes`,
       );
     }
     this.#shift = 31 - Math.clz32(this.alignment);

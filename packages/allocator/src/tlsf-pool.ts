@@ -25,7 +25,7 @@
  *
  * Limits: a slab holds at most 2^31 − 1 alignment units (32 GiB at the default alignment).
  */
-import { ErrorCode, KeelError } from '@keel/hal';
+import { checkOptions, describeValue, ErrorCode, KeelError, type OptionRules } from '@keel/hal';
 import type { Block } from './block';
 import type { Pool, PoolKind, PoolStats } from './pool';
 import {
@@ -35,6 +35,7 @@ import {
   createSlabMemory,
   describePool,
   ownBlock,
+  POOL_OPTION_RULES,
   PoolBlock,
   PoolCounters,
   type PoolOptions,
@@ -60,6 +61,15 @@ export interface TlsfPoolOptions extends PoolOptions {
   /** With a resizable provider: slabs are created and grown in multiples of this (default 64 KiB). */
   readonly growthGranule?: number;
 }
+
+const TLSF_OPTION_RULES: OptionRules = {
+  ...POOL_OPTION_RULES,
+  slabSize: { type: 'integer', min: 1 },
+  smallSlabSize: { type: 'integer', min: 1 },
+  smallThreshold: { type: 'integer', min: 0 },
+  dedicatedThreshold: { type: 'integer', min: 0 },
+  growthGranule: { type: 'integer', min: 1 },
+};
 
 const SL_LOG2 = 5;
 const SL_COUNT = 1 << SL_LOG2;
@@ -148,7 +158,8 @@ export class TlsfPool<M> implements Pool<M> {
   readonly #slabHoles: number[] = [];
   readonly #tail = [-1, -1];
 
-  constructor(provider: SlabProvider<M>, options: TlsfPoolOptions = {}) {
+  constructor(provider: SlabProvider<M>, rawOptions?: TlsfPoolOptions) {
+    const options = checkOptions<TlsfPoolOptions>('TlsfPool', rawOptions, TLSF_OPTION_RULES);
     this.label = poolLabel('tlsf', options.label);
     const what = describePool('TlsfPool', this.label);
     this.#what = what;
@@ -209,7 +220,7 @@ export class TlsfPool<M> implements Pool<M> {
     if (!(byteLength >= 0 && byteLength <= Number.MAX_SAFE_INTEGER && Number.isInteger(byteLength))) {
       throw new KeelError(
         ErrorCode.INVALID_ARGUMENT,
-        `${this.#what}: ${op}: byteLength ${String(byteLength)} must be a non-negative safe integer`,
+        `${this.#what}: ${op}: byteLength ${describeValue(byteLength)} must be a non-negative safe integer`,
       );
     }
     let alignUnits = 1;
@@ -647,7 +658,7 @@ function checkPositive(what: string, name: string, value: number): void {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
     throw new KeelError(
       ErrorCode.INVALID_ARGUMENT,
-      `${what}: ${name} ${String(value)} must be a positive safe integer number of bytes`,
+      `${what}: ${name} ${describeValue(value)} must be a positive safe integer number of bytes`,
     );
   }
 }
@@ -656,7 +667,7 @@ function checkNonNegative(what: string, name: string, value: number): void {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
     throw new KeelError(
       ErrorCode.INVALID_ARGUMENT,
-      `${what}: ${name} ${String(value)} must be a non-negative safe integer number of bytes`,
+      `${what}: ${name} ${describeValue(value)} must be a non-negative safe integer number of bytes`,
     );
   }
 }

@@ -519,16 +519,137 @@ describe('QueueAllocator: failures', () => {
     expect(host.pendingWaitCount).toBe(0);
   });
 
-  it('reports a signal fence that cannot be signalled without disturbing the allocator', () => {
+  it('leaves a signal timepoint that something else already passed alone', () => {
     const errors: unknown[] = [];
     const pool = new TlsfPool(new CountingProvider());
     const allocator = new QueueAllocator(pool, { onError: (e) => errors.push(e) });
     const s = new TimelineSemaphore(5);
-    const a = allocator.alloca(Q0, Fence.empty, at(s, 3), 64);
+    const other = new TimelineSemaphore(0);
+    const a = allocator.alloca(
+      Q0,
+      Fence.empty,
+      Fence.of({ semaphore: s, value: 3 }, { semaphore: other, value: 1 }),
+      64,
+    );
     expect(a.state).toBe('live');
-    expect(errors.length).toBe(1);
-    expect(KeelError.is(errors[0], 'INVALID_ARGUMENT')).toBe(true);
-    allocator.dealloca(Q0, Fence.empty, Fence.empty, a);
+    expect(errors).toEqual([]);
+    expect(s.value).toBe(5);
+    expect(other.value).toBe(1);
+    allocator.dealloca(Q0, Fence.empty, at(s, 4), a);
+    expect(errors).toEqual([]);
     expect(pool.stats.liveBytes).toBe(0);
+  });
+
+  it('with the default onError, a passed signal timepoint throws nothing, not even from a microtask', async () => {
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown): void => {
+      uncaught.push(error);
+    };
+    process.prependListener('uncaughtException', onUncaught);
+    try {
+      const allocator = new QueueAllocator(new TlsfPool(new CountingProvider()));
+      const s = new TimelineSemaphore(5);
+      const a = allocator.alloca(Q0, Fence.empty, at(s, 3), 64);
+      allocator.dealloca(Q0, Fence.empty, at(s, 2), a);
+      const host = new TimelineSemaphore(0);
+      const b = allocator.alloca(Q0, at(host, 1), at(s, 4), 64);
+      host.signal(1);
+      expect(b.state).toBe('live');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(uncaught).toEqual([]);
+      expect(s.value).toBe(5);
+      expect(s.failure).toBeUndefined();
+    } finally {
+      process.removeListener('uncaughtException', onUncaught);
+    }
+  });
+});
+
+describe('options are validated at creation (issue 15)', () => {
+  const provider = new CountingProvider();
+  it.each([
+    [
+      'TlsfPool',
+      () => new TlsfPool(provider, { slabsize: 4096 } as never),
+      /TlsfPool: unknown option 'slabsize'/,
+    ],
+    [
+      'TlsfPool',
+      () => new TlsfPool(provider, { slabSize: '4096' } as never),
+      /TlsfPool: option 'slabSize' must be an integer ≥ 1, got "4096"/,
+    ],
+    [
+      'TlsfPool',
+      () => new TlsfPool(provider, 'big' as never),
+      /TlsfPool: options must be an object, got "big"/,
+    ],
+    [
+      'RingPool',
+      () => new RingPool(provider, { capacity: 1024, size: 5 } as never),
+      /RingPool: unknown option 'size'/,
+    ],
+    [
+      'RingPool',
+      () => new RingPool(provider, { capacity: 1.5 }),
+      /RingPool: option 'capacity' must be an integer ≥ 1, got 1.5/,
+    ],
+    [
+      'PassthroughPool',
+      () => new PassthroughPool(provider, { budget: '1' } as never),
+      /PassthroughPool: option 'budget' must be a number ≥ 1 or Infinity, got "1"/,
+    ],
+    [
+      'PassthroughPool',
+      () => new PassthroughPool(provider, { labels: 'x' } as never),
+      /unknown option 'labels'/,
+    ],
+    [
+      'QueueAllocator',
+      () => new QueueAllocator(new TlsfPool(provider), { onError: 'log' } as never),
+      /QueueAllocator: option 'onError' must be a function, got "log"/,
+    ],
+    [
+      'QueueAllocator',
+      () => new QueueAllocator(new TlsfPool(provider), { slack: 2 } as never),
+      /QueueAllocator: unknown option 'slack'/,
+    ],
+    [
+      'QueueAllocator',
+      () => new QueueAllocator(new TlsfPool(provider), { destroyPool: 1 } as never),
+      /option 'destroyPool' must be a boolean, got 1/,
+    ],
+  ])('%s refuses bad options', (_name, make, message) => {
+    let error: unknown;
+    try {
+      make();
+    } catch (e) {
+      error = e;
+    }
+    expect(KeelError.is(error, 'INVALID_ARGUMENT')).toBe(true);
+    expect((error as Error).message).toMatch(message);
+  });
+
+  it('accepts the documented options', () => {
+    const pool = new TlsfPool(provider, {
+      label: 'p',
+      alignment: 16,
+      budget: Number.POSITIVE_INFINITY,
+      slabSize: 4096,
+      smallSlabSize: 1024,
+      smallThreshold: 0,
+      dedicatedThreshold: 4096,
+      growthGranule: 4096,
+    });
+    const allocator = new QueueAllocator(pool, {
+      label: 'a',
+      reuseSlack: 2,
+      maxCandidates: 4,
+      destroyPool: true,
+      onError: () => {},
+    });
+    expect(allocator.label).toBe('a');
+    allocator.destroy();
+    new RingPool(provider, { label: 'r', capacity: 4096, alignment: 16 }).destroy();
+    new PassthroughPool(provider, { label: 'x', alignment: 16, budget: 1 << 20 }).destroy();
   });
 });

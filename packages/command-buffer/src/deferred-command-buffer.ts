@@ -24,18 +24,22 @@ import {
   type CommandBufferOptions,
   type CommandBufferState,
   type CommandSink,
+  checkOptions,
   type Device,
   type DispatchConfig,
   describeBuffer,
+  describeValue,
   ErrorCode,
   type Executable,
   type ExecutableExport,
   KeelError,
+  type OptionRules,
   QueueAffinity,
   type ResolvedBindings,
   type StructureBindings,
   type StructureRef,
   type StructureSink,
+  type WorkgroupCount,
 } from '@keel/hal';
 import { growFloat64, growUint8, growUint32 } from './growable';
 import { Op, slotOfCode, TO_END } from './opcodes';
@@ -89,6 +93,29 @@ function invalid(message: string): KeelError {
 function precondition(message: string): KeelError {
   return new KeelError(ErrorCode.FAILED_PRECONDITION, message);
 }
+
+/** "executable 'mlp'" (or "an executable without a label"), for messages. */
+function describeExecutable(executable: Executable): string {
+  return executable.label === undefined
+    ? 'an executable without a label'
+    : `executable '${executable.label}'`;
+}
+
+/** A workgroupCount result as messages show it: `[1, "2"]`-style for arrays, else describeValue. */
+function describeCount(count: unknown): string {
+  return Array.isArray(count)
+    ? `[${count.map((c: unknown) => describeValue(c)).join(', ')}]`
+    : describeValue(count);
+}
+
+/** Options of createCommandBuffer (unknown keys and wrong types are INVALID_ARGUMENT). */
+const OPTION_RULES: OptionRules = {
+  mode: { type: 'string', oneOf: ['one-shot', 'reusable'] },
+  bindingCapacity: { type: 'integer', min: 0, max: 0x7fffffff },
+  affinity: { type: 'custom', expected: 'a 32-bit integer queue mask', check: QueueAffinity.isValid },
+  validation: { type: 'boolean' },
+  label: { type: 'string' },
+};
 
 export class DeferredCommandBuffer implements CommandBuffer, RecordContext {
   readonly device: Device;
@@ -155,23 +182,26 @@ export class DeferredCommandBuffer implements CommandBuffer, RecordContext {
    * 'reusable'; `bindingCapacity` an integer in [0, 2^31) (default 0); `affinity` selecting at least one
    * of the device's queues (default ANY); `validation` (default true); `label`.
    */
-  constructor(device: Device, options: CommandBufferOptions = {}) {
+  constructor(device: Device, rawOptions?: CommandBufferOptions) {
+    const options = checkOptions<CommandBufferOptions>('createCommandBuffer', rawOptions, OPTION_RULES);
     const label = options.label;
-    this.label = label === undefined ? undefined : String(label);
+    this.label = label;
     this.name = this.label === undefined ? 'command buffer' : `command buffer '${this.label}'`;
     this.device = device;
     const mode = options.mode ?? 'one-shot';
     if (mode !== 'one-shot' && mode !== 'reusable') {
-      throw invalid(`${this.name}: mode must be 'one-shot' or 'reusable', got '${String(mode)}'`);
+      throw invalid(`${this.name}: mode must be 'one-shot' or 'reusable', got ${describeValue(mode)}`);
     }
     this.mode = mode;
     const capacity = options.bindingCapacity ?? 0;
     if (!Number.isInteger(capacity) || capacity < 0 || capacity > 0x7fffffff) {
-      throw invalid(`${this.name}: bindingCapacity must be an integer in [0, 2^31), got ${String(capacity)}`);
+      throw invalid(
+        `${this.name}: bindingCapacity must be an integer in [0, 2^31), got ${describeValue(capacity)}`,
+      );
     }
     this.bindingCapacity = capacity;
     const affinity = options.affinity ?? QueueAffinity.ANY;
-    QueueAffinity.select(affinity, device.info.queueCount, this.name);
+    QueueAffinity.select(affinity, device.info.queueCount, `${this.name}: option 'affinity'`);
     this.affinity = affinity >>> 0;
     this.validation = options.validation !== false;
     const limits = device.info.limits;
@@ -321,11 +351,11 @@ export class DeferredCommandBuffer implements CommandBuffer, RecordContext {
     if (this.st !== RECORDING) this.notRecording('fill');
     if (this.validation) {
       if (patternLength !== 1 && patternLength !== 2 && patternLength !== 4) {
-        throw invalid(`${this.name}: fill: pattern length ${String(patternLength)} is not 1, 2 or 4`);
+        throw invalid(`${this.name}: fill: pattern length ${describeValue(patternLength)} is not 1, 2 or 4`);
       }
       if (!Number.isInteger(pattern) || pattern < 0 || pattern >= 2 ** (8 * patternLength)) {
         throw invalid(
-          `${this.name}: fill: pattern ${String(pattern)} is not an unsigned integer that fits in ${patternLength} byte(s)`,
+          `${this.name}: fill: pattern ${describeValue(pattern)} is not an unsigned integer that fits in ${patternLength} byte(s)`,
         );
       }
       checkRef(
@@ -359,7 +389,7 @@ export class DeferredCommandBuffer implements CommandBuffer, RecordContext {
   update(source: ArrayBufferView, target: BufferRef): void {
     if (this.st !== RECORDING) this.notRecording('update');
     if (!ArrayBuffer.isView(source)) {
-      throw invalid(`${this.name}: update: source must be an ArrayBufferView, got ${String(source)}`);
+      throw invalid(`${this.name}: update: source must be an ArrayBufferView, got ${describeValue(source)}`);
     }
     const length = source.byteLength;
     if (this.validation) {
@@ -378,7 +408,7 @@ export class DeferredCommandBuffer implements CommandBuffer, RecordContext {
         target.length !== length
       ) {
         throw invalid(
-          `${this.name}: update target: length ${String(target.length)} differs from the source's ${length} bytes`,
+          `${this.name}: update target: length ${describeValue(target.length)} differs from the source's ${length} bytes`,
         );
       }
       checkRef(this, target, BufferUsage.TRANSFER_TARGET, 4, 4, Role.UPDATE_TARGET, 0, '', length);
@@ -484,6 +514,57 @@ export class DeferredCommandBuffer implements CommandBuffer, RecordContext {
     return found;
   }
 
+  /**
+   * The export's workgroupCount(workload), checked: the workload is an array of non-negative safe
+   * integers, the call's exception becomes a KeelError naming the executable and the export (its code
+   * if it is a KeelError, else INVALID_ARGUMENT; cause = the exception), and the result must be three
+   * non-negative integers. Record time only (not a replay path).
+   */
+  private countFromWorkload(
+    executable: Executable,
+    exp: ExecutableExport,
+    workload: readonly number[],
+  ): WorkgroupCount {
+    const which = `${this.name}: dispatch of export '${exp.name}' of ${describeExecutable(executable)}`;
+    if (!Array.isArray(workload)) {
+      throw invalid(
+        `${which}: workload must be an array of non-negative integers, got ${describeValue(workload)}`,
+      );
+    }
+    for (let i = 0; i < workload.length; i++) {
+      const v: unknown = workload[i];
+      if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
+        throw invalid(
+          `${which}: workload[${i}] must be a non-negative safe integer, got ${describeValue(v)}`,
+        );
+      }
+    }
+    if (typeof exp.workgroupCount !== 'function') {
+      throw invalid(`${which}: workgroupCount is not a function (${describeValue(exp.workgroupCount)})`);
+    }
+    let count: unknown;
+    try {
+      count = exp.workgroupCount(workload);
+    } catch (error) {
+      const detail = error instanceof Error ? `${error.name}: ${error.message}` : describeValue(error);
+      throw new KeelError(
+        KeelError.is(error) ? error.code : ErrorCode.INVALID_ARGUMENT,
+        `${which}: workgroupCount([${workload.join(', ')}]) threw ${detail}`,
+        { cause: error },
+      );
+    }
+    if (
+      !Array.isArray(count) ||
+      count.length !== 3 ||
+      !count.every((c: unknown) => typeof c === 'number' && Number.isSafeInteger(c) && c >= 0)
+    ) {
+      throw invalid(
+        `${which}: workgroupCount([${workload.join(', ')}]) must return three non-negative integers [x, y, z], got ${describeCount(count)}`,
+      );
+    }
+    return count as unknown as WorkgroupCount;
+  }
+
   private checkWorkgroupCount(
     exp: ExecutableExport,
     x: number,
@@ -500,7 +581,7 @@ export class DeferredCommandBuffer implements CommandBuffer, RecordContext {
       const axis = 'xyz'[i]!;
       if (!Number.isInteger(c) || c < 0) {
         throw invalid(
-          `${this.name}: dispatch '${exp.name}': workgroup count ${axis} must be a non-negative integer, got ${String(c)}${from}`,
+          `${this.name}: dispatch '${exp.name}': workgroup count ${axis} must be a non-negative integer, got ${describeValue(c)}${from}`,
         );
       }
       if (c > max[i]!) {
@@ -524,11 +605,11 @@ export class DeferredCommandBuffer implements CommandBuffer, RecordContext {
   dispatch(executable: Executable, entry: string | number, config: DispatchConfig): void {
     if (this.st !== RECORDING) this.notRecording('dispatch');
     if (config === null || typeof config !== 'object') {
-      throw invalid(`${this.name}: dispatch: config must be an object, got ${String(config)}`);
+      throw invalid(`${this.name}: dispatch: config must be an object, got ${describeValue(config)}`);
     }
     if (this.validation) {
       if (executable === null || typeof executable !== 'object') {
-        throw invalid(`${this.name}: dispatch: expected an executable, got ${String(executable)}`);
+        throw invalid(`${this.name}: dispatch: expected an executable, got ${describeValue(executable)}`);
       }
       if (executable.device !== this.device) {
         const which = executable.label === undefined ? 'executable' : `executable '${executable.label}'`;
@@ -551,7 +632,7 @@ export class DeferredCommandBuffer implements CommandBuffer, RecordContext {
       z = count[2];
     } else if ('workload' in config) {
       workload = config.workload;
-      const count = exp.workgroupCount(workload);
+      const count = this.countFromWorkload(executable, exp, workload);
       x = count[0];
       y = count[1];
       z = count[2];
@@ -659,7 +740,7 @@ export class DeferredCommandBuffer implements CommandBuffer, RecordContext {
         const c = constants[i]!;
         if (!isU32Like(c)) {
           throw invalid(
-            `${this.name}: dispatch '${exp.name}' constant ${i}: ${String(c)} is not a 32-bit integer (bit-cast floats first)`,
+            `${this.name}: dispatch '${exp.name}' constant ${i}: ${describeValue(c)} is not a 32-bit integer (bit-cast floats first)`,
           );
         }
       }
@@ -962,7 +1043,7 @@ export class DeferredCommandBuffer implements CommandBuffer, RecordContext {
       throw precondition(`${this.name}: devicePlan() called in state '${this.state}'; call end() first`);
     }
     if (key === null || (typeof key !== 'object' && typeof key !== 'function')) {
-      throw invalid(`${this.name}: devicePlan key must be an object, got ${String(key)}`);
+      throw invalid(`${this.name}: devicePlan key must be an object, got ${describeValue(key)}`);
     }
     if (this.plans === undefined) this.plans = new WeakMap();
     if (this.plans.has(key)) return this.plans.get(key) as T;

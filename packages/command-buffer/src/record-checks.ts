@@ -13,6 +13,7 @@ import {
   type Device,
   describeBuffer,
   describeUsage,
+  describeValue,
   ErrorCode,
   type IndirectBufferRef,
   KeelError,
@@ -146,7 +147,14 @@ export function checkRef(
   fixedLength: number,
 ): void {
   if (ref === null || typeof ref !== 'object') {
-    fail(ctx, ErrorCode.INVALID_ARGUMENT, role, index, entry, `expected a buffer ref, got ${String(ref)}`);
+    fail(
+      ctx,
+      ErrorCode.INVALID_ARGUMENT,
+      role,
+      index,
+      entry,
+      `expected a buffer ref, got ${describeValue(ref)}`,
+    );
   }
   const offset = ref.offset ?? 0;
   const length = ref.length ?? (fixedLength >= 0 ? fixedLength : undefined);
@@ -157,7 +165,7 @@ export function checkRef(
       role,
       index,
       entry,
-      `offset must be a non-negative integer, got ${offset}`,
+      `offset must be a non-negative integer, got ${describeValue(offset)}`,
     );
   }
   if (length !== undefined && !isByteCount(length)) {
@@ -167,7 +175,7 @@ export function checkRef(
       role,
       index,
       entry,
-      `length must be a non-negative integer, got ${length}`,
+      `length must be a non-negative integer, got ${describeValue(length)}`,
     );
   }
   if (refIsIndirect(ref)) {
@@ -179,7 +187,7 @@ export function checkRef(
         role,
         index,
         entry,
-        `binding slot must be a non-negative integer, got ${slot}`,
+        `binding slot must be a non-negative integer, got ${describeValue(slot)}`,
       );
     }
     if (slot >= ctx.bindingCapacity) {
@@ -222,7 +230,7 @@ export function checkRef(
       role,
       index,
       entry,
-      `a buffer ref needs a buffer or a binding slot, got ${String(buffer)}`,
+      `a buffer ref needs a buffer or a binding slot, got ${describeValue(buffer)}`,
     );
   }
   checkDirectBuffer(ctx, buffer, required, role, index, entry);

@@ -19,6 +19,7 @@ import {
   type Device,
   describeBuffer,
   describeUsage,
+  describeValue,
   ErrorCode,
   KeelError,
 } from '@keel/hal';
@@ -148,7 +149,7 @@ export class SlotRequirements {
           name,
           slot,
           ErrorCode.INVALID_ARGUMENT,
-          `binding offset must be a non-negative integer, got ${offset}`,
+          `binding offset must be a non-negative integer, got ${describeValue(offset)}`,
         );
       }
       if (offset > byteLength) {
@@ -166,7 +167,7 @@ export class SlotRequirements {
           name,
           slot,
           ErrorCode.INVALID_ARGUMENT,
-          `binding length must be a non-negative integer, got ${length}`,
+          `binding length must be a non-negative integer, got ${describeValue(length)}`,
         );
       }
       if (offset + length > byteLength) {

@@ -1,4 +1,11 @@
-import { type Buffer, BufferUsage, type CommandBuffer, slotRef } from '@keel/hal';
+import {
+  type Buffer,
+  BufferUsage,
+  type CommandBuffer,
+  type ExportDescriptor,
+  KeelError,
+  slotRef,
+} from '@keel/hal';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createCommandBuffer } from '../src/index';
 import { fixtureDevice } from './fixtures/fixture-device';
@@ -78,6 +85,17 @@ describe('buffer refs (all commands)', () => {
       () => cb.fill({ buffer: b, length: 2.5 }, 0, 1),
       'INVALID_ARGUMENT',
       `${P}: fill target: length must be a non-negative integer, got 2.5`,
+    );
+    // The string '64' is shown as a string, an object as an object (issue 15).
+    expectKeelError(
+      () => cb.fill({ buffer: b, offset: '64' as unknown as number }, 0, 1),
+      'INVALID_ARGUMENT',
+      `${P}: fill target: offset must be a non-negative integer, got "64"`,
+    );
+    expectKeelError(
+      () => cb.fill({ buffer: b, length: { n: 4 } as unknown as number }, 0, 1),
+      'INVALID_ARGUMENT',
+      `${P}: fill target: length must be a non-negative integer, got an object { n }`,
     );
     expectKeelError(
       () => cb.fill(slotRef(0, Number.NaN), 0, 1),
@@ -253,7 +271,7 @@ describe('update', () => {
     expectKeelError(
       () => cb.update([1, 2, 3, 4] as unknown as Uint8Array, slotRef(0)),
       'INVALID_ARGUMENT',
-      `${P}: update: source must be an ArrayBufferView, got 1,2,3,4`,
+      `${P}: update: source must be an ArrayBufferView, got an array of 4`,
     );
   });
 
@@ -419,6 +437,125 @@ describe('dispatch', () => {
       `${P}: dispatch 'k': config needs workgroupCount, workload or indirect`,
     );
     cb.dispatch(kernel, 'big', { workgroupCount: [0, 0, 0], bindings: [] }); // a zero count is legal
+  });
+
+  it('workloads are non-negative safe integers; workgroupCount results are checked (issue 15)', () => {
+    const W = `${P}: dispatch of export 'big' of executable 'm'`;
+    expectKeelError(
+      () => cb.dispatch(kernel, 'big', { workload: [-5], bindings: [] }),
+      'INVALID_ARGUMENT',
+      `${W}: workload[0] must be a non-negative safe integer, got -5`,
+    );
+    expectKeelError(
+      () => cb.dispatch(kernel, 'k', { workload: [64, 1.5], constants: [0], bindings: [] }),
+      'INVALID_ARGUMENT',
+      `${P}: dispatch of export 'k' of executable 'm': workload[1] must be a non-negative safe integer, got 1.5`,
+    );
+    expectKeelError(
+      () => cb.dispatch(kernel, 'big', { workload: ['3'] as unknown as number[], bindings: [] }),
+      'INVALID_ARGUMENT',
+      `${W}: workload[0] must be a non-negative safe integer, got "3"`,
+    );
+    expectKeelError(
+      () => cb.dispatch(kernel, 'big', { workload: 3 as unknown as number[], bindings: [] }),
+      'INVALID_ARGUMENT',
+      `${W}: workload must be an array of non-negative integers, got 3`,
+    );
+    const odd = device.executable(
+      [
+        {
+          name: 'two',
+          bindingCount: 0,
+          constantCount: 0,
+          workgroupCount: () => [1, 1] as unknown as [number, number, number],
+        },
+        { name: 'neg', bindingCount: 0, constantCount: 0, workgroupCount: () => [-1, 1, 1] },
+        {
+          name: 'str',
+          bindingCount: 0,
+          constantCount: 0,
+          workgroupCount: () => ['2', 1, 1] as unknown as [number, number, number],
+        },
+        {
+          name: 'throws',
+          bindingCount: 0,
+          constantCount: 0,
+          workgroupCount: () => {
+            throw new TypeError('workload too odd');
+          },
+        },
+      ],
+      'odd',
+    );
+    const O = (e: string) => `${P}: dispatch of export '${e}' of executable 'odd'`;
+    expectKeelError(
+      () => cb.dispatch(odd, 'two', { workload: [1], bindings: [] }),
+      'INVALID_ARGUMENT',
+      `${O('two')}: workgroupCount([1]) must return three non-negative integers [x, y, z], got [1, 1]`,
+    );
+    expectKeelError(
+      () => cb.dispatch(odd, 'neg', { workload: [1], bindings: [] }),
+      'INVALID_ARGUMENT',
+      `${O('neg')}: workgroupCount([1]) must return three non-negative integers [x, y, z], got [-1, 1, 1]`,
+    );
+    expectKeelError(
+      () => cb.dispatch(odd, 'str', { workload: [1], bindings: [] }),
+      'INVALID_ARGUMENT',
+      `${O('str')}: workgroupCount([1]) must return three non-negative integers [x, y, z], got ["2", 1, 1]`,
+    );
+    let thrown: unknown;
+    try {
+      cb.dispatch(odd, 'throws', { workload: [7], bindings: [] });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(KeelError.is(thrown, 'INVALID_ARGUMENT')).toBe(true);
+    expect((thrown as KeelError).message).toBe(
+      `${O('throws')}: workgroupCount([7]) threw TypeError: workload too odd`,
+    );
+    expect((thrown as KeelError).cause).toBeInstanceOf(TypeError);
+    // Nothing was recorded by the refused dispatches; the buffer still records.
+    cb.dispatch(kernel, 'big', { workload: [0], bindings: [] });
+  });
+
+  it('an export whose workgroupCount is not a function is refused at executable creation', () => {
+    expectKeelError(
+      () =>
+        device.executable(
+          [
+            {
+              name: 'e',
+              bindingCount: 0,
+              constantCount: 0,
+              workgroupCount: 5 as unknown as () => [number, number, number],
+            },
+          ],
+          'bad',
+        ),
+      'INVALID_ARGUMENT',
+      "executable 'bad' export 0 'e': workgroupCount must be a function (workload) => [x, y, z], got 5",
+    );
+    expectKeelError(
+      () => device.executable([null as unknown as ExportDescriptor], 'bad'),
+      'INVALID_ARGUMENT',
+      "executable 'bad' export 0: must be an export descriptor { name, bindingCount, constantCount, ... }, got null",
+    );
+    expectKeelError(
+      () =>
+        device.executable(
+          [
+            {
+              name: 'e',
+              bindingCount: 0,
+              constantCount: 0,
+              workgroupSize: 4 as unknown as [number, number, number],
+            },
+          ],
+          'bad',
+        ),
+      'INVALID_ARGUMENT',
+      "executable 'bad' export 0 'e': workgroupSize must be three positive integers, got 4",
+    );
   });
 
   it('bindings need DISPATCH_STORAGE or DISPATCH_UNIFORM', () => {

@@ -1,4 +1,10 @@
-import { BufferUsage, type CommandBuffer, QueueAffinity, slotRef } from '@keel/hal';
+import {
+  BufferUsage,
+  type CommandBuffer,
+  type CommandBufferOptions,
+  QueueAffinity,
+  slotRef,
+} from '@keel/hal';
 import { describe, expect, it } from 'vitest';
 import { createCommandBuffer, DeferredCommandBuffer, NoopSink, RecordingSink } from '../src/index';
 import { fixtureDevice } from './fixtures/fixture-device';
@@ -45,22 +51,55 @@ describe('options', () => {
     expectKeelError(
       () => make({ mode: 'twice' as 'reusable' }),
       'INVALID_ARGUMENT',
-      `${P}: mode must be 'one-shot' or 'reusable', got 'twice'`,
+      `createCommandBuffer: option 'mode' must be one of 'one-shot', 'reusable', got "twice"`,
     );
     expectKeelError(
       () => make({ bindingCapacity: -1 }),
       'INVALID_ARGUMENT',
-      `${P}: bindingCapacity must be an integer in [0, 2^31), got -1`,
+      `createCommandBuffer: option 'bindingCapacity' must be an integer in [0, 2147483647], got -1`,
     );
     expectKeelError(
       () => make({ bindingCapacity: 1.5 }),
       'INVALID_ARGUMENT',
-      `${P}: bindingCapacity must be an integer in [0, 2^31), got 1.5`,
+      `createCommandBuffer: option 'bindingCapacity' must be an integer in [0, 2147483647], got 1.5`,
     );
     expectKeelError(
       () => make({ affinity: QueueAffinity.of(5) }),
       'INVALID_ARGUMENT',
-      `${P}: queue affinity 0x20 selects none of the device's 2 queue(s)`,
+      `${P}: option 'affinity': queue affinity 0x20 selects none of the device's 2 queue(s)`,
+    );
+  });
+
+  it('rejects unknown keys, wrong types and masks wider than 32 bits (issue 15)', () => {
+    expectKeelError(
+      () => make({ modes: 'reusable' } as unknown as CommandBufferOptions),
+      'INVALID_ARGUMENT',
+      "createCommandBuffer: unknown option 'modes' (known options: mode, bindingCapacity, affinity, validation, label)",
+    );
+    expectKeelError(
+      () => make({ validation: 'no' } as unknown as CommandBufferOptions),
+      'INVALID_ARGUMENT',
+      `createCommandBuffer: option 'validation' must be a boolean, got "no"`,
+    );
+    expectKeelError(
+      () => make({ bindingCapacity: '4' } as unknown as CommandBufferOptions),
+      'INVALID_ARGUMENT',
+      `createCommandBuffer: option 'bindingCapacity' must be an integer in [0, 2147483647], got "4"`,
+    );
+    expectKeelError(
+      () => make({ label: 7 } as unknown as CommandBufferOptions),
+      'INVALID_ARGUMENT',
+      `createCommandBuffer: option 'label' must be a string, got 7`,
+    );
+    expectKeelError(
+      () => make({ affinity: 2 ** 32 + 1 }),
+      'INVALID_ARGUMENT',
+      `createCommandBuffer: option 'affinity' must be a 32-bit integer queue mask, got 4294967297`,
+    );
+    expectKeelError(
+      () => createCommandBuffer(device, 'reusable' as unknown as CommandBufferOptions),
+      'INVALID_ARGUMENT',
+      `createCommandBuffer: options must be an object, got "reusable"`,
     );
   });
 });

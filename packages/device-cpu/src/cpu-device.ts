@@ -22,6 +22,7 @@ import {
 } from '@keel/allocator';
 import { createCommandBuffer } from '@keel/command-buffer';
 import {
+  describeValue,
   ErrorCode,
   type Fence,
   KeelError,
@@ -47,6 +48,7 @@ import {
   checkFillPattern,
   checkFillRange,
   checkHostLength,
+  checkOptions,
   checkQueueFences,
   checkQueueRef,
   createExecutableExports,
@@ -57,10 +59,16 @@ import {
   describeBuffer,
   type Executable,
   type ExecutableSource,
+  failTimepoints,
+  hasPendingTimepoint,
   hostBytes,
   MemoryType,
   madeByCreateBuffer,
+  type OptionRules,
   QueueAffinity,
+  signalPendingTimepoints,
+  type UnhandledFailureHook,
+  unhandledFailureReporter,
 } from '@keel/hal';
 import { copyBytes, fillBytes } from './byte-ops';
 import { type BufferOwner, CpuBuffer } from './cpu-buffer';
@@ -89,6 +97,12 @@ export interface CpuDeviceOptions {
   readonly slabSize?: number;
   /** Capacity of the 'ring' alloca pool, created on first use (default 64 MiB). */
   readonly ringCapacity?: number;
+  /**
+   * Hears about an operation's failure that no signal timepoint could deliver (an empty signal fence,
+   * values something else already passed, semaphores already failed). Default: one console warning per
+   * device. Failures propagated from a failed wait (ABORTED) and those of destroy/loss are not reported.
+   */
+  readonly onUnhandledFailure?: UnhandledFailureHook;
 }
 
 const MAX_BUFFER_SIZE = 2 ** 30;
@@ -111,50 +125,37 @@ function invalid(message: string): KeelError {
   return new KeelError(ErrorCode.INVALID_ARGUMENT, message);
 }
 
-function failFence(fence: Fence, error: unknown): void {
-  try {
-    fence.fail(error);
-  } catch (thrown) {
-    queueMicrotask(() => {
-      throw thrown;
-    });
-  }
+/** Reports what a semaphore threw while the device completed a fence (one warning per device). */
+function warnSemaphoreThrew(device: CpuDevice, thrown: unknown): void {
+  if (device.warnedSemaphore) return;
+  device.warnedSemaphore = true;
+  globalThis.console?.warn(`${device.info.name}: a semaphore threw while an operation completed:`, thrown);
 }
 
-/** Signals every timepoint not reached yet (one already reached or failed is skipped). */
-function signalFence(fence: Fence): void {
-  const timepoints = fence.timepoints;
-  for (let i = 0; i < timepoints.length; i++) {
-    const tp = timepoints[i]!;
-    const semaphore = tp.semaphore;
-    if (semaphore.failure !== undefined || semaphore.value >= tp.value) continue;
-    try {
-      semaphore.signal(tp.value);
-    } catch (thrown) {
-      queueMicrotask(() => {
-        throw thrown;
-      });
-    }
-  }
-}
-
-function checkCount(value: unknown, what: string, min: number, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw invalid(`createCpuDevice: ${what} must be an integer in [${min}, ${max}], got ${String(value)}`);
-  }
-  return value;
-}
+/** The options `createCpuDevice` takes (unknown keys, wrong types and ranges are INVALID_ARGUMENT). */
+const OPTION_RULES: OptionRules = {
+  mode: { type: 'string', oneOf: ['sync', 'task'] },
+  queues: { type: 'integer', min: 1, max: 32 },
+  workersPerQueue: { type: 'integer', min: 1, max: 256 },
+  label: { type: 'string' },
+  slabSize: { type: 'integer', min: 4096, max: MAX_BUFFER_SIZE },
+  ringCapacity: { type: 'integer', min: 4096, max: MAX_BUFFER_SIZE },
+  onUnhandledFailure: { type: 'function' },
+};
 
 export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   readonly info: DeviceInfo;
   readonly lost: Promise<KeelError>;
   readonly mode: CpuDeviceMode;
   readonly workersPerQueue: number;
+  /** @internal Set once a semaphore threw while an operation completed (warned once). */
+  warnedSemaphore = false;
   private resolveLost!: (reason: KeelError) => void;
   private lostReason: KeelError | undefined;
   private destroyed = false;
   private destroyPromise: Promise<void> | undefined;
   private readonly name: string;
+  private readonly reportUnhandled: (error: unknown, operation: string) => void;
 
   private readonly slabs: SlabTable;
   private readonly bufferPool: TlsfPool<ArrayBufferLike>;
@@ -170,7 +171,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   private readonly planRegistry: FinalizationRegistry<CpuPlan> | undefined;
 
   private readonly taskQueues: TaskQueue[] = [];
-  private readonly syncQueues: SyncQueue[] = [];
+  private readonly syncQueues: SyncQueue<Operation>[] = [];
   private readonly pending = new Set<Operation>();
   private readonly ready: Operation[] = [];
   private readyHead = 0;
@@ -189,35 +190,26 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     }
     return executable.id;
   };
+  private readonly syncDone = (op: Operation, failure: { error: unknown } | undefined): void => {
+    if (failure === undefined) this.complete(op);
+    else this.complete(op, failure.error);
+  };
   private readonly syncKernel = (executable: number, entry: number): LoadedKernel | undefined =>
     this.executables[executable]?.kernels?.[entry];
 
-  constructor(options: CpuDeviceOptions = {}) {
+  constructor(rawOptions?: CpuDeviceOptions) {
+    const options = checkOptions<CpuDeviceOptions>('createCpuDevice', rawOptions, OPTION_RULES);
     const mode = options.mode ?? 'task';
-    if (mode !== 'sync' && mode !== 'task') {
-      throw invalid(`createCpuDevice: mode must be 'sync' or 'task', got '${String(mode)}'`);
-    }
     this.mode = mode;
-    const queueCount = checkCount(options.queues ?? 2, 'queues', 1, 32);
+    const queueCount = options.queues ?? 2;
     const cores = availableParallelism();
     this.workersPerQueue =
-      mode === 'sync'
-        ? 0
-        : checkCount(
-            options.workersPerQueue ?? Math.max(1, Math.floor(cores / queueCount)),
-            'workersPerQueue',
-            1,
-            256,
-          );
-    this.slabSize = checkCount(options.slabSize ?? 4 * 1024 * 1024, 'slabSize', 4096, MAX_BUFFER_SIZE);
-    this.ringCapacity = checkCount(
-      options.ringCapacity ?? 64 * 1024 * 1024,
-      'ringCapacity',
-      4096,
-      MAX_BUFFER_SIZE,
-    );
+      mode === 'sync' ? 0 : (options.workersPerQueue ?? Math.max(1, Math.floor(cores / queueCount)));
+    this.slabSize = options.slabSize ?? 4 * 1024 * 1024;
+    this.ringCapacity = options.ringCapacity ?? 64 * 1024 * 1024;
     const label = options.label ?? 'cpu';
     this.name = `device '${label}'`;
+    this.reportUnhandled = unhandledFailureReporter(options.onUnhandledFailure, this.name);
     this.info = Object.freeze({
       backend: 'cpu',
       name:
@@ -259,7 +251,9 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
       this.planRegistry = new FinalizationRegistry((plan: CpuPlan) => this.freePlan(plan));
     } else {
       for (let q = 0; q < queueCount; q++) {
-        this.syncQueues.push(new SyncQueue(this.slabs.memories, this.syncKernel, MAX_WORKGROUP_COUNT));
+        this.syncQueues.push(
+          new SyncQueue(this.slabs.memories, this.syncKernel, MAX_WORKGROUP_COUNT, this.syncDone),
+        );
       }
     }
   }
@@ -349,7 +343,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     if (source.format !== 'js-module') {
       throw new KeelError(
         ErrorCode.UNIMPLEMENTED,
-        `${what}: format '${String((source as { format?: unknown }).format)}' is not supported; the cpu device takes 'js-module'`,
+        `${what}: format '${describeValue((source as { format?: unknown }).format)}' is not supported; the cpu device takes 'js-module'`,
       );
     }
     const url = moduleUrl(source.url, what);
@@ -366,7 +360,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
       } catch (error) {
         throw new KeelError(
           ErrorCode.INVALID_ARGUMENT,
-          `${what}: cannot import ${url}: ${error instanceof Error ? error.message : String(error)}`,
+          `${what}: cannot import ${url}: ${error instanceof Error ? error.message : describeValue(error)}`,
           { cause: error },
         );
       }
@@ -446,7 +440,9 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     const queue = this.begin('queueAlloca', affinity, wait, signalFence);
     const usage = checkBufferParams(params, what);
     if (typeof size !== 'number' || !Number.isInteger(size) || size < 0 || size > MAX_BUFFER_SIZE) {
-      throw invalid(`${what}: size must be an integer in [0, ${MAX_BUFFER_SIZE}], got ${String(size)}`);
+      throw invalid(
+        `${what}: size must be an integer in [0, ${MAX_BUFFER_SIZE}], got ${describeValue(size)}`,
+      );
     }
     const pool = options?.pool ?? 'tlsf';
     const allocator = this.allocator(pool, what);
@@ -635,9 +631,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
       plan.runtime ??= new PlanRuntime(plan.arrays);
       runtimes.push(plan.runtime);
     }
-    const failure = this.syncQueues[op.queue]!.run(runtimes, tables);
-    if (failure === undefined) this.complete(op);
-    else this.complete(op, failure.error);
+    this.syncQueues[op.queue]!.run(runtimes, tables, op);
   }
 
   /** Resolves the binding tables of an execute operation about to run (sync mode: one array each). */
@@ -696,8 +690,24 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     op.tables = undefined;
     op.commandBuffers = undefined;
     op.plans = undefined;
-    if (error === undefined) signalFence(op.signal);
-    else failFence(op.signal, error);
+    let thrown: unknown;
+    if (error === undefined) {
+      thrown = signalPendingTimepoints(op.signal);
+    } else {
+      const undelivered = !hasPendingTimepoint(op.signal) && this.reportable(error);
+      thrown = failTimepoints(op.signal, error);
+      if (undelivered) this.reportUnhandled(error, op.name);
+    }
+    if (thrown !== undefined) warnSemaphoreThrew(this, thrown);
+  }
+
+  /** Failures worth reporting when undelivered: not ABORTED (propagated), not destroy/loss. */
+  private reportable(error: unknown): boolean {
+    return (
+      !this.destroyed &&
+      this.lostReason === undefined &&
+      !(KeelError.is(error) && error.code === ErrorCode.ABORTED)
+    );
   }
 
   private operation(kind: OpKind, what: string, queue: number, signal: Fence): Operation {
@@ -883,7 +893,9 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   ): void {
     const queue = this.begin('queueHostCall', affinity, wait, signalFence);
     if (typeof callback !== 'function') {
-      throw invalid(`${this.name} queueHostCall: callback must be a function, got ${String(callback)}`);
+      throw invalid(
+        `${this.name} queueHostCall: callback must be a function, got ${describeValue(callback)}`,
+      );
     }
     const op = this.operation(OpKind.HOST_CALL, 'queueHostCall', queue, signalFence);
     op.callback = callback;

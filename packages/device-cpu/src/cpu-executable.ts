@@ -6,6 +6,7 @@
  */
 import {
   type Device,
+  describeValue,
   ErrorCode,
   type Executable,
   type ExecutableExport,
@@ -48,7 +49,10 @@ export function moduleUrl(url: unknown, what: string): string {
       );
     }
   }
-  throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: url must be a string or URL, got ${String(url)}`);
+  throw new KeelError(
+    ErrorCode.INVALID_ARGUMENT,
+    `${what}: url must be a string or URL, got ${describeValue(url)}`,
+  );
 }
 
 /** Binds export descriptors to the functions of an imported module namespace (NOT_FOUND if missing). */

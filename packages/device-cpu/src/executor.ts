@@ -13,8 +13,15 @@
  * Errors: a kernel that throws (or a command that cannot run) fails its operation: the first error is
  * reported once, later items of the operation are skipped, and the operation still completes, so no
  * waiter hangs. The executor itself never throws out of `execute`.
+ *
+ * Async kernels: a kernel may return a promise (thenable). The executor then suspends: `execute` (or
+ * `resume`) returns that promise with the workgroup's item still unfinished, and the host calls
+ * `resume(rejected, reason)` once it settled; only then is the item finished (so barriers, later
+ * commands and the operation's completion wait for it) and the walk goes on. A rejection fails the
+ * operation like a throw. One executor runs one workgroup at a time, so the context a kernel received
+ * stays valid across its awaits. The host must not start another operation on a suspended executor.
  */
-import { ErrorCode, KeelError } from '@keel/fence';
+import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 import { copyBytes, fillBytes } from './byte-ops';
 import { CTL_CLAIM, CTL_DONE, CTL_FAILED_BASE, CTL_SLEEPERS, RING_MASK, SPIN_LIMIT } from './control-block';
 import { type Kernel, type KernelBinding, KernelBindingSlot, type KernelContext } from './kernel-abi';
@@ -60,6 +67,19 @@ export class PlanRuntime {
 }
 
 const EMPTY_U32 = new Uint32Array(0);
+const NO_PLANS: readonly PlanRuntime[] = [];
+const NO_TABLES: readonly Float64Array[] = [];
+
+/** What `execute` / `resume` return while an async kernel's workgroup is pending. */
+export type Suspension = PromiseLike<unknown>;
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}
 const EMPTY_F32 = new Float32Array(0);
 
 class MutableContext implements KernelContext {
@@ -81,6 +101,17 @@ export class Executor {
   /** Sequence number of the operation being executed. */
   private seq = 0;
   private failed = false;
+
+  // The operation being walked (kept across a suspension on an async kernel).
+  private opPlans: readonly PlanRuntime[] = NO_PLANS;
+  private opTables: readonly Float64Array[] = NO_TABLES;
+  private opScratch: readonly (Int32Array | undefined)[] | undefined;
+  private planIndex = 0;
+  private commandIndex = 0;
+  private inCommand = false;
+  private commandStart = 0;
+  private commandEnd = 0;
+  private suspendedOp = 0;
 
   // The dispatch set up for this executor's items (lazily, at its first item).
   private setupPlan: PlanRuntime | undefined;
@@ -120,21 +151,59 @@ export class Executor {
   /**
    * Executes operation `seq`: the plans in order with `tables[i]` resolving plan i's references, and
    * `scratch[i]` (4 int32 per indirect dispatch, zeroed) when several executors share the queue.
+   * Returns undefined once this executor's part is done, or the promise of an async kernel's workgroup
+   * it suspended on (then call `resume` once that promise settled).
    */
   execute(
     seq: number,
     plans: readonly PlanRuntime[],
     tables: readonly Float64Array[],
     scratch: readonly (Int32Array | undefined)[] | undefined,
-  ): void {
+  ): Suspension | undefined {
     this.beginOperation(seq);
-    for (let p = 0; p < plans.length; p++) {
-      if (p > 0) this.waitDone(this.cursor);
-      const plan = plans[p]!;
-      const table = tables[p]!;
-      this.runPlan(plan, table, scratch?.[p]);
+    this.opPlans = plans;
+    this.opTables = tables;
+    this.opScratch = scratch;
+    this.planIndex = 0;
+    this.commandIndex = 0;
+    this.inCommand = false;
+    return this.proceed();
+  }
+
+  /** True while suspended on an async kernel (the host must call `resume` first). */
+  get suspended(): boolean {
+    return this.suspendedOp !== 0;
+  }
+
+  /**
+   * Goes on after the promise returned by `execute`/`resume` settled: `rejected` with `reason` fails the
+   * operation as a throwing kernel would. Returns as `execute` does.
+   */
+  resume(rejected: boolean, reason: unknown): Suspension | undefined {
+    this.suspendedOp = 0;
+    if (rejected) this.fail(this.kernelError(reason));
+    this.finishItem();
+    return this.proceed();
+  }
+
+  private proceed(): Suspension | undefined {
+    const plans = this.opPlans;
+    while (this.planIndex < plans.length) {
+      const p = this.planIndex;
+      if (p > 0 && this.commandIndex === 0 && !this.inCommand) this.waitDone(this.cursor);
+      const pending = this.runPlan(plans[p]!, this.opTables[p]!, this.opScratch?.[p]);
+      if (pending !== undefined) {
+        this.suspendedOp = 1;
+        return pending;
+      }
+      this.planIndex = p + 1;
+      this.commandIndex = 0;
     }
+    this.opPlans = NO_PLANS;
+    this.opTables = NO_TABLES;
+    this.opScratch = undefined;
     this.completeOperation();
+    return undefined;
   }
 
   private beginOperation(seq: number): void {
@@ -204,44 +273,55 @@ export class Executor {
   }
 
   /**
-   * Walks the plan's commands. For each, claims items [cursor, cursor + count) one at a time and runs
-   * those it gets; the first claim beyond the command's range is kept for a later command or operation.
+   * Walks the plan's commands from `commandIndex`. For each, claims items [cursor, cursor + count) one at
+   * a time and runs those it gets; the first claim beyond the command's range is kept for a later
+   * command or operation. Returns an async kernel's promise to suspend on (its item unfinished).
    */
-  private runPlan(plan: PlanRuntime, table: Float64Array, scratch: Int32Array | undefined): void {
+  private runPlan(
+    plan: PlanRuntime,
+    table: Float64Array,
+    scratch: Int32Array | undefined,
+  ): Suspension | undefined {
     const a = plan.arrays;
     const commands = a.commands;
-    for (let c = 0; c < a.commandCount; c++) {
+    for (; this.commandIndex < a.commandCount; this.commandIndex++) {
+      const c = this.commandIndex;
       const base = c * CMD_STRIDE;
       const op = commands[base + Field.OP]!;
-      let count = 0;
-      switch (op) {
-        case Opcode.BARRIER:
-          this.waitDone(this.cursor);
-          continue;
-        case Opcode.FILL:
-          this.resolve(a, table, commands[base + Field.REF]!);
-          count = Math.ceil(this.rLength / TRANSFER_CHUNK);
-          break;
-        case Opcode.COPY:
-          this.resolve(a, table, commands[base + Field.TARGET]!);
-          count = Math.ceil(this.rLength / TRANSFER_CHUNK);
-          break;
-        case Opcode.UPDATE:
-          count = commands[base + Field.DATA_LENGTH]! > 0 ? 1 : 0;
-          break;
-        case Opcode.DISPATCH:
-          count = commands[base + Field.X]! * commands[base + Field.Y]! * commands[base + Field.Z]!;
-          break;
-        case Opcode.DISPATCH_INDIRECT:
-          this.waitDone(this.cursor);
-          count = this.indirectCount(plan, table, base, scratch);
-          break;
-        default:
-          continue;
+      if (!this.inCommand) {
+        let count = 0;
+        switch (op) {
+          case Opcode.BARRIER:
+            this.waitDone(this.cursor);
+            continue;
+          case Opcode.FILL:
+            this.resolve(a, table, commands[base + Field.REF]!);
+            count = Math.ceil(this.rLength / TRANSFER_CHUNK);
+            break;
+          case Opcode.COPY:
+            this.resolve(a, table, commands[base + Field.TARGET]!);
+            count = Math.ceil(this.rLength / TRANSFER_CHUNK);
+            break;
+          case Opcode.UPDATE:
+            count = commands[base + Field.DATA_LENGTH]! > 0 ? 1 : 0;
+            break;
+          case Opcode.DISPATCH:
+            count = commands[base + Field.X]! * commands[base + Field.Y]! * commands[base + Field.Z]!;
+            break;
+          case Opcode.DISPATCH_INDIRECT:
+            this.waitDone(this.cursor);
+            count = this.indirectCount(plan, table, base, scratch);
+            break;
+          default:
+            continue;
+        }
+        if (count === 0) continue;
+        this.commandStart = this.cursor;
+        this.commandEnd = (this.cursor + count) | 0;
+        this.inCommand = true;
       }
-      if (count === 0) continue;
-      const start = this.cursor;
-      const end = (start + count) | 0;
+      const start = this.commandStart;
+      const end = this.commandEnd;
       for (;;) {
         if (!this.holding) {
           this.held = Atomics.add(this.control, CTL_CLAIM, 1);
@@ -253,7 +333,8 @@ export class Executor {
         if (!this.failed) this.refreshFailed();
         if (!this.failed) {
           try {
-            this.runItem(plan, table, c, base, op, item);
+            const pending = this.runItem(plan, table, c, base, op, item);
+            if (pending !== undefined) return pending; // finished in resume()
           } catch (error) {
             this.fail(
               op === Opcode.DISPATCH || op === Opcode.DISPATCH_INDIRECT ? this.kernelError(error) : error,
@@ -263,7 +344,9 @@ export class Executor {
         this.finishItem();
       }
       this.cursor = end;
+      this.inCommand = false;
     }
+    return undefined;
   }
 
   /** Resolves reference `ref` of plan `a` through `table` into rMemory / rOffset / rLength. */
@@ -350,7 +433,7 @@ export class Executor {
     base: number,
     op: number,
     item: number,
-  ): void {
+  ): Suspension | undefined {
     const a = plan.arrays;
     const commands = a.commands;
     switch (op) {
@@ -367,8 +450,8 @@ export class Executor {
         const rest = (item / cx) | 0;
         id[1] = rest % cy;
         id[2] = (rest / cy) | 0;
-        this.kernelFn!(ctx);
-        return;
+        const result: unknown = this.kernelFn!(ctx);
+        return isThenable(result) ? result : undefined;
       }
       case Opcode.FILL: {
         this.resolve(a, table, commands[base + Field.REF]!);
@@ -382,7 +465,7 @@ export class Executor {
           commands[base + Field.PATTERN]!,
           commands[base + Field.PATTERN_LENGTH]!,
         );
-        return;
+        return undefined;
       }
       case Opcode.COPY: {
         this.resolve(a, table, commands[base + Field.SOURCE]!);
@@ -393,7 +476,7 @@ export class Executor {
         const from = item * TRANSFER_CHUNK;
         const length = Math.min(TRANSFER_CHUNK, this.rLength - from);
         copyBytes(source, sourceOffset + from, target, this.rOffset + from, length);
-        return;
+        return undefined;
       }
       case Opcode.UPDATE: {
         this.resolve(a, table, commands[base + Field.REF]!);
@@ -401,10 +484,10 @@ export class Executor {
         const start = commands[base + Field.DATA_START]!;
         const length = commands[base + Field.DATA_LENGTH]!;
         new Uint8Array(target, this.rOffset, length).set(a.data.subarray(start, start + length));
-        return;
+        return undefined;
       }
       default:
-        return;
+        return undefined;
     }
   }
 
@@ -412,7 +495,7 @@ export class Executor {
   private kernelError(error: unknown): KeelError {
     const what = this.kernelName;
     if (KeelError.is(error)) return new KeelError(error.code, `${what}: ${error.message}`, { cause: error });
-    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : describeValue(error);
     return new KeelError(ErrorCode.INTERNAL, `${what} threw ${message}`, { cause: error });
   }
 

@@ -59,8 +59,12 @@ export interface KernelContext {
   readonly workerIndex: number;
 }
 
-/** A kernel function. Throwing fails the dispatch's submission with the error (INTERNAL). */
-export type Kernel = (context: KernelContext) => void;
+/**
+ * A kernel function. Throwing fails the dispatch's submission with the error (INTERNAL). A kernel may be
+ * async: the workgroup counts as done when its promise settles (a rejection fails the submission like a
+ * throw), and its thread runs no other workgroup meanwhile, so `context` stays valid across awaits.
+ */
+export type Kernel = (context: KernelContext) => void | PromiseLike<void>;
 
 function misaligned(index: number, byteOffset: number, what: string, bytes: number): KeelError {
   return new KeelError(

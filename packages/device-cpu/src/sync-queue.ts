@@ -1,21 +1,44 @@
 /**
  * A sync-mode queue (IREE local-sync): runs execute operations inline on the main thread with one
  * Executor over a private control block. Kernels are the main thread's imports.
+ *
+ * An operation whose kernels are synchronous completes inside `run` (its `done` is called before `run`
+ * returns). One with an async kernel suspends the executor: `done` is called once every workgroup's
+ * promise settled; operations `run` meanwhile wait their turn in order (one executor, one operation at
+ * a time), and nothing of a rejected promise goes unhandled.
  */
 import { CTL_FAILED_BASE, CTL_WORDS, RING_MASK } from './control-block';
-import { Executor, type ExecutorHost, type LoadedKernel, type PlanRuntime } from './executor';
+import {
+  Executor,
+  type ExecutorHost,
+  type LoadedKernel,
+  type PlanRuntime,
+  type Suspension,
+} from './executor';
 
-export class SyncQueue {
+/** Receives the outcome of run `token`: undefined on success, else the first error. */
+export type SyncRunDone<T> = (token: T, failure: { error: unknown } | undefined) => void;
+
+interface WaitingRun<T> {
+  readonly plans: readonly PlanRuntime[];
+  readonly tables: readonly Float64Array[];
+  readonly token: T;
+}
+
+export class SyncQueue<T> {
   private readonly control = new Int32Array(CTL_WORDS);
   private readonly executor: Executor;
   private seq = 0;
   private error: unknown;
   private failed = false;
+  private busy = false;
+  private readonly waiting: WaitingRun<T>[] = [];
 
   constructor(
     slabs: readonly (ArrayBufferLike | undefined)[],
     kernel: (executable: number, entry: number) => LoadedKernel | undefined,
     maxWorkgroupCount: number,
+    private readonly done: SyncRunDone<T>,
   ) {
     const host: ExecutorHost = {
       slabs,
@@ -30,19 +53,54 @@ export class SyncQueue {
   }
 
   /**
-   * Runs the plans with their resolved tables; returns `undefined` on success, else the first error
-   * (a kernel that threw, or a command that could not run).
+   * Runs the plans with their resolved tables and calls `done(token, outcome)` (a kernel that threw or
+   * rejected, or a command that could not run): inside this call unless a kernel is async.
    */
-  run(plans: readonly PlanRuntime[], tables: readonly Float64Array[]): { error: unknown } | undefined {
+  run(plans: readonly PlanRuntime[], tables: readonly Float64Array[], token: T): void {
+    if (this.busy) {
+      this.waiting.push({ plans, tables, token });
+      return;
+    }
     const seq = this.seq;
     this.seq = (seq + 1) | 0;
     this.control[CTL_FAILED_BASE + (seq & RING_MASK)] = 0;
     this.failed = false;
     this.error = undefined;
-    this.executor.execute(seq, plans, tables, undefined);
+    const pending = this.executor.execute(seq, plans, tables, undefined);
+    if (pending === undefined) {
+      this.done(token, this.outcome());
+      return;
+    }
+    this.busy = true;
+    void this.settle(pending, token);
+  }
+
+  private outcome(): { error: unknown } | undefined {
     if (!this.failed) return undefined;
     const error = this.error;
     this.error = undefined;
     return { error };
+  }
+
+  /** Waits for each suspension of the executor, then reports and starts the next waiting run. */
+  private async settle(first: Suspension, token: T): Promise<void> {
+    let pending: Suspension | undefined = first;
+    while (pending !== undefined) {
+      let rejected = false;
+      let reason: unknown;
+      try {
+        await pending;
+      } catch (error) {
+        rejected = true;
+        reason = error;
+      }
+      pending = this.executor.resume(rejected, reason);
+    }
+    this.busy = false;
+    this.done(token, this.outcome());
+    while (!this.busy && this.waiting.length > 0) {
+      const next = this.waiting.shift()!;
+      this.run(next.plans, next.tables, next.token);
+    }
   }
 }

@@ -4,13 +4,15 @@
  * posted to it with an Executor over the queue's shared control block. Completion is signalled on the
  * queue's SharedTimelineSemaphore; failures and load results are posted back.
  *
- * A kernel that throws fails its operation (the worker carries on). Anything that escapes a handler is
- * a bug: it ends the worker, and the main thread treats that as a lost device.
+ * A kernel that throws, or returns a promise that rejects, fails its operation (the worker carries on).
+ * While an async kernel's workgroup is pending the executor is suspended: execute messages that arrive
+ * meanwhile wait in order. Anything that escapes a handler is a bug: it ends the worker, and the main
+ * thread treats that as a lost device.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { ErrorCode, KeelError, SharedTimelineSemaphore } from '@keel/fence';
 import { CTL_WORDS } from './control-block';
-import { Executor, type ExecutorHost, type LoadedKernel, PlanRuntime } from './executor';
+import { Executor, type ExecutorHost, type LoadedKernel, PlanRuntime, type Suspension } from './executor';
 import type { FromWorker, LoadMessage, ToWorker, WorkerInit } from './protocol';
 
 const init = workerData as WorkerInit;
@@ -79,8 +81,40 @@ async function load(message: LoadMessage): Promise<void> {
   }
 }
 
+interface WaitingExecute {
+  readonly data: Float64Array;
+  readonly scratch: readonly (Int32Array | undefined)[] | undefined;
+}
+
+/** Execute messages that arrived while the executor was suspended on an async kernel. */
+const waiting: WaitingExecute[] = [];
+
+/** Resumes the executor after each promise it suspended on; then runs the waiting operations. */
+async function settle(first: Suspension): Promise<void> {
+  let pending: Suspension | undefined = first;
+  while (pending !== undefined) {
+    let rejected = false;
+    let reason: unknown;
+    try {
+      await pending;
+    } catch (error) {
+      rejected = true;
+      reason = error;
+    }
+    pending = executor.resume(rejected, reason);
+  }
+  while (!executor.suspended && waiting.length > 0) {
+    const next = waiting.shift()!;
+    execute(next.data, next.scratch);
+  }
+}
+
 /** Runs an encoded execute operation (see ExecuteMessage). */
 function execute(data: Float64Array, scratch: readonly (Int32Array | undefined)[] | undefined): void {
+  if (executor.suspended) {
+    waiting.push({ data, scratch });
+    return;
+  }
   const count = data[1]!;
   const runtimes: PlanRuntime[] = [];
   const tables: Float64Array[] = [];
@@ -94,7 +128,8 @@ function execute(data: Float64Array, scratch: readonly (Int32Array | undefined)[
     tables.push(data.subarray(at, at + length));
     at += length;
   }
-  executor.execute(data[0]!, runtimes, tables, scratch);
+  const pending = executor.execute(data[0]!, runtimes, tables, scratch);
+  if (pending !== undefined) void settle(pending);
 }
 
 port.on('message', (message: ToWorker) => {

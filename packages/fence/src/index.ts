@@ -1,6 +1,12 @@
 export { describeValue } from './describe-value';
 export { Fence, type Timepoint } from './fence';
-export { ErrorCode, KeelError, type KeelErrorOptions, type StructuredKeelError } from './keel-error';
+export {
+  ErrorCode,
+  KeelError,
+  type KeelErrorOptions,
+  type StructuredCause,
+  type StructuredKeelError,
+} from './keel-error';
 export {
   isSemaphore,
   type ReachedCallback,

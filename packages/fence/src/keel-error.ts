@@ -59,21 +59,92 @@ export class KeelError extends Error {
     return code === undefined || (value as KeelError).code === code;
   }
 
-  /** A plain, structured-cloneable description of any thrown value, for passing across threads. */
+  /**
+   * A plain, structured-cloneable description of any thrown value, for passing across threads: code,
+   * message and stack, and its `cause` chain (name, message, stack, code of each, at most
+   * MAX_CAUSE_DEPTH deep) so that the receiving thread can rebuild the causes too.
+   */
   static toStructured(error: unknown): StructuredKeelError {
-    if (KeelError.is(error)) return { code: error.code, message: error.message, stack: error.stack };
+    if (KeelError.is(error)) {
+      const cause = structuredCause(error.cause, 0);
+      return cause === undefined
+        ? { code: error.code, message: error.message, stack: error.stack }
+        : { code: error.code, message: error.message, stack: error.stack, cause };
+    }
+    const cause = structuredCause(error, 0);
     if (error instanceof Error)
-      return { code: ErrorCode.INTERNAL, message: `${error.name}: ${error.message}`, stack: error.stack };
-    return { code: ErrorCode.INTERNAL, message: String(error) };
+      return {
+        code: ErrorCode.INTERNAL,
+        message: `${error.name}: ${error.message}`,
+        stack: error.stack,
+        ...(cause === undefined ? {} : { cause }),
+      };
+    return { code: ErrorCode.INTERNAL, message: describeThrown(error) };
   }
 
-  /** Rebuilds a KeelError from `toStructured` output (the stack of the original is kept). */
+  /**
+   * Rebuilds a KeelError from `toStructured` output (the stack of the original is kept; causes come back
+   * as Errors with their name, message and stack, or KeelErrors where they had a code).
+   */
   static fromStructured(data: StructuredKeelError): KeelError {
     const code = CODES.has(data.code) ? data.code : ErrorCode.INTERNAL;
-    const error = new KeelError(code, data.message);
+    const cause = data.cause === undefined ? undefined : rebuildCause(data.cause);
+    const error = new KeelError(code, data.message, cause === undefined ? undefined : { cause });
     if (data.stack !== undefined) error.stack = data.stack;
     return error;
   }
+}
+
+/** How deep `toStructured` follows a cause chain. */
+const MAX_CAUSE_DEPTH = 4;
+
+/** One link of a structured cause chain. */
+export interface StructuredCause {
+  readonly name: string;
+  readonly message: string;
+  readonly stack?: string | undefined;
+  /** Set when the cause was a KeelError. */
+  readonly code?: ErrorCode | undefined;
+  readonly cause?: StructuredCause | undefined;
+}
+
+function describeThrown(value: unknown): string {
+  if (typeof value === 'string') return value;
+  try {
+    return String(value);
+  } catch {
+    return 'an unreadable value';
+  }
+}
+
+function structuredCause(value: unknown, depth: number): StructuredCause | undefined {
+  if (value === undefined || depth >= MAX_CAUSE_DEPTH) return undefined;
+  if (value instanceof Error || KeelError.is(value)) {
+    const error = value as Error & { code?: unknown };
+    const inner = structuredCause(error.cause, depth + 1);
+    return {
+      name: error.name,
+      message: error.message,
+      stack: error.stack,
+      ...(KeelError.is(value) ? { code: value.code } : {}),
+      ...(inner === undefined ? {} : { cause: inner }),
+    };
+  }
+  return { name: typeof value, message: describeThrown(value) };
+}
+
+function rebuildCause(data: StructuredCause): Error {
+  const inner = data.cause === undefined ? undefined : rebuildCause(data.cause);
+  const options = inner === undefined ? undefined : { cause: inner };
+  let error: Error;
+  if (data.code !== undefined && CODES.has(data.code)) {
+    error = new KeelError(data.code, data.message, options);
+  } else {
+    error = new Error(data.message, options);
+    error.name = data.name;
+  }
+  if (data.stack !== undefined) error.stack = data.stack;
+  return error;
 }
 
 /** The cloneable form of a KeelError. */
@@ -81,4 +152,6 @@ export interface StructuredKeelError {
   readonly code: ErrorCode;
   readonly message: string;
   readonly stack?: string | undefined;
+  /** The error's cause chain, when it has one. */
+  readonly cause?: StructuredCause | undefined;
 }

@@ -1,4 +1,6 @@
 /** Helpers shared by the semaphore classes (internal): labels, failure normalisation, messages. */
+
+import { describeValue } from './describe-value';
 import { ErrorCode, KeelError } from './keel-error';
 
 export interface SemaphoreOptions {
@@ -21,7 +23,7 @@ export function semaphoreLabel(prefix: string, options: SemaphoreOptions | undef
 /** Normalises what `fail` receives: a KeelError is kept as is, anything else is wrapped as INTERNAL. */
 export function toFailure(label: string, error: unknown): KeelError {
   if (KeelError.is(error)) return error;
-  const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  const detail = error instanceof Error ? `${error.name}: ${error.message}` : describeValue(error);
   return new KeelError(ErrorCode.INTERNAL, `semaphore '${label}' failed: ${detail}`, { cause: error });
 }
 

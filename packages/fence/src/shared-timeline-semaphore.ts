@@ -286,7 +286,7 @@ export class SharedTimelineSemaphore implements Semaphore {
         if (typeof spin !== 'number' || !Number.isFinite(spin) || spin < 0) {
           throw new KeelError(
             ErrorCode.INVALID_ARGUMENT,
-            `semaphore '${this.label}': waitSync for ${value}: spinMicros must be a finite number ≥ 0, got ${String(spin)}`,
+            `semaphore '${this.label}': waitSync for ${value}: spinMicros must be a finite number ≥ 0, got ${describeValue(spin)}`,
           );
         }
         spinMicros = spin;

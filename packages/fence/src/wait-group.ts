@@ -3,6 +3,7 @@
  * promise, one `onReached` registration per fence, at most one timer and one abort listener; all of it
  * is released when the wait settles, times out or is aborted.
  */
+import { type AbortSubscriber, subscribeAbort, unsubscribeAbort } from './abort-hub';
 import type { Fence, Timepoint } from './fence';
 import { ErrorCode, KeelError } from './keel-error';
 import type { Registration } from './semaphore';
@@ -55,7 +56,7 @@ function cancelledError(what: string, signal: AbortSignal): KeelError {
   });
 }
 
-class GroupWait {
+class GroupWait implements AbortSubscriber {
   readonly #what: string;
   readonly #fences: readonly Fence[];
   readonly #resolve: (index: number) => void;
@@ -88,7 +89,7 @@ class GroupWait {
     }
     if (signal !== undefined) {
       this.#signal = signal;
-      signal.addEventListener('abort', this);
+      subscribeAbort(signal, this);
     }
     const fences = this.#fences;
     for (let i = 0; i < fences.length && !this.#done; i++) {
@@ -98,8 +99,8 @@ class GroupWait {
     }
   }
 
-  /** The abort listener. */
-  handleEvent(): void {
+  /** AbortSubscriber: the wait's AbortSignal aborted. */
+  onAbort(): void {
     const signal = this.#signal;
     if (this.#done || signal === undefined) return;
     this.#finish();
@@ -133,7 +134,7 @@ class GroupWait {
       this.#timer = undefined;
     }
     if (this.#signal !== undefined) {
-      this.#signal.removeEventListener('abort', this);
+      unsubscribeAbort(this.#signal, this);
       this.#signal = undefined;
     }
     const registrations = this.#registrations;

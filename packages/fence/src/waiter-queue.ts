@@ -7,6 +7,7 @@
  * dispatches, so the same code serves a plain field (TimelineSemaphore) and shared memory
  * (SharedTimelineSemaphore).
  */
+import { type AbortSubscriber, subscribeAbort, unsubscribeAbort } from './abort-hub';
 import { ErrorCode, KeelError } from './keel-error';
 import type { ReachedCallback, Registration } from './semaphore';
 import {
@@ -93,10 +94,10 @@ function cancelledError(label: string, value: number, signal: AbortSignal): Keel
 
 /**
  * One queued wait: a promise wait (resolve/reject set) or an `onReached` registration (callback set).
- * It is also the abort listener (`handleEvent`) and the timer's argument, so that a wait with options
+ * It is also the abort subscriber (`onAbort`, see abort-hub.ts) and the timer's argument, so that a wait with options
  * allocates no closure either.
  */
-class Waiter implements Registration {
+class Waiter implements Registration, AbortSubscriber {
   /** Position in the heap; -1 once it left the queue (settled or removed). */
   index = -1;
   timer: TimerHandle | undefined = undefined;
@@ -118,8 +119,8 @@ class Waiter implements Registration {
     if (this.index >= 0) this.queue.remove(this);
   }
 
-  /** The abort listener. */
-  handleEvent(): void {
+  /** AbortSubscriber: the wait's AbortSignal aborted. */
+  onAbort(): void {
     const signal = this.abortSignal;
     if (this.index < 0 || signal === undefined) return;
     const reject = this.reject;
@@ -204,7 +205,7 @@ export class WaiterQueue {
     }
     if (signal !== undefined) {
       waiter.abortSignal = signal;
-      signal.addEventListener('abort', waiter);
+      subscribeAbort(signal, waiter);
     }
     this.#push(waiter);
     return promise;
@@ -277,7 +278,7 @@ export class WaiterQueue {
       waiter.timer = undefined;
     }
     if (waiter.abortSignal !== undefined) {
-      waiter.abortSignal.removeEventListener('abort', waiter);
+      unsubscribeAbort(waiter.abortSignal, waiter);
       waiter.abortSignal = undefined;
     }
     waiter.callback = undefined;

@@ -3,7 +3,7 @@
  * retained by the command buffer) or indirectly (a binding-table slot, substituted at each submission).
  * `offset` defaults to 0; `length` omitted means "to the end of the buffer".
  */
-import { ErrorCode, KeelError } from '@keel/fence';
+import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 import { type Buffer, describeBuffer } from './buffer';
 
 export interface DirectBufferRef {
@@ -43,7 +43,7 @@ function checkByteCount(value: number, what: string, name: string): void {
   if (!Number.isSafeInteger(value) || value < 0) {
     throw new KeelError(
       ErrorCode.INVALID_ARGUMENT,
-      `${what}: ${name} must be a non-negative integer, got ${value}`,
+      `${what}: ${name} must be a non-negative integer, got ${describeValue(value)}`,
     );
   }
 }

@@ -35,6 +35,11 @@ export const MemoryType = {
 } as const;
 export type MemoryType = number;
 
+/** Every defined BufferUsage bit (a usage with any other bit is refused). */
+export const ALL_USAGE_BITS = 0x3f;
+/** Every defined MemoryType bit. */
+export const ALL_MEMORY_BITS = 0xf;
+
 const USAGE_NAMES: readonly (readonly [number, string])[] = [
   [BufferUsage.TRANSFER_SOURCE, 'TRANSFER_SOURCE'],
   [BufferUsage.TRANSFER_TARGET, 'TRANSFER_TARGET'],

@@ -3,10 +3,10 @@
  * device (`createBuffer`, owned by the caller until `destroy()`) or by queue-ordered allocation
  * (`queueAlloca`, usable only between the alloca's signal and the dealloca, see `state`).
  */
-import { ErrorCode, KeelError } from '@keel/fence';
-import type { BufferUsage, MemoryType } from './buffer-usage';
+import { describeValue, ErrorCode, KeelError } from '@keel/fence';
+import { ALL_MEMORY_BITS, ALL_USAGE_BITS, type BufferUsage, type MemoryType } from './buffer-usage';
 import type { Device } from './device';
-import type { QueueAffinity } from './queue-affinity';
+import { QueueAffinity } from './queue-affinity';
 
 /**
  * Where a buffer lives: the queues it is meant for and the pool that backs it. `pool` names the pool
@@ -74,25 +74,40 @@ export function assertBufferLive(buffer: Buffer, what: string): void {
 }
 
 /**
- * Checks the BufferParams of `createBuffer`/`queueAlloca` (INVALID_ARGUMENT naming `what`): an object,
- * `usage` non-negative integer bits, `affinity` (when given) an integer mask. Returns the usage.
+ * Checks the BufferParams of `createBuffer`/`queueAlloca` (INVALID_ARGUMENT naming `what`): an object
+ * (a plain bag; not an array), `usage` an integer of defined BufferUsage bits only, `memoryType` (when
+ * given) an integer of defined MemoryType bits only, `affinity` (when given) a valid 32-bit mask (see
+ * QueueAffinity), `label` (when given) a string. Returns the usage. Shared by every device, so they
+ * refuse the same params.
  */
 export function checkBufferParams(params: BufferParams, what: string): number {
-  if (params === null || typeof params !== 'object') {
-    throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: params must be an object`);
-  }
-  const usage = params.usage;
-  if (typeof usage !== 'number' || !Number.isInteger(usage) || usage < 0) {
+  if (params === null || typeof params !== 'object' || Array.isArray(params)) {
     throw new KeelError(
       ErrorCode.INVALID_ARGUMENT,
-      `${what}: usage must be BufferUsage bits, got ${String(usage)}`,
+      `${what}: params must be an object { usage, memoryType?, affinity?, label? }, got ${describeValue(params)}`,
+    );
+  }
+  const usage = params.usage;
+  if (!isBits(usage, ALL_USAGE_BITS)) {
+    throw new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${what}: params.usage must be BufferUsage bits (an integer made of bits in 0x${ALL_USAGE_BITS.toString(16)}), got ${describeValue(usage)}`,
+    );
+  }
+  const memoryType = params.memoryType;
+  if (memoryType !== undefined && !isBits(memoryType, ALL_MEMORY_BITS)) {
+    throw new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${what}: params.memoryType must be MemoryType bits (an integer made of bits in 0x${ALL_MEMORY_BITS.toString(16)}), got ${describeValue(memoryType)}`,
     );
   }
   const affinity = params.affinity;
-  if (affinity !== undefined && (typeof affinity !== 'number' || !Number.isInteger(affinity))) {
+  if (affinity !== undefined) QueueAffinity.check(affinity, `${what}: params.affinity`);
+  const label = params.label;
+  if (label !== undefined && typeof label !== 'string') {
     throw new KeelError(
       ErrorCode.INVALID_ARGUMENT,
-      `${what}: affinity must be an integer mask, got ${String(affinity)}`,
+      `${what}: params.label must be a string, got ${describeValue(label)}`,
     );
   }
   return usage;
@@ -103,7 +118,7 @@ export function checkBufferByteLength(byteLength: unknown, maxBufferSize: number
   if (typeof byteLength !== 'number' || !Number.isInteger(byteLength) || byteLength < 0) {
     throw new KeelError(
       ErrorCode.INVALID_ARGUMENT,
-      `${what}: byteLength must be a non-negative integer, got ${String(byteLength)}`,
+      `${what}: byteLength must be a non-negative integer, got ${describeValue(byteLength)}`,
     );
   }
   if (byteLength > maxBufferSize) {
@@ -113,4 +128,15 @@ export function checkBufferByteLength(byteLength: unknown, maxBufferSize: number
     );
   }
   return byteLength;
+}
+
+/** True when `value` is a non-negative integer with no bit outside `defined`. */
+function isBits(value: unknown, defined: number): value is number {
+  return (
+    typeof value === 'number' &&
+    Number.isInteger(value) &&
+    value >= 0 &&
+    value <= 0xffffffff &&
+    (value & ~defined) === 0
+  );
 }

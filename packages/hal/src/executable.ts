@@ -5,7 +5,7 @@
  * what the backend decides). The count function is a pure function of the workload, so it can run on
  * the host at record time, or be mirrored by a device-side kernel that writes indirect parameters.
  */
-import { ErrorCode, KeelError } from '@keel/fence';
+import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 import type { Device } from './device';
 
 export type WorkgroupCount = readonly [x: number, y: number, z: number];
@@ -78,14 +78,18 @@ export function ceilDivWorkgroupCount(
 
 function checkCount(value: number, what: string): void {
   if (!Number.isInteger(value) || value < 0) {
-    throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what} must be a non-negative integer, got ${value}`);
+    throw new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${what} must be a non-negative integer, got ${describeValue(value)}`,
+    );
   }
 }
 
 /**
  * Validates export descriptors and turns them into exports (for device implementations). Throws
- * INVALID_ARGUMENT naming the export and the rule: names unique and non-empty, counts non-negative
- * integers, workgroup size three positive integers.
+ * INVALID_ARGUMENT naming the export and the rule: descriptors objects, names unique and non-empty,
+ * counts non-negative integers, workgroup size three positive integers, `workgroupCount` (when given) a
+ * function. (Command buffers check its workload and result and wrap its exceptions at record time.)
  */
 export function createExecutableExports(
   descriptors: readonly ExportDescriptor[],
@@ -100,6 +104,12 @@ export function createExecutableExports(
   const seen = new Set<string>();
   return descriptors.map((d, index) => {
     const what = `executable ${executableName} export ${index}`;
+    if (d === null || typeof d !== 'object') {
+      throw new KeelError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${what}: must be an export descriptor { name, bindingCount, constantCount, ... }, got ${describeValue(d)}`,
+      );
+    }
     if (typeof d.name !== 'string' || d.name.length === 0) {
       throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: name must be a non-empty string`);
     }
@@ -110,10 +120,16 @@ export function createExecutableExports(
     checkCount(d.bindingCount, `${what} '${d.name}': bindingCount`);
     checkCount(d.constantCount, `${what} '${d.name}': constantCount`);
     const size: WorkgroupSize = d.workgroupSize ?? [1, 1, 1];
-    if (size.length !== 3 || size.some((s) => !Number.isInteger(s) || s < 1)) {
+    if (!Array.isArray(size) || size.length !== 3 || size.some((s) => !Number.isInteger(s) || s < 1)) {
       throw new KeelError(
         ErrorCode.INVALID_ARGUMENT,
-        `${what} '${d.name}': workgroupSize must be three positive integers`,
+        `${what} '${d.name}': workgroupSize must be three positive integers, got ${describeValue(size)}`,
+      );
+    }
+    if (d.workgroupCount !== undefined && typeof d.workgroupCount !== 'function') {
+      throw new KeelError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${what} '${d.name}': workgroupCount must be a function (workload) => [x, y, z], got ${describeValue(d.workgroupCount)}`,
       );
     }
     const count = d.workgroupCount ?? ceilDivWorkgroupCount(size);

@@ -1,16 +1,116 @@
 /**
- * Failure propagation shared by every device: when a wait timepoint of a queue operation fails, the
- * operation's signal timepoints fail with ABORTED whose cause is the original failure.
+ * Failure propagation and fence completion shared by every device and the allocator (driver kit):
+ * - when a wait timepoint of a queue operation fails, the operation's signal timepoints fail with
+ *   ABORTED whose cause is the original failure;
+ * - completing an operation signals only the signal timepoints not reached yet: a timepoint some other
+ *   signal already passed (or a failed semaphore) is left alone, and nothing here ever throws, neither
+ *   synchronously nor from a microtask. What a semaphore throws anyway (a foreign implementation) is
+ *   returned to the caller, which reports it through its own hook.
  */
-import { ErrorCode, type Fence, KeelError } from '@keel/fence';
+import { describeValue, ErrorCode, type Fence, KeelError } from '@keel/fence';
 
 /** The ABORTED error a signal receives when `cause` failed one of the operation's waits. */
 export function abortedBy(cause: unknown, operation: string): KeelError {
-  const reason = cause instanceof Error ? cause.message : String(cause);
+  const reason = cause instanceof Error ? cause.message : describeValue(cause);
   return new KeelError(ErrorCode.ABORTED, `${operation}: a wait timepoint failed (${reason})`, { cause });
 }
 
 /** Fails every timepoint of `signal` with the ABORTED error for `cause`. */
 export function propagateFailure(signal: Fence, cause: unknown, operation: string): void {
   signal.fail(abortedBy(cause, operation));
+}
+
+/**
+ * Signals every timepoint of `fence` whose semaphore is healthy and below the timepoint's value; the
+ * others are left alone. Never throws: returns the first exception a semaphore threw, else undefined.
+ * Allocation-free.
+ */
+export function signalPendingTimepoints(fence: Fence): unknown {
+  const timepoints = fence.timepoints;
+  let thrown: unknown;
+  for (let i = 0; i < timepoints.length; i++) {
+    const tp = timepoints[i]!;
+    const semaphore = tp.semaphore;
+    try {
+      if (semaphore.failure !== undefined || semaphore.value >= tp.value) continue;
+      semaphore.signal(tp.value);
+    } catch (error) {
+      thrown ??= error ?? new KeelError(ErrorCode.INTERNAL, 'a semaphore threw undefined');
+    }
+  }
+  return thrown;
+}
+
+/** Fails every timepoint of `fence` with `error`. Never throws: returns what a semaphore threw. */
+export function failTimepoints(fence: Fence, error: unknown): unknown {
+  const timepoints = fence.timepoints;
+  let thrown: unknown;
+  for (let i = 0; i < timepoints.length; i++) {
+    try {
+      timepoints[i]!.semaphore.fail(error);
+    } catch (e) {
+      thrown ??= e ?? new KeelError(ErrorCode.INTERNAL, 'a semaphore threw undefined');
+    }
+  }
+  return thrown;
+}
+
+/**
+ * True when some timepoint of `fence` is still pending: its semaphore is healthy and below the value.
+ * A failure of an operation whose signal has no pending timepoint reaches nobody waiting for that
+ * operation (an empty fence, values something else already passed, semaphores already failed).
+ */
+export function hasPendingTimepoint(fence: Fence): boolean {
+  const timepoints = fence.timepoints;
+  for (let i = 0; i < timepoints.length; i++) {
+    const tp = timepoints[i]!;
+    if (tp.semaphore.failure === undefined && tp.semaphore.value < tp.value) return true;
+  }
+  return false;
+}
+
+/** What `onUnhandledFailure` receives besides the error. */
+export interface UnhandledFailureContext {
+  /** The device's name (`info.name`). */
+  readonly device: string;
+  /** The failed operation, e.g. "device 'cpu' queueExecute". */
+  readonly operation: string;
+}
+
+/** A device option: hears about failures no signal timepoint could deliver. */
+export type UnhandledFailureHook = (error: KeelError, context: UnhandledFailureContext) => void;
+
+/**
+ * The reporter a device calls with a failure that had no pending signal timepoint (see
+ * hasPendingTimepoint): `hook` (the device's `onUnhandledFailure` option) when given, else one console
+ * warning per reporter (per device). Never throws: an exception of the hook is dropped. Non-KeelErrors
+ * are wrapped (INTERNAL, cause = the value).
+ */
+export function unhandledFailureReporter(
+  hook: UnhandledFailureHook | undefined,
+  device: string,
+): (error: unknown, operation: string) => void {
+  let warned = false;
+  return (error: unknown, operation: string): void => {
+    const failure = KeelError.is(error)
+      ? error
+      : new KeelError(
+          ErrorCode.INTERNAL,
+          `${operation}: ${error instanceof Error ? error.message : describeValue(error)}`,
+          { cause: error },
+        );
+    if (hook !== undefined) {
+      try {
+        hook(failure, { device, operation });
+      } catch {
+        // The caller's hook may not disturb the device.
+      }
+      return;
+    }
+    if (warned) return;
+    warned = true;
+    globalThis.console?.warn(
+      `${device}: ${operation} failed but no signal timepoint could deliver it (its values already passed, or no signal fence); pass onUnhandledFailure to handle these (further ones on this device are not printed): ${failure.code}: ${failure.message}`,
+    );
+  };
 }

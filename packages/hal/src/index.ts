@@ -58,7 +58,16 @@ export {
   type WorkgroupCount,
   type WorkgroupSize,
 } from './executable';
-export { abortedBy, propagateFailure } from './failure';
+export {
+  abortedBy,
+  failTimepoints,
+  hasPendingTimepoint,
+  propagateFailure,
+  signalPendingTimepoints,
+  type UnhandledFailureContext,
+  type UnhandledFailureHook,
+  unhandledFailureReporter,
+} from './failure';
 export { checkOptions, type OptionRule, type OptionRules } from './options';
 export { QueueAffinity } from './queue-affinity';
 export {

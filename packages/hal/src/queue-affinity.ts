@@ -2,16 +2,40 @@
  * Queue affinity: a 32-bit mask in which bit i selects queue i of a device (or target i of a scheduler).
  * A device maps a mask onto its queues by a documented policy (usually: the lowest set bit that names
  * one of its queues); an empty intersection with the device's queues is INVALID_ARGUMENT.
- * Masks are plain numbers kept as unsigned 32-bit values (`>>> 0`).
+ *
+ * Valid masks are the 32-bit integers: 0..0xFFFFFFFF, and the int32 values -2^31..-1 that JavaScript's
+ * bit operators produce (`~0`, `1 << 31`), taken as their unsigned equivalent (`-1` is ANY). Anything
+ * else (a non-number, a non-integer, NaN, a value above 0xFFFFFFFF such as 2**32 + 1, below -2^31) is
+ * INVALID_ARGUMENT wherever a mask is taken, never truncated. Masks are returned as unsigned values.
  */
-import { ErrorCode, KeelError } from '@keel/fence';
+import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 
 export type QueueAffinity = number;
 
+const MIN_MASK = -(2 ** 31);
+const MAX_MASK = 0xffffffff;
+
 function checkIndex(index: number): void {
   if (!Number.isInteger(index) || index < 0 || index > 31) {
-    throw new KeelError(ErrorCode.INVALID_ARGUMENT, `queue affinity: queue index ${index} is outside 0..31`);
+    throw new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `queue affinity: queue index ${describeValue(index)} is outside 0..31`,
+    );
   }
+}
+
+/** True for a valid mask (see the module comment). */
+function isMask(mask: unknown): mask is number {
+  return typeof mask === 'number' && Number.isInteger(mask) && mask >= MIN_MASK && mask <= MAX_MASK;
+}
+
+/** The unsigned mask, or INVALID_ARGUMENT naming `what`. */
+function checkMask(mask: unknown, what: string): number {
+  if (isMask(mask)) return mask >>> 0;
+  throw new KeelError(
+    ErrorCode.INVALID_ARGUMENT,
+    `${what}: queue affinity must be a 32-bit integer mask (0 to 0xffffffff, or an int32), got ${describeValue(mask)}`,
+  );
 }
 
 /** Helpers over affinity masks. */
@@ -21,6 +45,14 @@ export const QueueAffinity = {
   /** No queue; never valid for an operation. */
   NONE: 0,
 
+  /** True when `mask` is a valid mask (a 32-bit integer, see the module comment). */
+  isValid(mask: unknown): mask is QueueAffinity {
+    return isMask(mask);
+  },
+  /** The unsigned form of `mask`; INVALID_ARGUMENT naming `what` unless it is a valid mask. */
+  check(mask: unknown, what: string): QueueAffinity {
+    return checkMask(mask, what);
+  },
   /** The mask with only the given queue indices set. */
   of(...indices: number[]): QueueAffinity {
     let mask = 0;
@@ -35,63 +67,64 @@ export const QueueAffinity = {
     if (!Number.isInteger(count) || count < 0 || count > 32) {
       throw new KeelError(
         ErrorCode.INVALID_ARGUMENT,
-        `queue affinity: queue count ${count} is outside 0..32`,
+        `queue affinity: queue count ${describeValue(count)} is outside 0..32`,
       );
     }
     return count === 32 ? 0xffffffff : ((1 << count) - 1) >>> 0;
   },
   /** Number of set bits. */
   count(mask: QueueAffinity): number {
-    let m = mask >>> 0;
+    let m = checkMask(mask, 'QueueAffinity.count');
     m -= (m >>> 1) & 0x55555555;
     m = (m & 0x33333333) + ((m >>> 2) & 0x33333333);
     return (((m + (m >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
   },
   /** Index of the lowest set bit, or -1 for an empty mask. */
   first(mask: QueueAffinity): number {
-    const m = mask >>> 0;
+    const m = checkMask(mask, 'QueueAffinity.first');
     return m === 0 ? -1 : 31 - Math.clz32(m & -m);
   },
   and(a: QueueAffinity, b: QueueAffinity): QueueAffinity {
-    return (a & b) >>> 0;
+    return (checkMask(a, 'QueueAffinity.and') & checkMask(b, 'QueueAffinity.and')) >>> 0;
   },
   or(a: QueueAffinity, b: QueueAffinity): QueueAffinity {
-    return (a | b) >>> 0;
+    return (checkMask(a, 'QueueAffinity.or') | checkMask(b, 'QueueAffinity.or')) >>> 0;
   },
   has(mask: QueueAffinity, index: number): boolean {
+    const m = checkMask(mask, 'QueueAffinity.has');
     checkIndex(index);
-    return ((mask >>> index) & 1) === 1;
+    return ((m >>> index) & 1) === 1;
   },
   isEmpty(mask: QueueAffinity): boolean {
-    return mask >>> 0 === 0;
+    return checkMask(mask, 'QueueAffinity.isEmpty') === 0;
   },
   /** Yields the set queue indices in ascending order. */
   *indices(mask: QueueAffinity): IterableIterator<number> {
-    let m = mask >>> 0;
+    let m = checkMask(mask, 'QueueAffinity.indices');
     while (m !== 0) {
       const i = 31 - Math.clz32(m & -m);
       yield i;
       m = (m & ~(1 << i)) >>> 0;
     }
   },
+  /** The mask as messages show it: `0x` and its unsigned hex digits (any valid mask). */
+  format(mask: QueueAffinity): string {
+    return isMask(mask) ? `0x${(mask >>> 0).toString(16)}` : describeValue(mask);
+  },
   /**
    * Validates a caller's mask against a device with `queueCount` queues and returns the queue index
-   * the default policy picks: the lowest set bit below `queueCount`. An empty intersection is
-   * INVALID_ARGUMENT naming `what` (e.g. "device 'cpu' queueExecute").
+   * the default policy picks: the lowest set bit below `queueCount`. A mask that is not a 32-bit
+   * integer, or an empty intersection, is INVALID_ARGUMENT naming `what` (e.g. "device 'cpu'
+   * queueExecute").
    */
   select(mask: QueueAffinity, queueCount: number, what: string): number {
-    if (typeof mask !== 'number' || !Number.isInteger(mask)) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `${what}: queue affinity must be an integer mask, got ${String(mask)}`,
-      );
-    }
+    const checked = checkMask(mask, what);
     const available = QueueAffinity.firstN(Math.min(queueCount, 32));
-    const m = (mask & available) >>> 0;
+    const m = (checked & available) >>> 0;
     if (m === 0) {
       throw new KeelError(
         ErrorCode.INVALID_ARGUMENT,
-        `${what}: queue affinity 0x${(mask >>> 0).toString(16)} selects none of the device's ${queueCount} queue(s)`,
+        `${what}: queue affinity 0x${checked.toString(16)} selects none of the device's ${queueCount} queue(s)`,
       );
     }
     return 31 - Math.clz32(m & -m);

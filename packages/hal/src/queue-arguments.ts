@@ -8,7 +8,7 @@
  * and allocate nothing unless they throw: a checked range is written into a caller-owned ByteRange that
  * the caller reuses, so a device's hot path stays allocation-free.
  */
-import { ErrorCode, Fence, KeelError } from '@keel/fence';
+import { describeValue, ErrorCode, Fence, KeelError } from '@keel/fence';
 import type { BindingTable } from './binding-table';
 import { assertBufferLive, type Buffer, describeBuffer } from './buffer';
 import { type DirectBufferRef, resolveRange } from './buffer-ref';
@@ -48,13 +48,13 @@ export function checkQueueFences(wait: unknown, signal: unknown, what: string): 
 }
 
 function notAFence(value: unknown, what: string, role: string): KeelError {
-  return invalid(`${what}: ${role} must be a Fence (use Fence.empty for none), got ${String(value)}`);
+  return invalid(`${what}: ${role} must be a Fence (use Fence.empty for none), got ${describeValue(value)}`);
 }
 
 /** The bytes of host memory `view` (an ArrayBufferView, else INVALID_ARGUMENT naming `role`). */
 export function hostBytes(view: unknown, what: string, role: string): Uint8Array {
   if (!ArrayBuffer.isView(view)) {
-    throw invalid(`${what} ${role}: expected an ArrayBufferView, got ${String(view)}`);
+    throw invalid(`${what} ${role}: expected an ArrayBufferView, got ${describeValue(view)}`);
   }
   return view instanceof Uint8Array ? view : new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
 }
@@ -110,7 +110,12 @@ function refError(
   defaultLength: number | undefined,
 ): never {
   if (ref === null || typeof ref !== 'object') {
-    throw invalid(`${what}: expected a buffer ref { buffer, offset?, length? }`);
+    throw invalid(`${what}: expected a buffer ref { buffer, offset?, length? }, got ${describeValue(ref)}`);
+  }
+  if (looksLikeBuffer(ref)) {
+    throw invalid(
+      `${what}: got a Buffer itself (${describeBuffer(ref)}); pass a ref { buffer, offset?, length? }, e.g. { buffer }`,
+    );
   }
   const buffer = (ref as { buffer?: unknown }).buffer;
   if (buffer === undefined && typeof (ref as { slot?: unknown }).slot === 'number') {
@@ -119,7 +124,9 @@ function refError(
     );
   }
   if (!(buffer instanceof bufferClass)) {
-    throw invalid(`${what}: ${String(buffer)} is not a buffer of a ${device.info.backend} device`);
+    throw invalid(
+      `${what}: ref.buffer must be a buffer of a ${device.info.backend} device, got ${describeValue(buffer)}`,
+    );
   }
   if (buffer.device !== device) throw invalid(`${what}: ${describeBuffer(buffer)} belongs to another device`);
   assertBufferLive(buffer, what);
@@ -130,6 +137,19 @@ function refError(
   }
   resolveRange({ offset: ref.offset, length: ref.length ?? defaultLength }, buffer, what);
   throw new KeelError(ErrorCode.INTERNAL, `${what}: the ref was rejected without a reason`);
+}
+
+/** True for a hal Buffer (by shape) passed where a ref `{ buffer, … }` is expected. */
+function looksLikeBuffer(value: object): value is Buffer {
+  const v = value as Partial<Buffer> & { buffer?: unknown };
+  return (
+    v.buffer === undefined &&
+    typeof v.byteLength === 'number' &&
+    typeof v.usage === 'number' &&
+    typeof v.device === 'object' &&
+    v.device !== null &&
+    typeof v.destroy === 'function'
+  );
 }
 
 /**
@@ -155,7 +175,7 @@ export function checkHostLength(
 /** INVALID_ARGUMENT unless `patternLength` is 1, 2 or 4 and `pattern` an unsigned integer that fits. */
 export function checkFillPattern(pattern: unknown, patternLength: unknown, what: string): void {
   if (patternLength !== 1 && patternLength !== 2 && patternLength !== 4) {
-    throw invalid(`${what}: pattern length ${String(patternLength)} is not 1, 2 or 4`);
+    throw invalid(`${what}: pattern length ${describeValue(patternLength)} is not 1, 2 or 4`);
   }
   if (
     typeof pattern !== 'number' ||
@@ -164,7 +184,7 @@ export function checkFillPattern(pattern: unknown, patternLength: unknown, what:
     pattern >= 2 ** (8 * patternLength)
   ) {
     throw invalid(
-      `${what}: pattern ${String(pattern)} is not an unsigned integer that fits in ${patternLength} byte(s)`,
+      `${what}: pattern ${describeValue(pattern)} is not an unsigned integer that fits in ${patternLength} byte(s)`,
     );
   }
 }

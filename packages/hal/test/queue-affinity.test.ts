@@ -53,3 +53,57 @@ describe('QueueAffinity', () => {
     );
   });
 });
+
+describe('QueueAffinity: masks must be 32-bit integers', () => {
+  const bad: unknown[] = [
+    2 ** 32,
+    2 ** 32 + 1,
+    2 ** 33,
+    1.5,
+    Number.NaN,
+    Infinity,
+    -(2 ** 31) - 1,
+    '1',
+    1n,
+    undefined,
+  ];
+
+  it('select refuses every mask that is not a 32-bit integer (never truncates)', () => {
+    for (const mask of bad) {
+      let error: unknown;
+      try {
+        QueueAffinity.select(mask as number, 4, 'device x queueCopy');
+      } catch (e) {
+        error = e;
+      }
+      expect(KeelError.is(error, 'INVALID_ARGUMENT'), `mask ${String(mask)}`).toBe(true);
+    }
+    // 2**32 + 1 used to select queue 0 (truncated to 1).
+    expect(() => QueueAffinity.select(2 ** 32 + 1, 4, 'q')).toThrow(/got 4294967297/);
+    expect(() => QueueAffinity.select(2 ** 33, 4, 'q')).toThrow(/got 8589934592/);
+    expect(() => QueueAffinity.select('1' as unknown as number, 4, 'q')).toThrow(/got "1"/);
+  });
+
+  it('int32 masks count as their unsigned form; -1 is ANY', () => {
+    expect(QueueAffinity.select(-1, 4, 'q')).toBe(0);
+    expect(QueueAffinity.select(1 << 31, 32, 'q')).toBe(31);
+    expect(QueueAffinity.check(-1, 'q')).toBe(0xffffffff);
+    expect(QueueAffinity.isValid(0xffffffff)).toBe(true);
+    expect(QueueAffinity.isValid(2 ** 32)).toBe(false);
+    expect(() => QueueAffinity.select(0x100, 4, 'q')).toThrow(/0x100 selects none/);
+  });
+
+  it('every helper refuses a mask that is not a 32-bit integer', () => {
+    for (const mask of [2 ** 32 + 1, 0.5]) {
+      expect(() => QueueAffinity.count(mask)).toThrow(KeelError);
+      expect(() => QueueAffinity.first(mask)).toThrow(KeelError);
+      expect(() => QueueAffinity.and(mask, 1)).toThrow(KeelError);
+      expect(() => QueueAffinity.or(1, mask)).toThrow(KeelError);
+      expect(() => QueueAffinity.has(mask, 0)).toThrow(KeelError);
+      expect(() => QueueAffinity.isEmpty(mask)).toThrow(KeelError);
+      expect(() => [...QueueAffinity.indices(mask)]).toThrow(KeelError);
+    }
+    expect(QueueAffinity.format(2 ** 33)).toBe('8589934592');
+    expect(QueueAffinity.format(-1)).toBe('0xffffffff');
+  });
+});

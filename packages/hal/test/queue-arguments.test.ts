@@ -67,13 +67,13 @@ describe('checkQueueRef', () => {
     const b = fake(64);
     expect(error(() => check(null))).toEqual({
       code: 'INVALID_ARGUMENT',
-      message: `${W} target: expected a buffer ref { buffer, offset?, length? }`,
+      message: `${W} target: expected a buffer ref { buffer, offset?, length? }, got null`,
     });
     expect(error(() => check({ slot: 0 }))?.message).toBe(
       `${W} target: queue operations take direct refs; binding-table slots exist only in command buffers`,
     );
     expect(error(() => check({ buffer: {} }))?.message).toBe(
-      `${W} target: [object Object] is not a buffer of a fake device`,
+      `${W} target: ref.buffer must be a buffer of a fake device, got an empty object`,
     );
     expect(error(() => check({ buffer: new FakeBuffer(other, 8, 0xff) }))?.message).toBe(
       `${W} target: buffer (8 bytes) belongs to another device`,
@@ -104,7 +104,7 @@ describe('the other queue-argument checks', () => {
     const words = new Uint32Array(4);
     expect(hostBytes(words, W, 'source').byteLength).toBe(16);
     expect(error(() => hostBytes([1], W, 'source'))?.message).toBe(
-      `${W} source: expected an ArrayBufferView, got 1`,
+      `${W} source: expected an ArrayBufferView, got an array of 1`,
     );
     expect(error(() => checkHostLength('queueWrite', 8, 8, W))).toBeUndefined();
     expect(error(() => checkHostLength('queueWrite', 8, 4, W))?.message).toBe(

@@ -6,7 +6,7 @@ import type { CpuDeviceOptions } from '@keel/device-cpu';
 import { createCpuDevice } from '@keel/device-cpu';
 import type { WebGpuDeviceOptions } from '@keel/device-webgpu';
 import { createWebGpuDevice } from '@keel/device-webgpu';
-import type { Device } from '@keel/hal';
+import { type Device, describeValue, ErrorCode, KeelError } from '@keel/hal';
 
 export type DeviceKind = 'cpu' | 'webgpu';
 
@@ -17,9 +17,24 @@ export type CreateDeviceOptions =
 /**
  * Opens a device: `{ kind: 'cpu', mode, queues, workersPerQueue }` (the default) or
  * `{ kind: 'webgpu', ... }`. The caller owns the device and ends it with `destroy()` or `await using`.
- * Errors: UNAVAILABLE when WebGPU has no adapter here; INVALID_ARGUMENT for bad options.
+ * Errors: UNAVAILABLE when WebGPU has no adapter here; INVALID_ARGUMENT for bad options (not an
+ * object, an unknown `kind`, and whatever the chosen device's factory refuses: unknown keys, wrong
+ * types, out-of-range numbers).
  */
 export async function createDevice(options: CreateDeviceOptions = {}): Promise<Device> {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `createDevice: options must be an object { kind?: 'cpu' | 'webgpu', ... }, got ${describeValue(options)}`,
+    );
+  }
+  const kind: unknown = options.kind;
+  if (kind !== undefined && kind !== 'cpu' && kind !== 'webgpu') {
+    throw new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `createDevice: option 'kind' must be one of 'cpu', 'webgpu', got ${describeValue(kind)}`,
+    );
+  }
   if (options.kind === 'webgpu') {
     const { kind: _kind, ...rest } = options;
     return createWebGpuDevice(rest);

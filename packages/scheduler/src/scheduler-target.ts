@@ -2,7 +2,7 @@
  * Scheduler targets: the (device, queue) pairs a Scheduler places work on. Target i answers to bit i of
  * the scheduler's affinity masks, exactly as queue i answers to bit i of a device's masks.
  */
-import { ErrorCode, KeelError } from '@keel/fence';
+import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 import type { Device } from '@keel/hal';
 
 /** One queue of one device, as the scheduler sees it. */
@@ -41,7 +41,7 @@ export function checkTargets(targets: readonly SchedulerTarget[]): void {
     throw new KeelError(
       ErrorCode.INVALID_ARGUMENT,
       `Scheduler: needs 1..${MAX_TARGETS} targets (one per affinity bit), got ${
-        Array.isArray(targets) ? targets.length : String(targets)
+        Array.isArray(targets) ? targets.length : describeValue(targets)
       }`,
     );
   }
@@ -62,7 +62,7 @@ export function checkTargets(targets: readonly SchedulerTarget[]): void {
     if (!Number.isInteger(target.queue) || target.queue < 0 || target.queue >= count || target.queue > 31) {
       throw new KeelError(
         ErrorCode.INVALID_ARGUMENT,
-        `Scheduler: target ${i}: queue ${String(target.queue)} is not a queue of device '${device.info.name}' (${count} queue(s))`,
+        `Scheduler: target ${i}: queue ${describeValue(target.queue)} is not a queue of device '${device.info.name}' (${count} queue(s))`,
       );
     }
     let queues = seen.get(device);

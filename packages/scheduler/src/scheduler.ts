@@ -18,13 +18,15 @@
  * - Ordering comes only from fences, as for a Device: the scheduler adds no waits of its own, so
  *   running everything on one target is always correct (the forward-progress guarantee).
  */
-import { ErrorCode, Fence, KeelError, type Semaphore } from '@keel/fence';
+import { describeValue, ErrorCode, Fence, KeelError, type Semaphore } from '@keel/fence';
 import {
   type Buffer,
   type CommandBuffer,
+  checkOptions,
   type Device,
   type DirectBufferRef,
   describeBuffer,
+  type OptionRules,
   QueueAffinity,
 } from '@keel/hal';
 import { PlacementPolicy } from './placement-policy';
@@ -45,6 +47,15 @@ export interface SchedulerOptions {
 export type NonAllocaOperation = Exclude<QueueOperation, AllocaOperation>;
 
 const DEFAULT_TRACE_CAPACITY = 1024;
+
+/** The options a Scheduler takes (unknown keys and wrong types are INVALID_ARGUMENT). */
+const OPTION_RULES: OptionRules = {
+  trace: {
+    type: 'custom',
+    expected: 'a boolean or a positive integer',
+    check: (v) => typeof v === 'boolean' || (typeof v === 'number' && Number.isSafeInteger(v) && v >= 1),
+  },
+};
 
 /** How messages name each kind of submission (constants: nothing is built per call). */
 const WHAT: Readonly<Record<QueueOperationKind, string>> = {
@@ -98,7 +109,8 @@ export class Scheduler {
    * @param targets 1..32 distinct (device, queue) pairs; target i is bit i. `targetsOf(...devices)`
    *   lists every queue of some devices.
    */
-  constructor(targets: readonly SchedulerTarget[], options: SchedulerOptions = {}) {
+  constructor(targets: readonly SchedulerTarget[], rawOptions?: SchedulerOptions) {
+    const options = checkOptions<SchedulerOptions>('Scheduler', rawOptions, OPTION_RULES);
     checkTargets(targets);
     this.targets = Object.freeze(targets.slice());
     this.allTargets = QueueAffinity.firstN(targets.length);
@@ -123,7 +135,7 @@ export class Scheduler {
       if (!Number.isSafeInteger(capacity) || capacity < 1) {
         throw new KeelError(
           ErrorCode.INVALID_ARGUMENT,
-          `Scheduler: trace capacity must be a positive integer, got ${String(capacity)}`,
+          `Scheduler: trace capacity must be a positive integer, got ${describeValue(capacity)}`,
         );
       }
       this.#trace = new PlacementTrace(capacity);
@@ -173,12 +185,7 @@ export class Scheduler {
     const affinity = options?.affinity ?? QueueAffinity.ANY;
     const wait = options?.wait ?? Fence.empty;
     let signal = options?.signal ?? Fence.empty;
-    if (typeof affinity !== 'number' || !Number.isInteger(affinity)) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `${what}: affinity must be an integer mask, got ${String(affinity)}`,
-      );
-    }
+    QueueAffinity.check(affinity, what);
     if (!isFence(wait)) throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: wait is not a Fence`);
     if (!isFence(signal)) throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: signal is not a Fence`);
 
@@ -330,7 +337,7 @@ export class Scheduler {
       throw new KeelError(
         ErrorCode.INVALID_ARGUMENT,
         device === undefined
-          ? `${what}: ${role} ${String(buffer)} is not a buffer`
+          ? `${what}: ${role} ${describeValue(buffer)} is not a buffer`
           : `${what}: ${role} ${describeBuffer(buffer)} belongs to device '${device.info.name}', which has no target in this scheduler`,
       );
     }
@@ -440,7 +447,7 @@ export class Scheduler {
 }
 
 function describeOp(op: unknown): string {
-  if (typeof op !== 'object' || op === null) return String(op);
+  if (typeof op !== 'object' || op === null) return describeValue(op);
   const kind = (op as { kind?: unknown }).kind;
-  return `an object of kind ${typeof kind === 'string' ? `'${kind}'` : String(kind)}`;
+  return `an object of kind ${typeof kind === 'string' ? `'${kind}'` : describeValue(kind)}`;
 }

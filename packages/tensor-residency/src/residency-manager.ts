@@ -19,8 +19,17 @@
  *   (released tensor, conflicting lease, disposed manager), RESOURCE_EXHAUSTED (budget), UNAVAILABLE
  *   (device lost or destroyed), DATA_LOSS (the only up-to-date copy was on a lost device).
  */
-import { ErrorCode, Fence, KeelError } from '@keel/fence';
-import { type Buffer, BufferUsage, type Device, hasAllBits, MemoryType, QueueAffinity } from '@keel/hal';
+import { describeValue, ErrorCode, Fence, KeelError } from '@keel/fence';
+import {
+  type Buffer,
+  BufferUsage,
+  checkOptions,
+  type Device,
+  hasAllBits,
+  MemoryType,
+  type OptionRules,
+  QueueAffinity,
+} from '@keel/hal';
 import { CounterSet, type ResidencyCounters } from './counters';
 import {
   type AllocationStrategy,
@@ -72,12 +81,22 @@ export interface AcquireRequest {
   readonly access: Access;
 }
 
+/** The options a ResidencyManager takes (unknown keys and wrong types are INVALID_ARGUMENT). */
+const OPTION_RULES: OptionRules = {
+  budgetBytes: { type: 'integer', min: 1 },
+  affinity: { type: 'custom', expected: 'a 32-bit integer queue mask', check: QueueAffinity.isValid },
+  allocation: { type: 'string', oneOf: ['queue-ordered', 'buffers'] },
+  usage: { type: 'integer', min: 0 },
+  hostMapping: { type: 'object' },
+  label: { type: 'string' },
+};
+
 function checkBudget(value: unknown): number {
   if (value === undefined) return DEFAULT_BUDGET_BYTES;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
     throw new KeelError(
       ErrorCode.INVALID_ARGUMENT,
-      `residency manager: budgetBytes ${String(value)} must be a positive integer`,
+      `residency manager: budgetBytes ${describeValue(value)} must be a positive integer`,
     );
   }
   return value;
@@ -121,7 +140,8 @@ export class ResidencyManager implements AsyncDisposable {
   /** Tensors that had a copy here when the device was lost (`rehome` uploads them). */
   readonly #orphans = new Set<TensorState>();
 
-  constructor(device: Device, options: ResidencyManagerOptions = {}) {
+  constructor(device: Device, rawOptions?: ResidencyManagerOptions) {
+    const options = checkOptions<ResidencyManagerOptions>('ResidencyManager', rawOptions, OPTION_RULES);
     if (!isDevice(device)) {
       throw new KeelError(ErrorCode.INVALID_ARGUMENT, 'residency manager: `device` must be a Keel Device');
     }
@@ -132,7 +152,7 @@ export class ResidencyManager implements AsyncDisposable {
     if (this.allocation !== 'queue-ordered' && this.allocation !== 'buffers') {
       throw new KeelError(
         ErrorCode.INVALID_ARGUMENT,
-        `residency manager: allocation '${String(this.allocation)}' is not 'queue-ordered' or 'buffers'`,
+        `residency manager: allocation ${describeValue(this.allocation)} is not 'queue-ordered' or 'buffers'`,
       );
     }
     this.#usage = options.usage ?? BufferUsage.DEFAULT;

@@ -10,7 +10,7 @@
  * Ownership: device memory is freed by `release()` (or by eviction); a tensor dropped without
  * `release()` keeps its device copies until its managers are disposed.
  */
-import { ErrorCode, KeelError } from '@keel/fence';
+import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 import {
   bytesPerElement,
   checkDType,
@@ -72,12 +72,46 @@ export function tensorOf<D extends DType>(state: TensorState): Tensor<D> {
   return new (Tensor as unknown as new (state: TensorState) => Tensor<D>)(state);
 }
 
+/** Range of the integer dtypes (a plain array's elements must be integers in it). */
+const INTEGER_RANGES: { readonly [D in DType]?: readonly [number, number] } = {
+  i32: [-(2 ** 31), 2 ** 31 - 1],
+  u32: [0, 2 ** 32 - 1],
+  i16: [-(2 ** 15), 2 ** 15 - 1],
+  u16: [0, 2 ** 16 - 1],
+  i8: [-128, 127],
+  u8: [0, 255],
+};
+
+/**
+ * INVALID_ARGUMENT unless every element of plain array `data` is a number the dtype holds exactly as
+ * given: any number for f32/f64 (NaN and ±Infinity included; f32 rounds), an integer in range for the
+ * integer dtypes (no silent truncation or wrap-around). Names the index and shows the value.
+ */
+function checkElements(state: TensorState, data: readonly unknown[], what: string): void {
+  const range = INTEGER_RANGES[state.dtype];
+  for (let i = 0; i < data.length; i++) {
+    const value = data[i];
+    if (typeof value !== 'number') {
+      throw new KeelError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${what}: element ${i} of the data for ${state.describe()} must be a number, got ${describeValue(value)}`,
+      );
+    }
+    if (range !== undefined && (!Number.isInteger(value) || value < range[0] || value > range[1])) {
+      throw new KeelError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${what}: element ${i} of the data for ${state.describe()} must be an integer in [${range[0]}, ${range[1]}] (${state.dtype}), got ${describeValue(value)}`,
+      );
+    }
+  }
+}
+
 function checkData(state: TensorState, data: unknown, what: string): void {
   const got = dtypeOfView(data);
   if (got === undefined && !Array.isArray(data)) {
     throw new KeelError(
       ErrorCode.INVALID_ARGUMENT,
-      `${what}: data for ${state.describe()} must be a ${viewName(state.dtype)} or an array of numbers`,
+      `${what}: data for ${state.describe()} must be a ${viewName(state.dtype)} or an array of numbers, got ${describeValue(data)}`,
     );
   }
   if (got !== undefined && got !== state.dtype) {
@@ -93,6 +127,7 @@ function checkData(state: TensorState, data: unknown, what: string): void {
       `${what}: shape mismatch: ${state.describe()} has ${state.elements} elements, got ${length}`,
     );
   }
+  if (got === undefined) checkElements(state, data as readonly unknown[], what);
 }
 
 export class Tensor<D extends DType = DType> {

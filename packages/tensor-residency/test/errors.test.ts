@@ -38,6 +38,80 @@ describe('bad input', () => {
     await expectKeelError(() => t.write('abc' as unknown as number[]), ErrorCode.INVALID_ARGUMENT);
   });
 
+  it('ResidencyManager options are validated at creation (issue 15)', async () => {
+    await expectKeelError(
+      () => new ResidencyManager(device, { budget: 4096 } as never),
+      ErrorCode.INVALID_ARGUMENT,
+      /ResidencyManager: unknown option 'budget' \(known options: budgetBytes, affinity, allocation, usage, hostMapping, label\)/,
+    );
+    await expectKeelError(
+      () => new ResidencyManager(device, { budgetBytes: '4096' } as never),
+      ErrorCode.INVALID_ARGUMENT,
+      /option 'budgetBytes' must be an integer ≥ 1, got "4096"/,
+    );
+    await expectKeelError(
+      () => new ResidencyManager(device, { affinity: 2 ** 33 }),
+      ErrorCode.INVALID_ARGUMENT,
+      /option 'affinity' must be a 32-bit integer queue mask, got 8589934592/,
+    );
+    await expectKeelError(
+      () => new ResidencyManager(device, { allocation: 'pool' } as never),
+      ErrorCode.INVALID_ARGUMENT,
+      /option 'allocation' must be one of 'queue-ordered', 'buffers', got "pool"/,
+    );
+    await expectKeelError(
+      () => new ResidencyManager(device, 'big' as never),
+      ErrorCode.INVALID_ARGUMENT,
+      /ResidencyManager: options must be an object, got "big"/,
+    );
+  });
+
+  it('plain-array data: every element must be a number the dtype holds exactly', async () => {
+    await expectKeelError(
+      () => Tensor.fromHost('f32', [2], [1, 'a'] as unknown as number[]),
+      ErrorCode.INVALID_ARGUMENT,
+      /element 1 of the data .* must be a number, got "a"/,
+    );
+    await expectKeelError(
+      () => Tensor.fromHost('f32', [3], [1, undefined, 2] as unknown as number[]),
+      ErrorCode.INVALID_ARGUMENT,
+      /element 1 .*got undefined/,
+    );
+    await expectKeelError(
+      () => Tensor.fromHost('f64', [2], [1, 2n] as unknown as number[]),
+      ErrorCode.INVALID_ARGUMENT,
+      /element 1 .*got 2n/,
+    );
+    // A sparse array's hole is not a number either.
+    await expectKeelError(
+      () => Tensor.fromHost('f32', [2], new Array<number>(2).fill(1, 0, 1)),
+      ErrorCode.INVALID_ARGUMENT,
+      /element 1 .*got undefined/,
+    );
+    await expectKeelError(
+      () => Tensor.fromHost('u8', [2], [1, 300]),
+      ErrorCode.INVALID_ARGUMENT,
+      /element 1 .*integer in \[0, 255\] \(u8\), got 300/,
+    );
+    await expectKeelError(
+      () => Tensor.fromHost('i32', [2], [1.5, 2]),
+      ErrorCode.INVALID_ARGUMENT,
+      /element 0 .*integer .*got 1.5/,
+    );
+    await expectKeelError(() => Tensor.fromHost('u32', [1], [-1]), ErrorCode.INVALID_ARGUMENT, /got -1/);
+    const t = Tensor.zeros('i8', [2]);
+    await expectKeelError(() => t.write([1, 128]), ErrorCode.INVALID_ARGUMENT, /element 1/);
+    await expectKeelError(
+      () => Tensor.fromHost('f32', [2], { length: 2 } as unknown as number[]),
+      ErrorCode.INVALID_ARGUMENT,
+      /got an object \{ length \}/,
+    );
+    // Floats take any number, NaN and infinities included.
+    const f = Tensor.fromHost('f32', [3], [Number.NaN, Number.POSITIVE_INFINITY, 0.5]);
+    expect(Number.isNaN((await f.toHost())[0])).toBe(true);
+    expect([...(await Tensor.fromHost('u32', [1], [2 ** 32 - 1]).toHost())]).toEqual([2 ** 32 - 1]);
+  });
+
   it('reading a tensor without contents', async () => {
     const t = Tensor.empty('i32', [4], { label: 'fresh' });
     await expectKeelError(() => t.toHost(), ErrorCode.FAILED_PRECONDITION, /'fresh'.*no contents/);

@@ -8,7 +8,7 @@
 import { availableParallelism } from 'node:os';
 import { createCpuDevice } from '@keel/device-cpu';
 import { createWebGpuDevice } from '@keel/device-webgpu';
-import { ErrorCode, KeelError } from '@keel/fence';
+import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 import type { Device, ExecutableSource } from '@keel/hal';
 import { mlpCpuExecutableSource, mlpWgslExecutableSource } from '../mlp/index';
 import { type GemmTiling, wgslGemmTilingFor } from '../mlp/webgpu/wgsl';
@@ -50,7 +50,7 @@ export async function openTrainingDevice(options: TrainMlpOptions): Promise<Open
   }
   throw new KeelError(
     ErrorCode.INVALID_ARGUMENT,
-    `trainMlp: device must be 'cpu', 'webgpu' or a Keel Device, got ${String(kind)}`,
+    `trainMlp: device must be 'cpu', 'webgpu' or a Keel Device, got ${describeValue(kind)}`,
   );
 }
 

@@ -6,7 +6,7 @@
 import type { CpuDeviceMode } from '@keel/device-cpu';
 import type { WebGpuDeviceOptions } from '@keel/device-webgpu';
 import { describeValue, ErrorCode, KeelError } from '@keel/fence';
-import type { Device } from '@keel/hal';
+import { checkOptions, type Device, type OptionRules } from '@keel/hal';
 import type { GemmTiling } from '../mlp/webgpu/wgsl';
 import type { RecoveryEvent, StepProgress } from './step-progress';
 
@@ -116,17 +116,49 @@ function integerIn(value: unknown, what: string, min: number, max: number): numb
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
     throw new KeelError(
       ErrorCode.INVALID_ARGUMENT,
-      `trainMlp: ${what} must be an integer in [${min}, ${max}], got ${String(value)}`,
+      `trainMlp: ${what} must be an integer in [${min}, ${max}], got ${describeValue(value)}`,
     );
   }
   return value;
 }
 
+/** Every option `trainMlp` takes (an unknown key or a wrong type is INVALID_ARGUMENT). */
+const TRAIN_OPTION_RULES: OptionRules = {
+  device: {
+    type: 'custom',
+    expected: "'cpu', 'webgpu' or a Keel Device",
+    check: (v) =>
+      v === 'cpu' ||
+      v === 'webgpu' ||
+      (typeof v === 'object' && v !== null && typeof (v as Partial<Device>).info === 'object'),
+  },
+  steps: { type: 'integer', min: 1, max: MAX_STEPS },
+  batch: { type: 'integer', min: 1, max: MAX_BATCH },
+  warmup: { type: 'integer', min: 0 },
+  pregeneratedBatches: { type: 'integer', min: 1, max: 1024 },
+  overlap: { type: 'boolean' },
+  cpuMode: { type: 'string', oneOf: ['sync', 'task'] },
+  workers: { type: 'integer', min: 1, max: 256 },
+  cpuKernelUrl: {
+    type: 'custom',
+    expected: 'a string or a URL',
+    check: (v) => typeof v === 'string' || v instanceof URL,
+  },
+  wgslTiling: { type: 'object' },
+  webgpu: { type: 'object' },
+  onStep: { type: 'function' },
+  onStart: { type: 'function' },
+  checkpointEvery: { type: 'integer', min: 1, max: MAX_STEPS },
+  reopenDevice: { type: 'function' },
+  onRecovery: { type: 'function' },
+};
+
 /**
- * Applies defaults and checks the numeric options. Throws KeelError INVALID_ARGUMENT naming the option
+ * Applies defaults and checks the options (unknown keys and wrong types included). Throws KeelError INVALID_ARGUMENT naming the option
  * and the accepted range.
  */
-export function resolveTrainOptions(options: TrainMlpOptions): ResolvedTrainOptions {
+export function resolveTrainOptions(rawOptions: TrainMlpOptions): ResolvedTrainOptions {
+  const options = checkOptions<TrainMlpOptions>('trainMlp', rawOptions, TRAIN_OPTION_RULES);
   const kind = typeof options.device === 'object' ? options.device.info.backend : (options.device ?? 'cpu');
   const defaultSteps = kind === 'webgpu' ? DEFAULT_STEPS.webgpu : DEFAULT_STEPS.cpu;
   const steps = integerIn(options.steps ?? defaultSteps, 'steps', 1, MAX_STEPS);
@@ -141,14 +173,5 @@ export function resolveTrainOptions(options: TrainMlpOptions): ResolvedTrainOpti
     options.checkpointEvery === undefined
       ? undefined
       : integerIn(options.checkpointEvery, 'checkpointEvery', 1, MAX_STEPS);
-  for (const name of ['reopenDevice', 'onRecovery', 'onStep', 'onStart'] as const) {
-    const value = options[name];
-    if (value !== undefined && typeof value !== 'function') {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `trainMlp: ${name} must be a function, got ${describeValue(value)}`,
-      );
-    }
-  }
   return { steps, batch, warmup, pregeneratedBatches, checkpointEvery };
 }
