@@ -311,8 +311,8 @@ export class WebGpuDevice implements Device {
    */
   #begin(op: OpName, affinity: number, wait: Fence, signal: Fence): number {
     this.#checkUsable(op);
-    const m =
-      typeof affinity === 'number' && Number.isInteger(affinity) ? (affinity & this.#queueMask) >>> 0 : 0;
+    // Fast path only for a valid 32-bit mask (QueueAffinity.isValid): 2**32 + 1 must not alias queue 0.
+    const m = QueueAffinity.isValid(affinity) ? (affinity & this.#queueMask) >>> 0 : 0;
     const queue =
       m !== 0
         ? 31 - Math.clz32(m & -m)

@@ -7,7 +7,8 @@ import { defineCase } from '../case';
 export const validationCases = [
   defineCase({
     id: 'validation.empty-affinity',
-    title: 'an affinity that selects no queue is INVALID_ARGUMENT for every queue operation',
+    title:
+      'an affinity that selects no queue, or is not a 32-bit mask (2**32 + 1, 2**33, 1.5), is INVALID_ARGUMENT for every queue operation',
     tags: ['validation'],
     recordsCommands: false,
     async run(ctx) {
@@ -19,9 +20,10 @@ export const validationCases = [
       // Bits above the device's queues select nothing either.
       const above = ctx.queueCount >= 32 ? none : QueueAffinity.of(31);
       const code = ErrorCode.INVALID_ARGUMENT;
-      for (const affinity of [none, above]) {
+      // Wider than 32 bits: refused, never truncated onto queue 0 (2**32 + 1 & 1 would be queue 0).
+      for (const affinity of [none, above, 2 ** 32 + 1, 2 ** 33, 1.5]) {
         const e = Fence.empty;
-        const h = `affinity 0x${affinity.toString(16)}`;
+        const h = `affinity ${affinity}`;
         expectKeelError(() => d.queueFill(affinity, e, e, { buffer }, 0, 1), code, `${h}: queueFill`);
         expectKeelError(
           () => d.queueUpdate(affinity, e, e, new Uint8Array(4), { buffer }),
