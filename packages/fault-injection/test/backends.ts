@@ -37,7 +37,7 @@ export const ADD_CONST: ExportDescriptor = {
   workgroupSize: [64, 1, 1],
 };
 
-const ADD_CONST_WGSL = `
+export const ADD_CONST_WGSL = `
 struct C { value: u32, n: u32 }
 @group(0) @binding(0) var<storage, read_write> data: array<u32>;
 @group(1) @binding(0) var<uniform> c: C;
@@ -45,6 +45,15 @@ struct C { value: u32, n: u32 }
 fn add_const(@builtin(global_invocation_id) g: vec3<u32>) {
   if (g.x < c.n && g.x < arrayLength(&data)) { data[g.x] = data[g.x] + c.value; }
 }`;
+
+/**
+ * WebGPU errors nobody captured, from every device this suite opens (Keel must capture its own, so
+ * tests assert this stays empty; see `expectNoGpuErrors`).
+ */
+export const uncapturedGpuErrors: string[] = [];
+const onUncapturedError = (error: { readonly message: string }): void => {
+  uncapturedGpuErrors.push(error.message);
+};
 
 function ci(): boolean {
   const env = process.env.CI;
@@ -58,7 +67,12 @@ function cpu(mode: 'sync' | 'task'): Backend {
     reason: '',
     create: async (queues = 2) => createCpuDevice({ mode, queues, workersPerQueue: 1 }),
     addConst: (device) =>
-      device.createExecutable({ format: 'js-module', url: KERNELS, exports: [ADD_CONST], label: 'fault-kernels' }),
+      device.createExecutable({
+        format: 'js-module',
+        url: KERNELS,
+        exports: [ADD_CONST],
+        label: 'fault-kernels',
+      }),
     createBudgeted: async (budget) => ({
       device: createCpuDevice({ mode, queues: 2, workersPerQueue: 1, ringCapacity: budget }),
       pool: 'ring',
@@ -87,9 +101,14 @@ export async function backends(): Promise<readonly Backend[]> {
     name: 'webgpu',
     available: probe.available,
     reason: probe.reason,
-    create: (queues = 2) => createWebGpuDevice({ queueCount: queues }),
+    create: (queues = 2) => createWebGpuDevice({ queueCount: queues, onUncapturedError }),
     addConst: (device) =>
-      device.createExecutable({ format: 'wgsl', code: ADD_CONST_WGSL, exports: [ADD_CONST], label: 'fault-kernels' }),
+      device.createExecutable({
+        format: 'wgsl',
+        code: ADD_CONST_WGSL,
+        exports: [ADD_CONST],
+        label: 'fault-kernels',
+      }),
     createBudgeted: async (budget) => ({
       device: await createWebGpuDevice({ transientBudget: budget }),
       pool: 'tlsf',

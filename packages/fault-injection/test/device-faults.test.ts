@@ -9,13 +9,14 @@ import type { WebGpuDevice } from '@keel/device-webgpu';
 import { ErrorCode, Fence, KeelError, type Semaphore, TimelineSemaphore } from '@keel/fence';
 import { type Buffer, type Device, type Executable, type ExportDescriptor, QueueAffinity } from '@keel/hal';
 import { describe, expect, it } from 'vitest';
-import { ADD_CONST, type Backend, backends, KERNELS, title } from './backends';
+import { ADD_CONST, backends, KERNELS, title } from './backends';
 import {
   bounded,
   expectAbortedBy,
   expectBytes,
   expectCode,
   expectFreshDeviceWorks,
+  failOnUncapturedGpuErrors,
   type Outcome,
   outcome,
   pattern,
@@ -29,6 +30,7 @@ import {
 } from './helpers';
 
 const all = await backends();
+failOnUncapturedGpuErrors();
 const cpuBackends = all.filter((b) => b.name !== 'webgpu');
 
 const FAULT_EXPORTS: ExportDescriptor[] = [
@@ -40,7 +42,12 @@ const FAULT_EXPORTS: ExportDescriptor[] = [
 ];
 
 function faultKernels(device: Device): Promise<Executable> {
-  return device.createExecutable({ format: 'js-module', url: KERNELS, exports: FAULT_EXPORTS, label: 'faults' });
+  return device.createExecutable({
+    format: 'js-module',
+    url: KERNELS,
+    exports: FAULT_EXPORTS,
+    label: 'faults',
+  });
 }
 
 /** Submits one dispatch of `entry` (one-shot command buffer) and returns its signal semaphore. */
@@ -218,14 +225,26 @@ describe.each(all)('device faults on $name', (backend) => {
         const out = new Uint8Array(640 << 10);
         device.queueRead(Q0, at(2), at(3), { buffer: a }, out);
         const u = device.createSemaphore(0);
-        const b = device.queueAlloca(Q1, Fence.empty, Fence.of({ semaphore: u, value: 1 }), { usage: STORAGE }, 640 << 10, {
-          pool,
-        });
+        const b = device.queueAlloca(
+          Q1,
+          Fence.empty,
+          Fence.of({ semaphore: u, value: 1 }),
+          { usage: STORAGE },
+          640 << 10,
+          {
+            pool,
+          },
+        );
         device.queueDealloca(Q0, at(3), at(4), a);
         expect(await outcome(t, 4, 'first allocation chain')).toBe('ok');
-        expectBytes(out, bytes, "read of the first allocation");
+        expectBytes(out, bytes, 'read of the first allocation');
         expect(await outcome(u, 1, 'second allocation')).toBe('ok');
-        device.queueDealloca(Q1, Fence.of({ semaphore: u, value: 1 }), Fence.of({ semaphore: u, value: 2 }), b);
+        device.queueDealloca(
+          Q1,
+          Fence.of({ semaphore: u, value: 1 }),
+          Fence.of({ semaphore: u, value: 2 }),
+          b,
+        );
         expect(await outcome(u, 2, 'second dealloca')).toBe('ok');
       } finally {
         await bounded(device.destroy(), 'destroy');
@@ -283,7 +302,10 @@ describe.each(all)('device faults on $name', (backend) => {
           chain.push(s.semaphore);
           wait = s.fence;
         }
-        const original = new KeelError(ErrorCode.DATA_LOSS, 'injected: the producer of the root timepoint failed');
+        const original = new KeelError(
+          ErrorCode.DATA_LOSS,
+          'injected: the producer of the root timepoint failed',
+        );
         root.fail(original);
         for (const [i, s] of chain.entries()) {
           const o = await outcome(s, 1, `chained submission ${i}`);
@@ -316,10 +338,19 @@ describe.each(all)('device faults on $name', (backend) => {
         const gated = Fence.of({ semaphore: gate, value: 1 });
         const wait = direct || link === 0 ? gated : gated.with(chainSem, link);
         if (!direct) link++;
-        const signal = direct ? single(device) : { semaphore: chainSem, fence: Fence.of({ semaphore: chainSem, value: link }) };
+        const signal = direct
+          ? single(device)
+          : { semaphore: chainSem, fence: Fence.of({ semaphore: chainSem, value: link }) };
         switch (i % 4) {
           case 0:
-            device.queueFill(q, wait, signal.fence, { buffer: data, offset: (i % 64) * 64, length: 64 }, i & 0xff, 1);
+            device.queueFill(
+              q,
+              wait,
+              signal.fence,
+              { buffer: data, offset: (i % 64) * 64, length: 64 },
+              i & 0xff,
+              1,
+            );
             break;
           case 1:
             device.queueBarrier(q, wait, signal.fence);
@@ -372,7 +403,8 @@ describe.each(all.filter((b) => b.name === 'webgpu'))('GPU faults on $name', (ba
       let v = 0;
       for (let i = 0; i < 30; i++) {
         if (i % 3 === 0) device.queueExecute(QueueAffinity.ANY, at(v), at(v + 1), [cb], [[{ buffer: data }]]);
-        else if (i % 3 === 1) device.queueWrite(QueueAffinity.ANY, at(v), at(v + 1), pattern(512, i), { buffer: data });
+        else if (i % 3 === 1)
+          device.queueWrite(QueueAffinity.ANY, at(v), at(v + 1), pattern(512, i), { buffer: data });
         else {
           const out = new Uint8Array(4096);
           device.queueRead(QueueAffinity.ANY, at(v), at(v + 1), { buffer: data }, out);
@@ -382,7 +414,14 @@ describe.each(all.filter((b) => b.name === 'webgpu'))('GPU faults on $name', (ba
       }
       const gate = new TimelineSemaphore(0, { label: 'gate' });
       const deferred = single(device);
-      device.queueFill(QueueAffinity.ANY, Fence.of({ semaphore: gate, value: 1 }), deferred.fence, { buffer: data }, 1, 4);
+      device.queueFill(
+        QueueAffinity.ANY,
+        Fence.of({ semaphore: gate, value: 1 }),
+        deferred.fence,
+        { buffer: data },
+        1,
+        4,
+      );
       device.gpuDevice.destroy();
       const reason = await bounded(device.lost, 'device.lost after GPUDevice.destroy()');
       expectCode(reason, ErrorCode.UNAVAILABLE, 'lost reason');

@@ -5,7 +5,8 @@
  */
 import { ErrorCode, Fence, KeelError, type Semaphore } from '@keel/fence';
 import { type Buffer, BufferUsage, type Device, QueueAffinity } from '@keel/hal';
-import { expect } from 'vitest';
+import { afterEach, expect } from 'vitest';
+import { uncapturedGpuErrors } from './backends';
 
 /** How long any single wait of the suite may take before it counts as a hang. */
 export const HANG_MS = 15_000;
@@ -51,7 +52,12 @@ export function single(device: Device): { semaphore: Semaphore; fence: Fence } {
 }
 
 /** Reads `length` bytes of `buffer` from `offset` (bounded). */
-export async function readBytes(device: Device, buffer: Buffer, offset = 0, length?: number): Promise<Uint8Array> {
+export async function readBytes(
+  device: Device,
+  buffer: Buffer,
+  offset = 0,
+  length?: number,
+): Promise<Uint8Array> {
   const out = new Uint8Array(length ?? buffer.byteLength - offset);
   const s = single(device);
   device.queueRead(QueueAffinity.ANY, Fence.empty, s.fence, { buffer, offset, length: out.byteLength }, out);
@@ -61,9 +67,18 @@ export async function readBytes(device: Device, buffer: Buffer, offset = 0, leng
 }
 
 /** Writes `bytes` into `buffer` at `offset` and waits (bounded) for it. */
-export async function writeBytes(device: Device, buffer: Buffer, bytes: Uint8Array, offset = 0): Promise<void> {
+export async function writeBytes(
+  device: Device,
+  buffer: Buffer,
+  bytes: Uint8Array,
+  offset = 0,
+): Promise<void> {
   const s = single(device);
-  device.queueWrite(QueueAffinity.ANY, Fence.empty, s.fence, bytes, { buffer, offset, length: bytes.byteLength });
+  device.queueWrite(QueueAffinity.ANY, Fence.empty, s.fence, bytes, {
+    buffer,
+    offset,
+    length: bytes.byteLength,
+  });
   const result = await outcome(s.semaphore, 1, 'queueWrite');
   if (result !== 'ok') throw result;
 }
@@ -94,7 +109,9 @@ export function expectAbortedBy(error: unknown, root: KeelError, what: string, m
     if (link.code !== ErrorCode.ABORTED) break;
     link = link.cause;
   }
-  expect.fail(`${what}: the cause chain of ${(error as KeelError).message} does not end at "${root.message}"`);
+  expect.fail(
+    `${what}: the cause chain of ${(error as KeelError).message} does not end at "${root.message}"`,
+  );
 }
 
 /** Asserts that a new device of the backend opens and runs a write and a read-back correctly. */
@@ -145,4 +162,15 @@ export function expectBytes(actual: Uint8Array, expected: Uint8Array, what: stri
       expect.fail(`${what}: byte ${i} is ${actual[i]}, expected ${expected[i]}`);
     }
   }
+}
+
+/**
+ * Registers an afterEach that fails a test during which a WebGPU device of the suite reported an
+ * uncaptured error (Keel must capture the GPU errors of what it submits; nothing goes to stderr).
+ */
+export function failOnUncapturedGpuErrors(): void {
+  afterEach(() => {
+    const errors = uncapturedGpuErrors.splice(0);
+    expect(errors, 'uncaptured WebGPU errors').toEqual([]);
+  });
 }

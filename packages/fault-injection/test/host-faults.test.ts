@@ -13,12 +13,33 @@ import {
   type SlabProvider,
   TlsfPool,
 } from '@keel/allocator';
-import { ErrorCode, Fence, KeelError, type Semaphore, TimelineSemaphore, waitAll, waitAny } from '@keel/fence';
+import {
+  ErrorCode,
+  Fence,
+  KeelError,
+  type Semaphore,
+  TimelineSemaphore,
+  waitAll,
+  waitAny,
+} from '@keel/fence';
 import { describe, expect, it } from 'vitest';
 import { backends, title } from './backends';
-import { bounded, expectBytes, expectCode, HANG_MS, outcome, pattern, Q0, single, STORAGE, watchProcess } from './helpers';
+import {
+  bounded,
+  expectBytes,
+  expectCode,
+  failOnUncapturedGpuErrors,
+  HANG_MS,
+  outcome,
+  pattern,
+  Q0,
+  STORAGE,
+  single,
+  watchProcess,
+} from './helpers';
 
 const all = await backends();
+failOnUncapturedGpuErrors();
 
 /** Settles `promise` (bounded) and returns the rejection, or 'resolved'. */
 async function rejection(promise: Promise<unknown>, what: string): Promise<unknown> {
@@ -150,64 +171,67 @@ function tryAlloca(
 describe.each([
   ['TlsfPool', (p: SlabProvider<ArrayBuffer>): Pool<ArrayBuffer> => new TlsfPool(p, { slabSize: 64 << 10 })],
   ['RingPool', (p: SlabProvider<ArrayBuffer>): Pool<ArrayBuffer> => new RingPool(p, { capacity: 64 << 10 })],
-] as const)('allocator faults: a slab provider that throws under a QueueAllocator over %s', (_name, makePool) => {
-  it('the failing growth is a KeelError or a queued request that is served later; nothing hangs or is lost', async () => {
-    const provider = new FlakyProvider(1);
-    const errors: unknown[] = [];
-    const allocator = new QueueAllocator(makePool(provider), { onError: (e) => errors.push(e) });
-    const t = new TimelineSemaphore(0, { label: 't' });
-    const at = (v: number) => Fence.of({ semaphore: t, value: v });
-    const a = allocator.alloca(1, Fence.empty, at(1), 48 << 10);
-    expect(await outcome(t, 1, 'first alloca')).toBe('ok');
-    const bytes = pattern(48 << 10, 8);
-    bytesOf(a).set(bytes);
-    // Needs a second slab: the provider throws.
-    const u = new TimelineSemaphore(0, { label: 'u' });
-    const b = tryAlloca(allocator, Fence.of({ semaphore: u, value: 1 }), 48 << 10);
-    expectBytes(bytesOf(a), bytes, 'bytes of the live allocation');
-    if (KeelError.is(b)) {
-      expectCode(b, ErrorCode.RESOURCE_EXHAUSTED, 'alloca whose growth failed');
-      expect(u.value).toBe(0);
-      expect(u.failure).toBeUndefined();
-    } else {
-      expect(b, 'alloca either throws a KeelError or returns an allocation').toHaveProperty('state');
-    }
-    // Memory comes back: the queued request (or a new one) is served by reuse.
-    allocator.dealloca(1, at(1), at(2), a);
-    expect(await outcome(t, 2, 'dealloca')).toBe('ok');
-    if (KeelError.is(b)) {
-      const c = allocator.alloca(1, Fence.empty, Fence.of({ semaphore: u, value: 1 }), 48 << 10);
-      expect(await outcome(u, 1, 'alloca after the dealloca')).toBe('ok');
-      expect(c.state).toBe('live');
-    } else {
-      expect(await outcome(u, 1, 'queued alloca')).toBe('ok');
-      expect((b as Allocation<ArrayBuffer>).state).toBe('live');
-    }
-    expect(errors).toEqual([]);
-    allocator.destroy();
-    expect(provider.destroyed).toBe(provider.created);
-  });
+] as const)(
+  'allocator faults: a slab provider that throws under a QueueAllocator over %s',
+  (_name, makePool) => {
+    it('the failing growth is a KeelError or a queued request that is served later; nothing hangs or is lost', async () => {
+      const provider = new FlakyProvider(1);
+      const errors: unknown[] = [];
+      const allocator = new QueueAllocator(makePool(provider), { onError: (e) => errors.push(e) });
+      const t = new TimelineSemaphore(0, { label: 't' });
+      const at = (v: number) => Fence.of({ semaphore: t, value: v });
+      const a = allocator.alloca(1, Fence.empty, at(1), 48 << 10);
+      expect(await outcome(t, 1, 'first alloca')).toBe('ok');
+      const bytes = pattern(48 << 10, 8);
+      bytesOf(a).set(bytes);
+      // Needs a second slab: the provider throws.
+      const u = new TimelineSemaphore(0, { label: 'u' });
+      const b = tryAlloca(allocator, Fence.of({ semaphore: u, value: 1 }), 48 << 10);
+      expectBytes(bytesOf(a), bytes, 'bytes of the live allocation');
+      if (KeelError.is(b)) {
+        expectCode(b, ErrorCode.RESOURCE_EXHAUSTED, 'alloca whose growth failed');
+        expect(u.value).toBe(0);
+        expect(u.failure).toBeUndefined();
+      } else {
+        expect(b, 'alloca either throws a KeelError or returns an allocation').toHaveProperty('state');
+      }
+      // Memory comes back: the queued request (or a new one) is served by reuse.
+      allocator.dealloca(1, at(1), at(2), a);
+      expect(await outcome(t, 2, 'dealloca')).toBe('ok');
+      if (KeelError.is(b)) {
+        const c = allocator.alloca(1, Fence.empty, Fence.of({ semaphore: u, value: 1 }), 48 << 10);
+        expect(await outcome(u, 1, 'alloca after the dealloca')).toBe('ok');
+        expect(c.state).toBe('live');
+      } else {
+        expect(await outcome(u, 1, 'queued alloca')).toBe('ok');
+        expect((b as Allocation<ArrayBuffer>).state).toBe('live');
+      }
+      expect(errors).toEqual([]);
+      allocator.destroy();
+      expect(provider.destroyed).toBe(provider.created);
+    });
 
-  it('a provider that always throws: every alloca is a KeelError or settles; destroy settles the rest UNAVAILABLE', async () => {
-    const provider = new FlakyProvider(0);
-    const allocator = new QueueAllocator(makePool(provider), { onError: () => {} });
-    const signals: Semaphore[] = [];
-    for (let i = 0; i < 10; i++) {
-      const s = new TimelineSemaphore(0, { label: `s${i}` });
-      const r = tryAlloca(allocator, Fence.of({ semaphore: s, value: 1 }), 1024 * (i + 1));
-      if (KeelError.is(r)) expectCode(r, ErrorCode.RESOURCE_EXHAUSTED, `alloca ${i}`);
-      else if (r instanceof Error) throw r;
-      else signals.push(s);
-    }
-    allocator.destroy();
-    for (const [i, s] of signals.entries()) {
-      const o = await outcome(s, 1, `queued alloca ${i}`);
-      expect(o).not.toBe('ok');
-      expectCode(o, ErrorCode.UNAVAILABLE, `queued alloca ${i}`);
-    }
-    expect(provider.created).toBe(0);
-  });
-});
+    it('a provider that always throws: every alloca is a KeelError or settles; destroy settles the rest UNAVAILABLE', async () => {
+      const provider = new FlakyProvider(0);
+      const allocator = new QueueAllocator(makePool(provider), { onError: () => {} });
+      const signals: Semaphore[] = [];
+      for (let i = 0; i < 10; i++) {
+        const s = new TimelineSemaphore(0, { label: `s${i}` });
+        const r = tryAlloca(allocator, Fence.of({ semaphore: s, value: 1 }), 1024 * (i + 1));
+        if (KeelError.is(r)) expectCode(r, ErrorCode.RESOURCE_EXHAUSTED, `alloca ${i}`);
+        else if (r instanceof Error) throw r;
+        else signals.push(s);
+      }
+      allocator.destroy();
+      for (const [i, s] of signals.entries()) {
+        const o = await outcome(s, 1, `queued alloca ${i}`);
+        expect(o).not.toBe('ok');
+        expectCode(o, ErrorCode.UNAVAILABLE, `queued alloca ${i}`);
+      }
+      expect(provider.created).toBe(0);
+    });
+  },
+);
 
 describe('allocator faults: allocation beyond the budget', () => {
   it('a request larger than the budget throws RESOURCE_EXHAUSTED and signals nothing; others wait for memory', async () => {

@@ -11,9 +11,19 @@ import { Fence, type Semaphore } from '@keel/fence';
 import type { Buffer, CommandBuffer, Device } from '@keel/hal';
 import { describe, expect, it } from 'vitest';
 import { type Backend, backends, title } from './backends';
-import { bounded, expectBytes, outcome, Q0, Q1, readBytes, STORAGE } from './helpers';
+import {
+  bounded,
+  expectBytes,
+  failOnUncapturedGpuErrors,
+  outcome,
+  Q0,
+  Q1,
+  readBytes,
+  STORAGE,
+} from './helpers';
 
 const all = await backends();
+failOnUncapturedGpuErrors();
 const SEEDS = process.env.FAULT_SEED ? [Number(process.env.FAULT_SEED)] : [1, 2, 3];
 const BUFFERS = 3;
 const SIZE = 1024;
@@ -54,7 +64,11 @@ async function runProgram(backend: Backend, seed: number): Promise<void> {
     const adds: CommandBuffer[] = ADDS.map((value) => {
       const cb = device.createCommandBuffer({ mode: 'reusable', bindingCapacity: 1 });
       cb.begin();
-      cb.dispatch(exe, 'add_const', { workload: [SIZE / 4], constants: [value, SIZE / 4], bindings: [{ slot: 0 }] });
+      cb.dispatch(exe, 'add_const', {
+        workload: [SIZE / 4],
+        constants: [value, SIZE / 4],
+        bindings: [{ slot: 0 }],
+      });
       cb.end();
       return cb;
     });
@@ -97,7 +111,8 @@ async function runProgram(backend: Backend, seed: number): Promise<void> {
           for (let i = 0; i < length; i++) bytes[offset + i] = (pattern >>> (8 * (i % patternLength))) & 0xff;
           writing.push(b);
           what = `fill b${b} [${offset}+${length}) ${pattern}/${patternLength}`;
-          issue = (wait) => device.queueFill(queue, wait, signal, { buffer, offset, length }, pattern, patternLength);
+          issue = (wait) =>
+            device.queueFill(queue, wait, signal, { buffer, offset, length }, pattern, patternLength);
           break;
         }
         case 1:
@@ -188,7 +203,11 @@ async function runProgram(backend: Backend, seed: number): Promise<void> {
     }
     for (const { op, out, expected } of reads) expectBytes(out, expected, `read #${op}`);
     for (let i = 0; i < BUFFERS; i++) {
-      expectBytes(await readBytes(device, buffers[i] as Buffer), model[i] as Uint8Array, `final bytes of b${i}`);
+      expectBytes(
+        await readBytes(device, buffers[i] as Buffer),
+        model[i] as Uint8Array,
+        `final bytes of b${i}`,
+      );
     }
   } finally {
     await bounded(device.destroy(), 'destroy');
@@ -202,7 +221,9 @@ describe.each(all)('random two-queue programs on $name', (backend) => {
         await runProgram(backend, seed);
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
-        expect.fail(`random program failed on ${backend.name} with seed ${seed} (FAULT_SEED=${seed}): ${message}`);
+        expect.fail(
+          `random program failed on ${backend.name} with seed ${seed} (FAULT_SEED=${seed}): ${message}`,
+        );
       }
     });
   });

@@ -11,9 +11,10 @@ import { Fence } from '@keel/fence';
 import { QueueAffinity } from '@keel/hal';
 import { describe, expect, it } from 'vitest';
 import { type Backend, backends, title } from './backends';
-import { bounded, outcome, readBytes, STORAGE, writeBytes } from './helpers';
+import { bounded, failOnUncapturedGpuErrors, outcome, readBytes, STORAGE, writeBytes } from './helpers';
 
 const all = await backends();
+failOnUncapturedGpuErrors();
 const MiB = 1 << 20;
 
 /** Collects garbage (several passes, with turns of the event loop for finalizers in between). */
@@ -107,14 +108,19 @@ describe.each(all)('soak on $name', (backend) => {
         const out = new Uint32Array((await readBytes(device, data)).buffer);
         expect(Array.from(new Set(out))).toEqual([10_000]);
         const growth = end.heap - warm.heap;
-        expect(growth, `heap growth over 9 000 warm replays: ${(growth / MiB).toFixed(2)} MiB`).toBeLessThan(8 * MiB);
+        expect(growth, `heap growth over 9 000 warm replays: ${(growth / MiB).toFixed(2)} MiB`).toBeLessThan(
+          8 * MiB,
+        );
       } finally {
         await bounded(device.destroy(), 'destroy');
       }
     });
 
     it('200 create/destroy cycles: heap, RSS, handles and threads stay bounded', async () => {
-      expect(typeof (globalThis as { gc?: unknown }).gc, 'global.gc (the project runs with --expose-gc)').toBe('function');
+      expect(
+        typeof (globalThis as { gc?: unknown }).gc,
+        'global.gc (the project runs with --expose-gc)',
+      ).toBe('function');
       const baseline = await sample();
       for (let i = 0; i < 10; i++) await cycle(backend, i);
       const warm = await sample();
@@ -138,8 +144,13 @@ describe.each(all)('soak on $name', (backend) => {
       }
       if (baseline.threads > 0) {
         // Dawn and V8 may keep a few pool threads once started; workers must all be gone.
-        expect(end.threads, `threads after 200 cycles (${report})`).toBeLessThanOrEqual(Math.max(baseline.threads, warm.threads) + 2);
-        expect(end.threads - mid.threads, `threads gained over cycles 100–200 (${report})`).toBeLessThanOrEqual(0);
+        expect(end.threads, `threads after 200 cycles (${report})`).toBeLessThanOrEqual(
+          Math.max(baseline.threads, warm.threads) + 2,
+        );
+        expect(
+          end.threads - mid.threads,
+          `threads gained over cycles 100–200 (${report})`,
+        ).toBeLessThanOrEqual(0);
       }
     });
   });
