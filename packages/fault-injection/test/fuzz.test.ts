@@ -146,7 +146,14 @@ describe('fuzz: fence', () => {
         await keelOrSuccessAsync('waitAny', [options], () => waitAny(options as never, timeout));
         await keelOrSuccessAsync('waitAny', [options], () => waitAny([Fence.empty], options as never));
       }),
-      { numRuns: 300 },
+      {
+        numRuns: 300,
+        examples: [
+          [0, 2 ** 53, -1, null],
+          [1, 1, { toString: 0 }, { timeoutMs: -1 }],
+          [Number.NaN, '1', 0, { signal: {} }],
+        ],
+      },
     );
     expect(unhandled).toEqual([]);
   });
@@ -188,7 +195,10 @@ describe('fuzz: createCpuDevice', () => {
           await bounded(device.destroy(), 'destroy');
         }
       }),
-      { numRuns: 40 },
+      {
+        numRuns: 40,
+        examples: [[null], ['sync'], [{ mode: { toString: 0 } }], [{ mode: 'sync', queues: 2 ** 32 + 1 }]],
+      },
     );
     expect(unhandled).toEqual([]);
   });
@@ -268,7 +278,15 @@ function deviceFuzz(name: string, available: boolean, reason: string, create: ()
               b.destroy();
             }
           }),
-          { numRuns: 150 },
+          {
+            numRuns: 150,
+            examples: [
+              [{ byteLength: 2 ** 32 - 1, usage: STORAGE }],
+              [{ byteLength: 64, usage: 1 << 10 }],
+              [{ byteLength: 64, usage: STORAGE, memoryType: 'x' }],
+              [null],
+            ],
+          },
         );
       });
 
@@ -306,7 +324,7 @@ function deviceFuzz(name: string, available: boolean, reason: string, create: ()
           fc.asyncProperty(source, async (s) => {
             await keelOrSuccessAsync('createExecutable', s, () => device.createExecutable(s as never));
           }),
-          { numRuns: 40 },
+          { numRuns: 40, examples: [[null], [{ format: 'js-module', url: 5, exports: [ADD_CONST] }]] },
         );
       });
 
@@ -376,7 +394,34 @@ function deviceFuzz(name: string, available: boolean, reason: string, create: ()
               }
             }
           }),
-          { numRuns: 150 },
+          {
+            numRuns: 150,
+            examples: [
+              [null, []],
+              [{ mode: { toString: 0 } }, []],
+              [
+                {},
+                [
+                  ['begin'],
+                  ['dispatch', 'exe', 'add_const', { workload: [-5], constants: [1, 4], bindings: [] }, 0],
+                ],
+              ],
+              [
+                {},
+                [
+                  ['begin'],
+                  ['dispatch', 'weird', 'add_const', { workload: [64], constants: [1, 4], bindings: [] }, 0],
+                ],
+              ],
+              [
+                {},
+                [
+                  ['begin'],
+                  ['dispatch', 'weird', 'add_const', { workload: [64], constants: [1, 4], bindings: [] }, 2],
+                ],
+              ],
+            ],
+          },
         );
       });
 
@@ -448,7 +493,14 @@ function deviceFuzz(name: string, available: boolean, reason: string, create: ()
               }
             }
           }),
-          { numRuns: 200 },
+          {
+            numRuns: 200,
+            examples: [
+              [['queueBarrier'], { toString: '' }, 'empty', 'empty'],
+              [['queueBarrier'], 2 ** 32 + 1, 'empty', 'empty'],
+              [['queueFill', { buffer: null }, 0, 4], 1, 'empty', 'empty'],
+            ],
+          },
         );
         expect(unhandled).toEqual([]);
       });
@@ -499,7 +551,13 @@ function deviceFuzz(name: string, available: boolean, reason: string, create: ()
             await keelOrSuccessAsync('toHost', [], () => tensor.toHost());
             await keelOrSuccessAsync('dispose', [], async () => manager.dispose());
           }),
-          { numRuns: 60 },
+          {
+            numRuns: 60,
+            examples: [
+              ['f32', [2], [1, 'a'], null, 'read'],
+              ['f32', [2], new Float32Array(2), {}, { toString: 0 }],
+            ],
+          },
         );
         expect(unhandled).toEqual([]);
       });
@@ -570,7 +628,13 @@ function deviceFuzz(name: string, available: boolean, reason: string, create: ()
               keelOrSuccess('slotRef', size, () => slotRef(size as number));
             },
           ),
-          { numRuns: 100 },
+          {
+            numRuns: 100,
+            examples: [
+              [null, 0, 0, 1, null, null],
+              [{}, 64, 3, 2 ** 32 + 1, { kind: 'fill' }, {}],
+            ],
+          },
         );
         expect(unhandled).toEqual([]);
       });
@@ -611,7 +675,7 @@ describe.skipIf(webgpu === undefined || !webgpu.available)(
             );
             await device?.destroy();
           }),
-          { numRuns: 25 },
+          { numRuns: 25, examples: [[null], [{ device: {} }], [{ transientBudget: -5 }], ['x']] },
         ),
       );
       expect(raw).toEqual([]);
