@@ -5,6 +5,9 @@
  * settles with a documented code (bounded waits: a hang fails the test), bytes written by completed
  * operations survive, and a new device opens afterwards and works.
  */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import type { WebGpuDevice } from '@keel/device-webgpu';
 import { ErrorCode, Fence, KeelError, type Semaphore, TimelineSemaphore } from '@keel/fence';
 import { type Buffer, type Device, type Executable, type ExportDescriptor, QueueAffinity } from '@keel/hal';
@@ -29,6 +32,7 @@ import {
   writeBytes,
 } from './helpers';
 
+const run = promisify(execFile);
 const all = await backends();
 failOnUncapturedGpuErrors();
 const cpuBackends = all.filter((b) => b.name !== 'webgpu');
@@ -252,6 +256,60 @@ describe.each(all)('device faults on $name', (backend) => {
       await expectFreshDeviceWorks(() => backend.create());
     });
 
+    it('operations whose signal timepoint something else already passed leave it alone; nothing is thrown later', async () => {
+      const device = await backend.create();
+      try {
+        const data = device.createBuffer({ byteLength: 256, usage: STORAGE });
+        const { unhandled } = await watchProcess(async () => {
+          const ahead = device.createSemaphore(0);
+          ahead.signal(5);
+          const passed = Fence.of({ semaphore: ahead, value: 1 });
+          const ops: (() => unknown)[] = [
+            () => device.queueAlloca(Q0, Fence.empty, passed, { usage: STORAGE }, 256),
+            () => device.queueFill(Q0, Fence.empty, passed, { buffer: data }, 1, 4),
+            () => device.queueBarrier(Q0, Fence.empty, passed),
+            () => device.queueUpdate(Q0, Fence.empty, passed, new Uint8Array(16), { buffer: data }),
+            () => device.queueRead(Q0, Fence.empty, passed, { buffer: data }, new Uint8Array(256)),
+          ];
+          for (const op of ops) {
+            try {
+              op();
+            } catch (error) {
+              expect(KeelError.is(error), `a raw error: ${String(error)}`).toBe(true);
+            }
+          }
+          // Everything issued has run once a later operation on a fresh semaphore completes after them.
+          await writeBytes(device, data, pattern(256, 11));
+          await readBytes(device, data);
+        });
+        expect(unhandled, 'uncaught exceptions / unhandled rejections').toEqual([]);
+      } finally {
+        await bounded(device.destroy(), 'destroy');
+      }
+    });
+
+    it('a deferred queueWrite whose source is detached before it runs fails its signal and writes nothing', async () => {
+      const device = await backend.create();
+      try {
+        const data = device.createBuffer({ byteLength: 256, usage: STORAGE });
+        const bytes = pattern(256, 12);
+        await writeBytes(device, data, bytes);
+        const gate = new TimelineSemaphore(0, { label: 'gate' });
+        const source = new Uint8Array(256).fill(0xee);
+        const s = single(device);
+        device.queueWrite(Q0, Fence.of({ semaphore: gate, value: 1 }), s.fence, source, { buffer: data });
+        structuredClone(source.buffer, { transfer: [source.buffer] }); // detaches the source
+        expect(source.byteLength).toBe(0);
+        gate.signal(1);
+        const o = await outcome(s.semaphore, 1, 'write of a detached source');
+        expect(o, 'a write whose source was detached cannot succeed').not.toBe('ok');
+        expect(KeelError.is(o)).toBe(true);
+        expectBytes(await readBytes(device, data), bytes, 'bytes after the failed write');
+      } finally {
+        await bounded(device.destroy(), 'destroy');
+      }
+    });
+
     it('a failed wait feeding 100 chained submissions fails all 100 signals ABORTED with the original as root cause', async () => {
       const device = await backend.create();
       try {
@@ -386,6 +444,30 @@ describe.each(all)('device faults on $name', (backend) => {
 
 describe.each(all.filter((b) => b.name === 'webgpu'))('GPU faults on $name', (backend) => {
   describe.skipIf(!backend.available)(title(backend), () => {
+    it('queueWrite, its signal awaited, then destroy() at once and a GC, 20 times: the process exits cleanly', async () => {
+      const script = fileURLToPath(new URL('./fixtures/destroy-after-write.mjs', import.meta.url));
+      let result: { code: number | string | null; signal: string | null; stdout: string; stderr: string };
+      try {
+        const { stdout, stderr } = await run(process.execPath, ['--expose-gc', script, '20'], {
+          timeout: 60_000,
+          killSignal: 'SIGKILL',
+        });
+        result = { code: 0, signal: null, stdout, stderr };
+      } catch (error) {
+        const e = error as { code?: number | string; signal?: string; stdout?: string; stderr?: string };
+        result = {
+          code: e.code ?? null,
+          signal: e.signal ?? null,
+          stdout: e.stdout ?? '',
+          stderr: e.stderr ?? '',
+        };
+      }
+      const summary = `exit ${result.code}, signal ${result.signal} (SIGKILL = hang past 60 s); stderr: ${result.stderr.slice(-600)}`;
+      expect(result.signal, summary).toBeNull();
+      expect(result.code, summary).toBe(0);
+      expect(result.stdout).toContain('ok 20');
+    }, 90_000);
+
     it('a GPUDevice destroyed under a running queue fails every unfinished signal UNAVAILABLE', async () => {
       const device = (await backend.create()) as WebGpuDevice;
       const exe = await backend.addConst(device);
