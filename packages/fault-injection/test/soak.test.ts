@@ -114,7 +114,7 @@ describe.each(all)('soak on $name', (backend) => {
       } finally {
         await bounded(device.destroy(), 'destroy');
       }
-    });
+    }, 120_000);
 
     it('200 create/destroy cycles: heap, RSS, handles and threads stay bounded', async () => {
       expect(
@@ -152,6 +152,6 @@ describe.each(all)('soak on $name', (backend) => {
           `threads gained over cycles 100–200 (${report})`,
         ).toBeLessThanOrEqual(0);
       }
-    });
+    }, 240_000);
   });
 });
