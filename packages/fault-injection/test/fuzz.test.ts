@@ -65,7 +65,10 @@ function safe(value: unknown): string {
   }
 }
 
-/** Integers at and around the boundaries, plus non-integers and wrong types. */
+/**
+ * Integers at and around the boundaries, plus non-integers and wrong types. Sizes between 16 MiB and
+ * 2^32 - 2 are left out: WebGPU on lavapipe would really allocate them (up to 4 GiB of host memory).
+ */
 const nearNumber = fc.oneof(
   fc.constantFrom(
     0,
@@ -80,7 +83,6 @@ const nearNumber = fc.oneof(
     Number.NaN,
     Infinity,
     -Infinity,
-    2 ** 31,
     2 ** 32,
     2 ** 32 + 1,
     2 ** 53,
@@ -90,7 +92,10 @@ const nearNumber = fc.oneof(
   ),
   fc.integer({ min: -8, max: 2048 }),
 );
-const near = fc.oneof({ arbitrary: nearNumber, weight: 3 }, { arbitrary: fc.anything(), weight: 1 });
+const notHuge = (v: unknown): boolean => !(typeof v === 'number' && v > 1 << 24 && v < 2 ** 32 - 1);
+const near = fc
+  .oneof({ arbitrary: nearNumber, weight: 3 }, { arbitrary: fc.anything(), weight: 1 })
+  .filter(notHuge);
 const mask = fc.oneof(
   fc.constantFrom(1, 2, 3, 0xffffffff, 0, -1, 2 ** 32, 2 ** 32 + 1, 2 ** 33, 0.5, '1'),
   fc.anything(),
@@ -261,7 +266,7 @@ function deviceFuzz(name: string, available: boolean, reason: string, create: ()
         const params = fc.oneof(
           fc.record(
             {
-              byteLength: fc.oneof(near, fc.constantFrom(2 ** 32 - 1, 2 ** 30, 2 ** 31)),
+              byteLength: fc.oneof(near, fc.constant(2 ** 32 - 1)),
               usage: fc.oneof(fc.constantFrom(STORAGE, 0, 1 << 10, -1, 2 ** 32 + 7), fc.anything()),
               memoryType: fc.oneof(fc.constantFrom(1, 2, 0, 1 << 9, 'x'), fc.anything()),
               label: fc.anything(),
