@@ -186,9 +186,9 @@ describe('trainMlp survives a lost CPU device', { timeout: 180_000 }, () => {
 
   it('rejects bad recovery options with INVALID_ARGUMENT naming the option', async () => {
     for (const [bad, pattern] of [
-      [{ checkpointEvery: 0 }, /checkpointEvery must be an integer in \[1, 1000000\], got 0/],
+      [{ checkpointEvery: 0 }, /option 'checkpointEvery' must be an integer in \[1, 1000000\], got 0/],
       [{ checkpointEvery: 2.5 }, /checkpointEvery/],
-      [{ checkpointEvery: 2, reopenDevice: 'cpu' }, /reopenDevice must be a function, got "cpu"/],
+      [{ checkpointEvery: 2, reopenDevice: 'cpu' }, /option 'reopenDevice' must be a function, got "cpu"/],
     ] as const) {
       const error = await trainMlp(bad as unknown as TrainMlpOptions).catch((e: unknown) => e);
       expect(KeelError.is(error, ErrorCode.INVALID_ARGUMENT), String(error)).toBe(true);
