@@ -18,38 +18,36 @@
  * - Errors: KeelError INVALID_ARGUMENT (bad arguments, dtype/shape mismatch), FAILED_PRECONDITION
  *   (released tensor, conflicting lease, disposed manager), RESOURCE_EXHAUSTED (budget), UNAVAILABLE
  *   (device lost or destroyed), DATA_LOSS (the only up-to-date copy was on a lost device).
+ *
+ * This file is the public class: options, argument checks and the operations. Its concepts live in
+ * their own files, over the manager's internal state (manager-core.ts): eviction.ts (budget, LRU),
+ * transfers.ts (host ↔ device moves), leasing.ts (acquire / release), pinned-memory.ts, device-loss.ts
+ * (loss, mirror restore, rehome), stream.ts (chunked processing), mirror-policy.ts, counters.ts.
  */
 import { describeValue, ErrorCode, Fence, KeelError } from '@keel/fence';
 import {
-  type Buffer,
   BufferUsage,
   checkOptions,
   type Device,
   hasAllBits,
-  MemoryType,
   type OptionRules,
   QueueAffinity,
 } from '@keel/hal';
 import { CounterSet, type ResidencyCounters } from './counters';
-import {
-  type AllocationStrategy,
-  type DeviceMemory,
-  destroyWhenOver,
-  deviceMemory,
-  freshSignal,
-} from './device-memory';
+import { onDeviceLost, rehomeOrphans } from './device-loss';
+import { type AllocationStrategy, type DeviceMemory, deviceMemory, freshSignal } from './device-memory';
 import type { DType } from './dtype';
-import { addUse, compactUses } from './fences';
-import { commitHostWrite, ensureStorage, freshStorage } from './host-access';
-import { checkMappedView, type HostMapping, hostMappingOf } from './host-mapping';
-import { HostStorage } from './host-storage';
-import { type Access, isAccess, TensorLease, TensorLeases } from './lease';
+import { evictCopy, makeRoom } from './eviction';
+import { commitHostWrite, freshStorage } from './host-access';
+import { type HostMapping, hostMappingOf } from './host-mapping';
+import { type Access, isAccess, type TensorLease, type TensorLeases } from './lease';
+import { leaseAll, leaseCopy } from './leasing';
+import { ManagerCore } from './manager-core';
 import { type MirrorOptions, MirrorPolicy } from './mirror-policy';
 import type { Shape } from './shape';
 import { sameShape } from './shape';
 import { type StreamCallback, type StreamHost, type StreamOptions, streamThrough } from './stream';
 import { newState, stateOf, type Tensor, type TensorOptions, tensorOf } from './tensor';
-import { type CopyOwner, DeviceCopy, type TensorState } from './tensor-state';
 
 /** Budget of a manager created without `budgetBytes`: 256 MiB. */
 export const DEFAULT_BUDGET_BYTES = 256 * 1024 * 1024;
@@ -67,12 +65,6 @@ export interface ResidencyManagerOptions {
   readonly hostMapping?: HostMapping;
   /** A name used in messages (default `<backend>:<device name>`). */
   readonly label?: string;
-}
-
-/** The write leases of one acquireAll: their copies are mirrored together once all are released. */
-interface WriteGroup {
-  remaining: number;
-  readonly written: DeviceCopy[];
 }
 
 /** One tensor and what an operation does with it. */
@@ -125,20 +117,8 @@ export class ResidencyManager implements AsyncDisposable {
   readonly #memory: DeviceMemory;
   readonly #mapping: HostMapping | undefined;
   readonly #counters: CounterSet;
-  /** Every copy this manager holds, least recently used first. */
-  readonly #lru = new Set<DeviceCopy>();
-  /** Copies an `acquireAll` in progress must not evict. */
-  readonly #protected = new Set<DeviceCopy>();
-  /** Live pinned storages of this device and the tensors they belong to. */
-  readonly #pinned = new Map<HostStorage, TensorState>();
-  readonly #owner: CopyOwner;
-  #lost: KeelError | undefined = undefined;
-  #disposed = false;
-  #mirror: MirrorPolicy | undefined = undefined;
-  /** The mirror options in force when the device was lost (`rehome` carries them over). */
-  #mirrorAtLoss: MirrorOptions | undefined = undefined;
-  /** Tensors that had a copy here when the device was lost (`rehome` uploads them). */
-  readonly #orphans = new Set<TensorState>();
+  /** The internal state every concept file works on (LRU, leases, pinned storages, loss, mirror). */
+  readonly #core: ManagerCore;
 
   constructor(device: Device, rawOptions?: ResidencyManagerOptions) {
     const options = checkOptions<ResidencyManagerOptions>('ResidencyManager', rawOptions, OPTION_RULES);
@@ -166,18 +146,9 @@ export class ResidencyManager implements AsyncDisposable {
     this.#mapping = hostMappingOf(device, options.hostMapping);
     this.#memory = deviceMemory(this.allocation, device, this.affinity, this.#usage);
     this.#counters = new CounterSet(this.budgetBytes);
-    this.#owner = {
-      manager: this,
-      label: this.label,
-      device,
-      checkUsable: (what) => this.#checkUsable(what),
-      readBack: (copy) => this.#readBack(copy),
-      dropCopy: (copy) => this.#forget(copy),
-      pinnedStorage: (state) => this.#pinnedStorage(state),
-      freePinned: (storage) => this.#freePinned(storage),
-    };
+    this.#core = new ManagerCore(this, this.#usage, this.#mapping, this.#memory, this.#counters);
     device.lost.then(
-      (reason) => this.#onLost(reason),
+      (reason) => onDeviceLost(this.#core, reason),
       () => {},
     );
   }
@@ -194,7 +165,7 @@ export class ResidencyManager implements AsyncDisposable {
 
   /** The reason once the device was lost or destroyed (every later call is UNAVAILABLE). */
   get lostReason(): KeelError | undefined {
-    return this.#lost;
+    return this.#core.lost;
   }
 
   /**
@@ -205,29 +176,29 @@ export class ResidencyManager implements AsyncDisposable {
    */
   mirror(options: MirrorOptions): MirrorPolicy {
     const what = 'ResidencyManager.mirror';
-    this.#checkUsable(what);
-    if (this.#mirror !== undefined && !this.#mirror.stopped) {
+    this.#core.checkUsable(what);
+    if (this.#core.mirror !== undefined && !this.#core.mirror.stopped) {
       throw new KeelError(
         ErrorCode.FAILED_PRECONDITION,
         `${what}: residency manager '${this.label}' already has an active mirror policy; dispose it first`,
       );
     }
-    this.#mirror = new MirrorPolicy(
-      { device: this.device, owner: this.#owner, label: this.label, affinity: this.affinity },
+    this.#core.mirror = new MirrorPolicy(
+      { device: this.device, owner: this.#core.owner, label: this.label, affinity: this.affinity },
       options,
     );
-    return this.#mirror;
+    return this.#core.mirror;
   }
 
   /** The mirror policy of this manager (active or stopped), if `mirror()` was called. */
   get mirrorPolicy(): MirrorPolicy | undefined {
-    return this.#mirror;
+    return this.#core.mirror;
   }
 
   /** The version of `tensor` its last completed mirror on this manager holds, or undefined. */
   mirroredVersion(tensor: Tensor): number | undefined {
     const state = stateOf(tensor, 'ResidencyManager.mirroredVersion');
-    return this.#mirror?.mirroredVersionOf(state);
+    return this.#core.mirror?.mirroredVersionOf(state);
   }
 
   /**
@@ -240,10 +211,10 @@ export class ResidencyManager implements AsyncDisposable {
    */
   rehome(device: Device, options: ResidencyManagerOptions = {}): ResidencyManager {
     const what = 'ResidencyManager.rehome';
-    if (this.#lost === undefined || this.#disposed) {
+    if (this.#core.lost === undefined || this.#core.disposed) {
       throw new KeelError(
         ErrorCode.FAILED_PRECONDITION,
-        `${what}: residency manager '${this.label}' ${this.#disposed ? 'was disposed' : 'still has its device'}; rehome moves tensors off a lost device`,
+        `${what}: residency manager '${this.label}' ${this.#core.disposed ? 'was disposed' : 'still has its device'}; rehome moves tensors off a lost device`,
       );
     }
     if (device === this.device) {
@@ -257,23 +228,14 @@ export class ResidencyManager implements AsyncDisposable {
       label: this.label,
       ...options,
     });
-    if (this.#mirrorAtLoss !== undefined) next.mirror(this.#mirrorAtLoss);
-    for (const state of this.#orphans) {
-      if (state.released || state.openLeases > 0 || state.dataLoss !== undefined) continue;
-      if (!state.isHostValid()) continue;
-      try {
-        next.#acquire(tensorOf(state), state, 'read', what, undefined).release(Fence.empty);
-      } catch {
-        // Over the new budget: it stays on the host and is uploaded by its next acquire.
-      }
-    }
-    this.#orphans.clear();
+    if (this.#core.mirrorAtLoss !== undefined) next.mirror(this.#core.mirrorAtLoss);
+    rehomeOrphans(this.#core, next.#core, what);
     return next;
   }
 
   /** Tensors with a copy (up to date or stale) on this device. */
   get residentCount(): number {
-    return this.#lru.size;
+    return this.#core.lru.size;
   }
 
   /**
@@ -284,9 +246,9 @@ export class ResidencyManager implements AsyncDisposable {
    */
   createPinned<D extends DType>(dtype: D, shape: Shape, options?: TensorOptions): Tensor<D> {
     const what = 'ResidencyManager.createPinned';
-    this.#checkUsable(what);
+    this.#core.checkUsable(what);
     const state = newState(dtype, shape, options, what);
-    if (this.#mapping !== undefined) state.pinnedBy = this.#owner;
+    if (this.#mapping !== undefined) state.pinnedBy = this.#core.owner;
     state.host.storage = freshStorage(state);
     commitHostWrite(state);
     return tensorOf<D>(state);
@@ -301,7 +263,7 @@ export class ResidencyManager implements AsyncDisposable {
    */
   acquire<D extends DType>(tensor: Tensor<D>, access: Access): TensorLease<D> {
     const what = 'ResidencyManager.acquire';
-    this.#checkUsable(what);
+    this.#core.checkUsable(what);
     const state = stateOf(tensor, what);
     if (!isAccess(access)) {
       throw new KeelError(
@@ -309,7 +271,7 @@ export class ResidencyManager implements AsyncDisposable {
         `${what}: access ${JSON.stringify(access)} is not 'read', 'write' or 'readwrite'`,
       );
     }
-    return this.#acquire(tensor, state, access, what, undefined);
+    return leaseCopy(this.#core, tensor, state, access, what, undefined);
   }
 
   /**
@@ -319,67 +281,8 @@ export class ResidencyManager implements AsyncDisposable {
    */
   acquireAll(requests: readonly AcquireRequest[]): TensorLeases {
     const what = 'ResidencyManager.acquireAll';
-    this.#checkUsable(what);
-    if (!Array.isArray(requests)) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `${what}: requests must be an array of { tensor, access }`,
-      );
-    }
-    const states = new Set<TensorState>();
-    let bytes = 0;
-    for (let i = 0; i < requests.length; i++) {
-      const request = requests[i] as AcquireRequest;
-      const state = stateOf(request?.tensor, `${what}: request ${i}`);
-      if (!isAccess(request.access)) {
-        throw new KeelError(
-          ErrorCode.INVALID_ARGUMENT,
-          `${what}: request ${i}: access ${JSON.stringify(request.access)} is not 'read', 'write' or 'readwrite'`,
-        );
-      }
-      if (states.has(state)) {
-        throw new KeelError(
-          ErrorCode.INVALID_ARGUMENT,
-          `${what}: ${state.describe()} appears twice; use one request with 'readwrite'`,
-        );
-      }
-      states.add(state);
-      bytes += state.storageBytes;
-    }
-    if (bytes > this.budgetBytes) {
-      throw new KeelError(
-        ErrorCode.RESOURCE_EXHAUSTED,
-        `${what}: the batch needs ${bytes} bytes, more than the ${this.budgetBytes}-byte budget of residency manager '${this.label}'`,
-      );
-    }
-    for (const state of states) {
-      const copy = state.copies.get(this.#owner);
-      if (copy !== undefined) this.#protected.add(copy);
-    }
-    const leases: TensorLease[] = [];
-    const group: WriteGroup | undefined =
-      this.#mirror === undefined ? undefined : { remaining: requests.length, written: [] };
-    try {
-      for (const request of requests) {
-        const lease = this.#acquire(
-          request.tensor,
-          stateOf(request.tensor, what),
-          request.access,
-          what,
-          group,
-        );
-        leases.push(lease);
-        const copy = stateOf(request.tensor, what).copies.get(this.#owner);
-        if (copy !== undefined) this.#protected.add(copy);
-      }
-    } catch (error) {
-      if (group !== undefined) group.remaining = leases.length;
-      for (const lease of leases) lease.cancel();
-      throw error;
-    } finally {
-      this.#protected.clear();
-    }
-    return new TensorLeases(leases);
+    this.#core.checkUsable(what);
+    return leaseAll(this.#core, requests, what);
   }
 
   /**
@@ -390,7 +293,7 @@ export class ResidencyManager implements AsyncDisposable {
    */
   copy(source: Tensor, target: Tensor): Fence {
     const what = 'ResidencyManager.copy';
-    this.#checkUsable(what);
+    this.#core.checkUsable(what);
     const from = stateOf(source, `${what}: source`);
     const to = stateOf(target, `${what}: target`);
     if (from === to) {
@@ -440,7 +343,7 @@ export class ResidencyManager implements AsyncDisposable {
    */
   stream(tensor: Tensor, options: StreamOptions, callback: StreamCallback): Fence {
     const what = 'ResidencyManager.stream';
-    this.#checkUsable(what);
+    this.#core.checkUsable(what);
     const state = stateOf(tensor, what);
     if (typeof options !== 'object' || options === null) {
       throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: options must be an object`);
@@ -461,7 +364,7 @@ export class ResidencyManager implements AsyncDisposable {
       budgetBytes: this.budgetBytes,
       counters: this.#counters,
       memory: this.#memory,
-      makeRoom: (bytes, w) => this.#makeRoom(bytes, w),
+      makeRoom: (bytes, w) => makeRoom(this.#core, bytes, w),
     };
     return streamThrough(host, state, options, callback, what);
   }
@@ -472,10 +375,10 @@ export class ResidencyManager implements AsyncDisposable {
    */
   evict(tensor: Tensor): boolean {
     const what = 'ResidencyManager.evict';
-    this.#checkUsable(what);
+    this.#core.checkUsable(what);
     const state = stateOf(tensor, what);
     state.checkLive(what);
-    const copy = state.copies.get(this.#owner);
+    const copy = state.copies.get(this.#core.owner);
     if (copy === undefined) return false;
     if (copy.leases > 0) {
       throw new KeelError(
@@ -483,17 +386,17 @@ export class ResidencyManager implements AsyncDisposable {
         `${what}: the copy of ${state.describe()} on '${this.label}' has ${copy.leases} open lease(s)`,
       );
     }
-    this.#evict(copy);
+    evictCopy(this.#core, copy);
     return true;
   }
 
   /** Evicts every unleased copy (see `evict`); returns how many. */
   evictAll(): number {
-    this.#checkUsable('ResidencyManager.evictAll');
+    this.#core.checkUsable('ResidencyManager.evictAll');
     let evicted = 0;
-    for (const copy of [...this.#lru]) {
+    for (const copy of [...this.#core.lru]) {
       if (copy.leases > 0) continue;
-      this.#evict(copy);
+      evictCopy(this.#core, copy);
       evicted++;
     }
     return evicted;
@@ -505,24 +408,24 @@ export class ResidencyManager implements AsyncDisposable {
    * storage until released. Rejects FAILED_PRECONDITION while a lease is open. Idempotent.
    */
   async dispose(): Promise<void> {
-    if (this.#disposed) return;
-    const open = [...this.#lru].filter((copy) => copy.leases > 0).length;
+    if (this.#core.disposed) return;
+    const open = [...this.#core.lru].filter((copy) => copy.leases > 0).length;
     if (open > 0) {
       throw new KeelError(
         ErrorCode.FAILED_PRECONDITION,
         `ResidencyManager.dispose: residency manager '${this.label}' has ${open} leased copies; release the leases first`,
       );
     }
-    this.#mirror?.[Symbol.dispose]();
+    this.#core.mirror?.[Symbol.dispose]();
     const written: Fence[] = [];
-    if (this.#lost === undefined) {
-      for (const copy of [...this.#lru]) {
+    if (this.#core.lost === undefined) {
+      for (const copy of [...this.#core.lru]) {
         const writeBack = copy.state.isOnlyValid(copy);
-        this.#evict(copy);
+        evictCopy(this.#core, copy);
         if (writeBack) written.push(copy.state.host.ready);
       }
     }
-    this.#disposed = true;
+    this.#core.disposed = true;
     await Fence.join(...written).wait();
   }
 
@@ -532,335 +435,5 @@ export class ResidencyManager implements AsyncDisposable {
 
   toString(): string {
     return `ResidencyManager('${this.label}')`;
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // internals
-
-  #checkUsable(what: string): void {
-    if (this.#disposed) {
-      throw new KeelError(
-        ErrorCode.FAILED_PRECONDITION,
-        `${what}: residency manager '${this.label}' was disposed`,
-      );
-    }
-    if (this.#lost !== undefined) {
-      throw new KeelError(
-        ErrorCode.UNAVAILABLE,
-        `${what}: the device of residency manager '${this.label}' was lost or destroyed (${this.#lost.message})`,
-        { cause: this.#lost },
-      );
-    }
-  }
-
-  #acquire<D extends DType>(
-    tensor: Tensor<D>,
-    state: TensorState,
-    access: Access,
-    what: string,
-    group: WriteGroup | undefined,
-  ): TensorLease<D> {
-    state.checkLive(what);
-    const reads = access !== 'write';
-    const writes = access !== 'read';
-    if (writes && state.openLeases > 0) {
-      throw new KeelError(
-        ErrorCode.FAILED_PRECONDITION,
-        `${what}: ${state.describe()} has ${state.openLeases} open lease(s); a ${access} lease needs exclusive access`,
-      );
-    }
-    state.checkNoWriter(what);
-    if (reads) state.checkReadable(what);
-    if (state.storageBytes > this.budgetBytes) {
-      throw new KeelError(
-        ErrorCode.RESOURCE_EXHAUSTED,
-        `${what}: ${state.describe()} needs ${state.storageBytes} bytes, more than the ${this.budgetBytes}-byte budget of residency manager '${this.label}'; process it in chunks with stream()`,
-      );
-    }
-    let copy = state.copies.get(this.#owner);
-    if (copy === undefined) copy = this.#allocateCopy(state, what);
-    else this.#touch(copy);
-    if (reads && !state.isValid(copy)) this.#fill(copy, what);
-    else this.#counters.transfersAvoided++;
-    // Readers wait for the bytes; writers also for every earlier user of the buffer (a failed earlier
-    // use is over, and a write-only access does not need the failed contents).
-    const wait =
-      access === 'read'
-        ? copy.ready
-        : access === 'write'
-          ? compactUses(Fence.join(copy.ready, copy.uses))
-          : Fence.join(copy.ready, compactUses(copy.uses));
-    copy.leases++;
-    state.openLeases++;
-    if (writes) state.writeLeases++;
-    const leased = copy;
-    return new TensorLease<D>(tensor, access, copy.buffer, wait, (after) => {
-      const wrote = this.#endLease(leased, writes, after);
-      if (group !== undefined) {
-        if (wrote) group.written.push(leased);
-        if (--group.remaining === 0) this.#mirror?.onWritten(group.written);
-      } else if (wrote) {
-        this.#mirror?.onWritten([leased]);
-      }
-    });
-  }
-
-  /**
-   * Ends a lease: `after` is the end of the caller's use, undefined for a cancelled lease. Returns true
-   * when the lease wrote a new version of a copy still held here (what a mirror policy counts).
-   */
-  #endLease(copy: DeviceCopy, writes: boolean, after: Fence | undefined): boolean {
-    const state = copy.state;
-    copy.leases--;
-    state.openLeases--;
-    if (writes) state.writeLeases--;
-    if (after === undefined) return false;
-    copy.uses = addUse(copy.uses, after);
-    if (!writes) return false;
-    const current = state.copies.get(this.#owner) === copy;
-    if (!current && state.recovery !== undefined && state.isHostValid()) {
-      // Written on the lost device after the contents were restored from a mirror: one more lost update.
-      state.recovery.lostUpdates++;
-      return false;
-    }
-    state.version++;
-    copy.version = state.version;
-    copy.ready = after;
-    if (current) {
-      state.dataLoss = undefined;
-      state.recovery = undefined;
-      this.#touch(copy);
-      return true;
-    } else {
-      state.dataLoss = new KeelError(
-        ErrorCode.DATA_LOSS,
-        `${state.describe()}: it was written on '${this.label}', whose device was lost`,
-        { cause: this.#lost },
-      );
-    }
-    return false;
-  }
-
-  #touch(copy: DeviceCopy): void {
-    if (!this.#lru.delete(copy)) return;
-    this.#lru.add(copy);
-  }
-
-  #allocateCopy(state: TensorState, what: string): DeviceCopy {
-    this.#makeRoom(state.storageBytes, what);
-    const { buffer, ready } = this.#memory.allocate(state.storageBytes, state.label ?? 'tensor');
-    const copy = new DeviceCopy(this.#owner, state, buffer, ready);
-    state.copies.set(this.#owner, copy);
-    this.#lru.add(copy);
-    this.#counters.addResident(copy.bytes);
-    return copy;
-  }
-
-  #makeRoom(bytes: number, what: string): void {
-    while (this.#counters.residentBytes + bytes > this.budgetBytes) {
-      const victim = this.#pickVictim();
-      if (victim === undefined) {
-        throw new KeelError(
-          ErrorCode.RESOURCE_EXHAUSTED,
-          `${what}: residency manager '${this.label}' needs ${bytes} more bytes, but ${this.#counters.residentBytes} of its ${this.budgetBytes}-byte budget are held by leased copies`,
-        );
-      }
-      this.#evict(victim);
-    }
-  }
-
-  /** The least recently used unleased copy, stale copies first. */
-  #pickVictim(): DeviceCopy | undefined {
-    let fallback: DeviceCopy | undefined;
-    for (const copy of this.#lru) {
-      if (copy.leases > 0 || this.#protected.has(copy)) continue;
-      if (!copy.state.isValid(copy)) return copy;
-      fallback ??= copy;
-    }
-    return fallback;
-  }
-
-  #evict(copy: DeviceCopy): void {
-    if (copy.state.isOnlyValid(copy)) {
-      this.#readBack(copy);
-      this.#counters.writebacks++;
-    }
-    this.#forget(copy);
-    this.#counters.evictions++;
-  }
-
-  /** Frees the copy's memory once its uses are over and forgets it. */
-  #forget(copy: DeviceCopy): void {
-    if (!this.#lru.delete(copy)) return;
-    const state = copy.state;
-    if (state.copies.get(this.#owner) === copy) state.copies.delete(this.#owner);
-    this.#counters.residentBytes -= copy.bytes;
-    if (state.released) this.#mirror?.drop(state);
-    if (this.#lost === undefined) this.#memory.free(copy.buffer, Fence.join(copy.ready, copy.uses));
-  }
-
-  /** Makes `copy` hold the current version (it is stale and the tensor has contents). */
-  #fill(copy: DeviceCopy, what: string): void {
-    const state = copy.state;
-    const storage = state.host.storage;
-    if (state.isHostValid() && storage?.isPinnedTo(this.device)) {
-      this.#upload(copy);
-      return;
-    }
-    let remote: DeviceCopy | undefined;
-    for (const other of state.copies.values()) {
-      if (other === copy || !state.isValid(other)) continue;
-      if (other.owner.device === this.device) {
-        this.#copyOnDevice(other, copy);
-        return;
-      }
-      remote ??= other;
-    }
-    if (state.isHostValid()) {
-      this.#upload(copy);
-      return;
-    }
-    if (remote === undefined) {
-      throw new KeelError(ErrorCode.DATA_LOSS, `${what}: ${state.describe()} has no up-to-date copy left`);
-    }
-    // Device to device through the host: read back on the source's device, then upload here.
-    remote.owner.checkUsable(what);
-    remote.owner.readBack(remote);
-    this.#upload(copy);
-    this.#counters.crossDeviceMoves++;
-  }
-
-  /** Host → this device: one queueWrite, or one queueCopy from pinned storage of this device. */
-  #upload(copy: DeviceCopy): void {
-    const state = copy.state;
-    const storage = state.host.storage as HostStorage;
-    const n = state.storageBytes;
-    const signal = freshSignal(this.device);
-    const wait = Fence.join(state.host.ready, compactUses(Fence.join(copy.ready, copy.uses)));
-    const target = { buffer: copy.buffer, offset: 0, length: n };
-    if (storage.pinned !== undefined && storage.isPinnedTo(this.device)) {
-      this.device.queueCopy(
-        this.affinity,
-        wait,
-        signal,
-        { buffer: storage.pinned.buffer, offset: 0, length: n },
-        target,
-      );
-      this.#counters.pinnedTransferBytes += n;
-    } else {
-      this.device.queueWrite(this.affinity, wait, signal, storage.bytes, target);
-      this.#counters.hostCopyBytes += n;
-    }
-    this.#counters.hostToDeviceBytes += n;
-    this.#counters.transfers++;
-    storage.uses = addUse(storage.uses, signal);
-    copy.version = state.version;
-    copy.ready = signal;
-  }
-
-  /** Another manager's copy on this same device → `copy`: one queueCopy. */
-  #copyOnDevice(source: DeviceCopy, copy: DeviceCopy): void {
-    const n = copy.state.storageBytes;
-    const signal = freshSignal(this.device);
-    const wait = Fence.join(source.ready, compactUses(Fence.join(copy.ready, copy.uses)));
-    this.device.queueCopy(
-      this.affinity,
-      wait,
-      signal,
-      { buffer: source.buffer, offset: 0, length: n },
-      { buffer: copy.buffer, offset: 0, length: n },
-    );
-    this.#counters.deviceToDeviceBytes += n;
-    this.#counters.transfers++;
-    source.uses = addUse(source.uses, signal);
-    copy.version = copy.state.version;
-    copy.ready = signal;
-  }
-
-  /** This device → host storage: one queueRead, or one queueCopy into pinned storage of this device. */
-  #readBack(copy: DeviceCopy): void {
-    const state = copy.state;
-    const storage = ensureStorage(state);
-    const n = state.storageBytes;
-    const signal = freshSignal(this.device);
-    const wait = Fence.join(copy.ready, compactUses(storage.uses));
-    const source = { buffer: copy.buffer, offset: 0, length: n };
-    if (storage.pinned !== undefined && storage.isPinnedTo(this.device)) {
-      this.device.queueCopy(this.affinity, wait, signal, source, {
-        buffer: storage.pinned.buffer,
-        offset: 0,
-        length: n,
-      });
-      this.#counters.pinnedTransferBytes += n;
-    } else {
-      this.device.queueRead(this.affinity, wait, signal, source, storage.bytes);
-      this.#counters.hostCopyBytes += n;
-    }
-    this.#counters.deviceToHostBytes += n;
-    this.#counters.transfers++;
-    copy.uses = addUse(copy.uses, signal);
-    storage.uses = addUse(storage.uses, signal);
-    state.host.version = copy.version;
-    state.host.ready = signal;
-  }
-
-  #pinnedStorage(state: TensorState): HostStorage | undefined {
-    const mapping = this.#mapping;
-    if (mapping === undefined || this.#lost !== undefined || this.#disposed) return undefined;
-    const buffer: Buffer = this.device.createBuffer({
-      usage: BufferUsage.TRANSFER | BufferUsage.MAPPING,
-      memoryType: MemoryType.HOST_VISIBLE | MemoryType.HOST_COHERENT,
-      byteLength: state.storageBytes,
-      label: `${state.label ?? 'tensor'} (pinned)`,
-    });
-    if (!hasAllBits(buffer.memoryType, MemoryType.HOST_VISIBLE)) {
-      // The device ignored the requested memory type: no pinned memory here (ordinary host memory).
-      buffer.destroy();
-      return undefined;
-    }
-    const view = checkMappedView(mapping.mapHostView(buffer), buffer, `residency manager '${this.label}'`);
-    const storage = new HostStorage(view, { buffer, owner: this.#owner });
-    this.#pinned.set(storage, state);
-    return storage;
-  }
-
-  #freePinned(storage: HostStorage): void {
-    this.#pinned.delete(storage);
-    if (storage.pinned !== undefined && this.#lost === undefined)
-      destroyWhenOver(storage.pinned.buffer, storage.uses);
-  }
-
-  #onLost(reason: KeelError): void {
-    if (this.#lost !== undefined) return;
-    this.#lost = reason;
-    const mirror = this.#mirror;
-    if (mirror !== undefined && !mirror.stopped) this.#mirrorAtLoss = mirror.options;
-    mirror?.onLost();
-    const loss = (state: TensorState) =>
-      new KeelError(
-        ErrorCode.DATA_LOSS,
-        `${state.describe()}: its only up-to-date copy was on the lost device of residency manager '${this.label}'`,
-        { cause: reason },
-      );
-    for (const copy of this.#lru) {
-      const state = copy.state;
-      const wasValid = state.isValid(copy);
-      state.copies.delete(this.#owner);
-      if (!state.released) this.#orphans.add(state);
-      if (wasValid && !state.released && !state.hasValidLocation() && !mirror?.restore(state, reason)) {
-        state.dataLoss = loss(state);
-      }
-    }
-    mirror?.clearAfterLoss();
-    this.#lru.clear();
-    this.#counters.residentBytes = 0;
-    for (const [storage, state] of this.#pinned) {
-      if (state.host.storage === storage) {
-        state.host.storage = undefined;
-        if (state.isHostValid()) state.invalidateHost(loss(state));
-        else state.host.version = -1;
-      }
-    }
-    this.#pinned.clear();
   }
 }
