@@ -186,6 +186,25 @@ export class Executor {
     return this.proceed();
   }
 
+  /**
+   * Awaits `first` (a Suspension returned by `execute`), resumes, and repeats until the operation
+   * finished without suspending again. Never rejects: a rejected kernel promise fails the operation.
+   */
+  async settle(first: Suspension): Promise<void> {
+    let pending: Suspension | undefined = first;
+    while (pending !== undefined) {
+      let rejected = false;
+      let reason: unknown;
+      try {
+        await pending;
+      } catch (error) {
+        rejected = true;
+        reason = error;
+      }
+      pending = this.resume(rejected, reason);
+    }
+  }
+
   private proceed(): Suspension | undefined {
     const plans = this.opPlans;
     while (this.planIndex < plans.length) {

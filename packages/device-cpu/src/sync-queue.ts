@@ -84,18 +84,7 @@ export class SyncQueue<T> {
 
   /** Waits for each suspension of the executor, then reports and starts the next waiting run. */
   private async settle(first: Suspension, token: T): Promise<void> {
-    let pending: Suspension | undefined = first;
-    while (pending !== undefined) {
-      let rejected = false;
-      let reason: unknown;
-      try {
-        await pending;
-      } catch (error) {
-        rejected = true;
-        reason = error;
-      }
-      pending = this.executor.resume(rejected, reason);
-    }
+    await this.executor.settle(first);
     this.busy = false;
     this.done(token, this.outcome());
     while (!this.busy && this.waiting.length > 0) {

@@ -91,18 +91,7 @@ const waiting: WaitingExecute[] = [];
 
 /** Resumes the executor after each promise it suspended on; then runs the waiting operations. */
 async function settle(first: Suspension): Promise<void> {
-  let pending: Suspension | undefined = first;
-  while (pending !== undefined) {
-    let rejected = false;
-    let reason: unknown;
-    try {
-      await pending;
-    } catch (error) {
-      rejected = true;
-      reason = error;
-    }
-    pending = executor.resume(rejected, reason);
-  }
+  await executor.settle(first);
   while (!executor.suspended && waiting.length > 0) {
     const next = waiting.shift()!;
     execute(next.data, next.scratch);
