@@ -19,26 +19,26 @@ try {
   const go = new TimelineSemaphore(0, { label: 'go' });
   const x = scheduler.submit(
     { kind: 'alloca', params: { usage }, size: 4096 },
-    { affinity: 0b010, wait: Fence.of({ semaphore: go, value: 1 }), signal: at(1) }, // explicit: cpu-a queue 1
+    { affinity: 0b010, wait: Fence.of({ semaphore: go, value: 1 }), signalFence: at(1) }, // explicit: cpu-a queue 1
   );
   scheduler.submit(
     { kind: 'fill', target: { buffer: x }, pattern: 7, patternLength: 4 },
-    { wait: at(1), signal: at(2) },
+    { wait: at(1), signalFence: at(2) },
   );
   const y = scheduler.submit(
     { kind: 'alloca', params: { usage }, size: 4096 },
-    { affinity: 0b100, signal: Fence.of({ semaphore: other, value: 1 }) }, // explicit: cpu-b
+    { affinity: 0b100, signalFence: Fence.of({ semaphore: other, value: 1 }) }, // explicit: cpu-b
   );
   const copy = copyAcrossDevices(
     scheduler,
     { buffer: x },
     { buffer: y },
-    { wait: Fence.join(at(2), Fence.of({ semaphore: other, value: 1 })), signal: at(3) },
+    { wait: Fence.join(at(2), Fence.of({ semaphore: other, value: 1 })), signalFence: at(3) },
   );
   const out = new Uint32Array(1024);
   const readOn = scheduler.submit(
     { kind: 'read', source: { buffer: y }, target: out },
-    { wait: at(3), signal: at(4) },
+    { wait: at(3), signalFence: at(4) },
   );
   go.signal(1);
   await at(4).wait({ timeoutMs: 10_000 });

@@ -6,7 +6,11 @@
 //   - an excerpt of source: `<!-- excerpt: <path> -->` and the block's lines (trimmed, blank lines
 //     ignored) appear in that file, consecutively;
 //   - not code, and marked so: ```sh, ```bash, ```console or ```text.
-// Relative links must name files inside the repository. `node scripts/readme-blocks.mjs` lists the
+// Relative links must name files inside the repository. A published package's README is also read
+// on npm, where only the package's files exist: its relative links must stay inside the package and
+// name files it publishes (`files` in package.json); anything else is linked by absolute URL into the
+// repository (`<repository>/blob/main/<path>`, the URL of package.json's `repository`), and such URLs,
+// in every doc, must name a file or folder that exists. `node scripts/readme-blocks.mjs` lists the
 // problems (exit 1 if any); `--write` first copies every example file into its block.
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -73,6 +77,45 @@ function containsRun(haystack, needle) {
   return false;
 }
 
+/**
+ * The published package whose README `file` is (`packages/<pkg>/README.md` of a package.json that is
+ * not private): its folder, its repository's web URL and its `files` entries; else undefined.
+ */
+function publishedPackage(root, file) {
+  const m = /^packages\/([^/]+)\/README\.md$/.exec(file);
+  if (!m) return undefined;
+  const manifest = join(root, 'packages', m[1], 'package.json');
+  if (!existsSync(manifest)) return undefined;
+  const pkg = JSON.parse(readFileSync(manifest, 'utf8'));
+  if (pkg.private) return undefined;
+  return { dir: `packages/${m[1]}`, repository: repositoryUrl(pkg), files: pkg.files };
+}
+
+/** "git+https://github.com/o/r.git" (package.json `repository`) → "https://github.com/o/r". */
+function repositoryUrl(pkg) {
+  const url = typeof pkg.repository === 'string' ? pkg.repository : pkg.repository?.url;
+  if (typeof url !== 'string') return undefined;
+  return url.replace(/^git\+/, '').replace(/\.git$/, '');
+}
+
+/** The repository's web URL, from the first package.json under packages/ that names one. */
+function rootRepositoryUrl(root) {
+  for (const dir of readdirSync(join(root, 'packages')).sort()) {
+    const manifest = join(root, 'packages', dir, 'package.json');
+    if (!existsSync(manifest)) continue;
+    const url = repositoryUrl(JSON.parse(readFileSync(manifest, 'utf8')));
+    if (url !== undefined) return url;
+  }
+  return undefined;
+}
+
+/** Whether npm publishes `path` (relative to the package folder) given package.json `files`. */
+function isPublished(path, files) {
+  if (/^(README|LICENSE|LICENCE|CHANGELOG)(\.[a-z]+)?$/i.test(path) || path === 'package.json') return true;
+  if (!Array.isArray(files)) return true;
+  return files.some((entry) => !entry.startsWith('!') && (path === entry || path.startsWith(`${entry}/`)));
+}
+
 /** Problems of one doc (`file` relative to `root`), as "file:line: what" strings. */
 export function checkDoc(root, file, text = readFileSync(join(root, file), 'utf8')) {
   const problems = [];
@@ -104,16 +147,44 @@ export function checkDoc(root, file, text = readFileSync(join(root, file), 'utf8
       problems.push(`${at}: block is not an excerpt of ${b.marker.path}`);
     }
   }
-  // Relative links must stay inside the repository and name something that exists.
+  // Relative links must stay inside the repository and name something that exists; a published
+  // package's README links only to its own published files (npm shows nothing else). Absolute links
+  // into the repository must name something that exists.
   const dir = dirname(join(root, file));
+  const published = publishedPackage(root, file);
+  const repository = published?.repository ?? rootRepositoryUrl(root);
   for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
     const href = m[1];
-    if (/^[a-z]+:/i.test(href) || href.startsWith('#')) continue;
-    const target = resolve(dir, href.split('#')[0]);
     const line = text.slice(0, m.index).split('\n').length;
-    if (!target.startsWith(resolve(root)))
+    if (href.startsWith('#')) continue;
+    if (/^[a-z]+:/i.test(href)) {
+      const prefix = repository === undefined ? undefined : `${repository}/`;
+      const inRepo =
+        prefix !== undefined && href.startsWith(prefix)
+          ? /^(?:blob|tree)\/main\/([^#?]*)/.exec(href.slice(prefix.length))
+          : null;
+      if (inRepo && !existsSync(join(root, inRepo[1])))
+        problems.push(`${file}:${line}: link ${href} names nothing in the repository`);
+      continue;
+    }
+    const target = resolve(dir, href.split('#')[0]);
+    if (!target.startsWith(resolve(root))) {
       problems.push(`${file}:${line}: link ${href} points outside the repository`);
-    else if (!existsSync(target)) problems.push(`${file}:${line}: link ${href} names nothing`);
+      continue;
+    }
+    if (!existsSync(target)) {
+      problems.push(`${file}:${line}: link ${href} names nothing`);
+      continue;
+    }
+    if (published !== undefined) {
+      const inPackage = relative(resolve(root, published.dir), target);
+      if (inPackage.startsWith('..') || !isPublished(inPackage.split('\\').join('/'), published.files)) {
+        const path = relative(resolve(root), target).split('\\').join('/');
+        problems.push(
+          `${file}:${line}: link ${href} works only in the repository (npm shows the package's published files): link ${repository ?? '<repository>'}/blob/main/${path}${href.includes('#') ? href.slice(href.indexOf('#')) : ''} instead`,
+        );
+      }
+    }
   }
   return problems;
 }

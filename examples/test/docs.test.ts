@@ -57,6 +57,29 @@ describe('README code blocks', () => {
     expect(problems[3]).toMatch(/link \.\.\/shared\/DESIGN\.md points outside the repository/);
     expect(problems[4]).toMatch(/link docs\/missing\.md names nothing/);
   });
+
+  it('keeps links of published package READMEs working on npm: absolute URLs into the repository', () => {
+    const repo = 'https://github.com/keel-runtime/keel';
+    const text = [
+      'The [design](../../docs/DESIGN.md), [the hal](../hal/README.md#options), [mlp](src/mlp/README.md),',
+      `[design](${repo}/blob/main/docs/DESIGN.md), [folder](${repo}/tree/main/examples),`,
+      `[gone](${repo}/blob/main/docs/GONE.md), [shipped](LICENSE), [section](#install).`,
+    ].join('\n');
+    const problems = check(root, 'packages/keel/README.md', text);
+    expect(problems).toHaveLength(4);
+    expect(problems[0]).toMatch(
+      /link \.\.\/\.\.\/docs\/DESIGN\.md works only in the repository .*: link https:\/\/github\.com\/keel-runtime\/keel\/blob\/main\/docs\/DESIGN\.md instead/,
+    );
+    expect(problems[1]).toMatch(
+      /link \.\.\/hal\/README\.md#options works only in the repository .*packages\/hal\/README\.md#options instead/,
+    );
+    expect(problems[2]).toMatch(/link src\/mlp\/README\.md works only in the repository/);
+    expect(problems[3]).toMatch(
+      /link https:\/\/github\.com\/keel-runtime\/keel\/blob\/main\/docs\/GONE\.md names nothing in the repository/,
+    );
+    // The repository's own docs (not published) may link relatively.
+    expect(check(root, 'CONTRIBUTING.md', 'See [the design](docs/DESIGN.md).')).toEqual([]);
+  });
 });
 
 describe('docs/DESIGN.md', () => {

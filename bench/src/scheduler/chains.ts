@@ -94,7 +94,7 @@ export async function runChains(scheduler: Scheduler, buffers: ChainBuffers, len
         { kind: 'execute', commandBuffers: [cb] },
         {
           wait: k === 0 ? Fence.empty : Fence.of({ semaphore, value: k }),
-          signal: Fence.of({ semaphore, value: k + 1 }),
+          signalFence: Fence.of({ semaphore, value: k + 1 }),
         },
       );
     }

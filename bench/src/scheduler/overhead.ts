@@ -43,7 +43,8 @@ export function submitDirect(device: Device, prepared: PreparedChain): number {
 export function submitScheduled(scheduler: Scheduler, prepared: PreparedChain): number {
   const { waits, signals } = prepared;
   const start = performance.now();
-  for (let k = 0; k < waits.length; k++) scheduler.submit(BARRIER, { wait: waits[k], signal: signals[k] });
+  for (let k = 0; k < waits.length; k++)
+    scheduler.submit(BARRIER, { wait: waits[k], signalFence: signals[k] });
   return performance.now() - start;
 }
 

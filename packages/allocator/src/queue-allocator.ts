@@ -2,8 +2,8 @@
  * The queue-ordered allocator (IREE's queue_alloca/queue_dealloca, seed 002): allocation and release
  * ordered by fences rather than by the host, with reuse decided by live ranges on timelines.
  *
- * `alloca(affinity, wait, signal, n)` returns an Allocation at once. Its block is chosen at the call when
- * possible, by these rules in order:
+ * `alloca(affinity, wait, signalFence, n)` returns an Allocation at once. Its block is chosen at the call
+ * when possible, by these rules in order:
  *
  * - (b) dominated: a block freed by a dealloca whose death frontier (the dealloca's wait) is dominated by
  *   the alloca's own wait (same semaphores, values at least as high): whoever uses the new allocation
@@ -18,14 +18,14 @@
  *   served as soon as memory returns (any request that fits is served; a large request does not block
  *   smaller ones behind it).
  *
- * The alloca's `signal` is signalled once its (effective) wait is reached and it has a block. Only a
+ * The alloca's `signalFence` is signalled once its (effective) wait is reached and it has a block. Only a
  * request larger than the pool can ever hold (`pool.maxBlockBytes`) fails: RESOURCE_EXHAUSTED, thrown
  * synchronously by `alloca` (nothing is enqueued or signalled), like every argument error.
  *
- * `dealloca(affinity, wait, signal, allocation)` makes the allocation unusable at once (a second
+ * `dealloca(affinity, wait, signalFence, allocation)` makes the allocation unusable at once (a second
  * dealloca is FAILED_PRECONDITION) and tags its block with the death frontier `wait` (joined with the
  * alloca's signal if the alloca was not live yet). When the frontier is reached, the block returns to
- * the pool (waking queued requests) and `signal` is signalled.
+ * the pool (waking queued requests) and `signalFence` is signalled.
  *
  * Failures:
  * - a failed alloca wait fails its `signal` (ABORTED, cause = the failure); the allocation becomes
@@ -252,7 +252,7 @@ export class QueueAllocator<M> {
   }
 
   /**
-   * Allocates `byteLength` bytes (0 is legal) for use after `wait`; signals `signal` once the memory is
+   * Allocates `byteLength` bytes (0 is legal) for use after `wait`; signals `signalFence` once the memory is
    * usable. Returns at once. Throws (nothing enqueued, nothing signalled): INVALID_ARGUMENT for bad
    * arguments, RESOURCE_EXHAUSTED for a request larger than the pool can ever hold (or a slab provider
    * that fails), FAILED_PRECONDITION after `destroy()`.
@@ -260,11 +260,11 @@ export class QueueAllocator<M> {
   alloca(
     affinity: QueueAffinity,
     wait: Fence,
-    signal: Fence,
+    signalFence: Fence,
     byteLength: number,
     options?: QueueAllocaOptions,
   ): Allocation<M> {
-    this.#checkCall('alloca', affinity, wait, signal);
+    this.#checkCall('alloca', affinity, wait, signalFence);
     checkByteLength(this.#what, 'alloca', byteLength);
     const alignment = options?.alignment ?? this.pool.alignment;
     if (alignment !== this.pool.alignment) checkAlignment(this.#what, 'alloca', alignment);
@@ -275,7 +275,7 @@ export class QueueAllocator<M> {
         `${this.#what}: alloca${label === undefined ? '' : ` '${label}'`}: ${byteLength} bytes exceed what ${this.pool.kind} pool '${this.pool.label}' can ever hold (${this.pool.maxBlockBytes} bytes)`,
       );
     }
-    const a = new QueueAllocation<M>(this, affinity >>> 0, wait, signal, byteLength, alignment, label);
+    const a = new QueueAllocation<M>(this, affinity >>> 0, wait, signalFence, byteLength, alignment, label);
     this.#assign(a, true);
     this.#allocas++;
     this.#queueStats(a.affinity).allocas++;
@@ -286,12 +286,12 @@ export class QueueAllocator<M> {
   }
 
   /**
-   * Releases `allocation` once `wait` is reached (its death frontier) and signals `signal` then. The
+   * Releases `allocation` once `wait` is reached (its death frontier) and signals `signalFence` then. The
    * allocation is unusable from this call on. Throws INVALID_ARGUMENT for an allocation of another
    * allocator, FAILED_PRECONDITION for a second dealloca or after `destroy()`.
    */
-  dealloca(affinity: QueueAffinity, wait: Fence, signal: Fence, allocation: Allocation<M>): void {
-    this.#checkCall('dealloca', affinity, wait, signal);
+  dealloca(affinity: QueueAffinity, wait: Fence, signalFence: Fence, allocation: Allocation<M>): void {
+    this.#checkCall('dealloca', affinity, wait, signalFence);
     if (!(allocation instanceof QueueAllocation) || allocation.owner !== this) {
       throw new KeelError(
         ErrorCode.INVALID_ARGUMENT,
@@ -311,13 +311,13 @@ export class QueueAllocator<M> {
     q.deallocas++;
     if (a.state === 'failed') {
       // Nothing to free (the failed alloca gave its block back); order the signal after the wait.
-      const entry: SignalOnly = { signal, registration: undefined };
+      const entry: SignalOnly = { signal: signalFence, registration: undefined };
       this.#openSignals.add(entry);
       const registration = wait.onReached((error) => {
         this.#openSignals.delete(entry);
         if (this.#destroyed) return;
-        if (error === undefined) this.#signalFence(signal);
-        else this.#failFence(signal, abortedBy(error, `${this.#what}: dealloca of ${a.describe()}`));
+        if (error === undefined) this.#signalFence(signalFence);
+        else this.#failFence(signalFence, abortedBy(error, `${this.#what}: dealloca of ${a.describe()}`));
       });
       if (this.#openSignals.has(entry)) entry.registration = registration;
       return;
@@ -328,12 +328,12 @@ export class QueueAllocator<M> {
     a.state = 'deallocated';
     if (a.poolBlock === undefined) {
       a.pendingDeathFrontier = frontier;
-      a.pendingDeathSignal = signal;
+      a.pendingDeathSignal = signalFence;
       a.pendingDeathAffinity = affinity >>> 0;
       return;
     }
     a.blockOwned = false;
-    this.#kill(a, a.poolBlock, frontier, signal, affinity >>> 0);
+    this.#kill(a, a.poolBlock, frontier, signalFence, affinity >>> 0);
   }
 
   /**

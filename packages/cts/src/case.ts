@@ -2,7 +2,7 @@
  * Conformance cases: an id, a title, tags, and whether the case records commands (then the suite runs
  * it twice: with direct refs and with binding-table slots).
  */
-import type { CtsContext, CtsDeviceHandle } from './context';
+import type { CtsContext, CtsDeviceHandle, CtsDeviceOptions } from './context';
 
 /** Groups of cases; `defineDeviceConformance`'s `tags` option runs only the listed groups. */
 export type CtsTag =
@@ -30,8 +30,11 @@ export interface CtsCase {
 
 /** What some cases need beyond the shared device. */
 export interface CaseExtras {
-  /** Creates another device of the same package (for foreign-buffer and lifecycle cases). */
-  readonly createDevice: () => Promise<CtsDeviceHandle>;
+  /**
+   * Creates another device of the same package (for foreign-buffer and lifecycle cases, and cases
+   * that need device options); the case destroys it.
+   */
+  readonly createDevice: (options?: CtsDeviceOptions) => Promise<CtsDeviceHandle>;
 }
 
 export function defineCase(c: CtsCase): CtsCase {

@@ -15,6 +15,7 @@ import {
   type Device,
   type Executable,
   QueueAffinity,
+  type UnhandledFailureHook,
 } from '@keel/hal';
 import { CTS_KERNEL_EXPORTS, type CtsKernelName, type CtsKernelSources } from './kernels';
 
@@ -33,7 +34,20 @@ export interface CtsDeviceHandle {
   readonly heldQueueBytes?: () => number;
 }
 
-export type CreateCtsDevice = () => CtsDeviceHandle | Promise<CtsDeviceHandle>;
+/**
+ * Device options every device takes, with the same meaning (hal's contract): a case that passes them
+ * gets its own device, created with them (the suite's shared device is created without).
+ */
+export interface CtsDeviceOptions {
+  /** The device's `onUnhandledFailure` option (hal's UnhandledFailureHook). */
+  readonly onUnhandledFailure?: UnhandledFailureHook;
+}
+
+/**
+ * Creates a device of the package under test. `options`, when given, must reach the device's own
+ * options (a factory that drops them fails the cases that pass them).
+ */
+export type CreateCtsDevice = (options?: CtsDeviceOptions) => CtsDeviceHandle | Promise<CtsDeviceHandle>;
 
 /** Slot capacity of command buffers the suite records in 'slots' mode. */
 export const CTS_BINDING_CAPACITY = 64;

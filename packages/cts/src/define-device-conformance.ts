@@ -14,8 +14,15 @@ import { hostCallCases, stressCases } from './cases/host-stress';
 import { reuseCases } from './cases/reuse';
 import { semaphoreCases } from './cases/semaphores';
 import { transferCases } from './cases/transfers';
+import { unhandledFailureCases } from './cases/unhandled-failure';
 import { validationCases } from './cases/validation';
-import { type CreateCtsDevice, CtsContext, type CtsDeviceHandle, type RefMode } from './context';
+import {
+  type CreateCtsDevice,
+  CtsContext,
+  type CtsDeviceHandle,
+  type CtsDeviceOptions,
+  type RefMode,
+} from './context';
 
 /** Every case of the suite, in the order they run. */
 export const CTS_CASES: readonly CtsCase[] = Object.freeze([
@@ -25,6 +32,7 @@ export const CTS_CASES: readonly CtsCase[] = Object.freeze([
   ...dispatchCases,
   ...reuseCases,
   ...hostCallCases,
+  ...unhandledFailureCases,
   ...stressCases,
   ...validationCases,
 ]);
@@ -73,7 +81,10 @@ export function defineDeviceConformance(
   const tags = options.tags;
   const cases =
     tags === undefined ? CTS_CASES : CTS_CASES.filter((c) => c.tags.some((t) => tags.includes(t)));
-  const extra = { createDevice: async (): Promise<CtsDeviceHandle> => createDevice() };
+  const extra = {
+    createDevice: async (deviceOptions?: CtsDeviceOptions): Promise<CtsDeviceHandle> =>
+      deviceOptions === undefined ? createDevice() : createDevice(deviceOptions),
+  };
 
   describe(name, () => {
     let handle: CtsDeviceHandle | undefined;

@@ -14,6 +14,7 @@ export {
   CTS_BINDING_CAPACITY,
   CtsContext,
   type CtsDeviceHandle,
+  type CtsDeviceOptions,
   delay,
   f32Bits,
   type RefMode,

@@ -59,8 +59,7 @@ import {
   describeBuffer,
   type Executable,
   type ExecutableSource,
-  failTimepoints,
-  hasPendingTimepoint,
+  failOperation,
   hostBytes,
   MemoryType,
   madeByCreateBuffer,
@@ -68,6 +67,7 @@ import {
   QueueAffinity,
   signalPendingTimepoints,
   type UnhandledFailureHook,
+  type UnhandledFailureReport,
   unhandledFailureReporter,
 } from '@keel/hal';
 import { copyBytes, fillBytes } from './byte-ops';
@@ -155,7 +155,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   private destroyed = false;
   private destroyPromise: Promise<void> | undefined;
   private readonly name: string;
-  private readonly reportUnhandled: (error: unknown, operation: string) => void;
+  private readonly reportUnhandled: UnhandledFailureReport;
 
   private readonly slabs: SlabTable;
   private readonly bufferPool: TlsfPool<ArrayBufferLike>;
@@ -694,20 +694,11 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     if (error === undefined) {
       thrown = signalPendingTimepoints(op.signal);
     } else {
-      const undelivered = !hasPendingTimepoint(op.signal) && this.reportable(error);
-      thrown = failTimepoints(op.signal, error);
-      if (undelivered) this.reportUnhandled(error, op.name);
+      // Undeliverable failures are reported (hal's failOperation), except after destroy or loss.
+      const report = this.destroyed || this.lostReason !== undefined ? undefined : this.reportUnhandled;
+      thrown = failOperation(op.signal, error, op.name, report);
     }
     if (thrown !== undefined) warnSemaphoreThrew(this, thrown);
-  }
-
-  /** Failures worth reporting when undelivered: not ABORTED (propagated), not destroy/loss. */
-  private reportable(error: unknown): boolean {
-    return (
-      !this.destroyed &&
-      this.lostReason === undefined &&
-      !(KeelError.is(error) && error.code === ErrorCode.ABORTED)
-    );
   }
 
   private operation(kind: OpKind, what: string, queue: number, signal: Fence): Operation {

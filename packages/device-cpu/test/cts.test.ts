@@ -10,8 +10,10 @@ function handle(device: CpuDevice) {
   return { device, kernels: cpuCtsKernels, heldQueueBytes: () => device.heldQueueBytes() };
 }
 
-defineDeviceConformance('device-cpu sync', () => handle(createCpuDevice({ mode: 'sync', queues: 2 })));
+defineDeviceConformance('device-cpu sync', (options) =>
+  handle(createCpuDevice({ mode: 'sync', queues: 2, ...options })),
+);
 
-defineDeviceConformance('device-cpu task (2 queues × 2 workers)', () =>
-  handle(createCpuDevice({ mode: 'task', queues: 2, workersPerQueue: 2 })),
+defineDeviceConformance('device-cpu task (2 queues × 2 workers)', (options) =>
+  handle(createCpuDevice({ mode: 'task', queues: 2, workersPerQueue: 2, ...options })),
 );

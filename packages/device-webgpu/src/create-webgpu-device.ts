@@ -46,6 +46,7 @@ const OPTION_RULES: OptionRules = {
   bindGroupCacheSize: { type: 'integer', min: 1 },
   tableCacheSize: { type: 'integer', min: 1 },
   onUncapturedError: { type: 'function' },
+  onUnhandledFailure: { type: 'function' },
 };
 
 /**
@@ -85,6 +86,7 @@ export async function createWebGpuDevice(options?: WebGpuDeviceOptions): Promise
       transientBudget,
       tableCacheSize,
       onUncapturedError: options.onUncapturedError,
+      onUnhandledFailure: options.onUnhandledFailure,
     });
   } catch (cause) {
     if (acquired.owned) gpu.destroy();

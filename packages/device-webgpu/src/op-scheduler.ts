@@ -23,6 +23,11 @@
  * fail with ABORTED (cause: the failure) instead (its GPU effects on device memory are then undefined;
  * host memory is not touched: a read copies out only once its waits are reached).
  *
+ * Undeliverable failures. An operation's failure that none of its signal timepoints can deliver (no
+ * signal fence, values already passed, semaphores already failed) goes to the device's reporter
+ * (`onUnhandledFailure`; hal's failOperation decides, as for every device): not ABORTED propagation,
+ * and nothing once the device is lost or destroyed.
+ *
  * GPU errors. Each submission runs inside WebGPU error scopes (internal, out-of-memory, validation:
  * pushed before encoding, popped after the submit, with callbacks bound once per record); an operation
  * completes only once they are popped, and a caught GPUError fails its signal as a KeelError
@@ -34,9 +39,15 @@
  * pending, so the device can destroy buffers and the GPUDevice with nothing in flight.
  */
 import { ErrorCode, type Fence, KeelError, type Semaphore } from '@keel/fence';
-import { abortedBy } from '@keel/hal';
+import {
+  abortedBy,
+  failOperation,
+  failTimepoints,
+  signalPendingTimepoints,
+  type UnhandledFailureReport,
+} from '@keel/hal';
 import { describeError, ERROR_SCOPES, fromGpuError, pushErrorScopes } from './gpu-errors';
-import { type OpCallbacks, OpKind, QueueOp } from './queue-op';
+import { OP_NAMES, type OpCallbacks, OpKind, QueueOp } from './queue-op';
 
 /** What the device does to run an operation (encode and submit; throws a KeelError to fail it). */
 export interface OpRunner {
@@ -63,33 +74,6 @@ function report(error: unknown): void {
   });
 }
 
-/**
- * Signals every timepoint of `fence` that is not reached yet. A timepoint some other signal already
- * passed is left alone (the semaphore only grows; operations unordered by fences may complete in any
- * order); a failed semaphore ignores signals.
- */
-function signalFence(fence: Fence): void {
-  const timepoints = fence.timepoints;
-  for (let i = 0; i < timepoints.length; i++) {
-    const tp = timepoints[i] as { semaphore: Semaphore; value: number };
-    const semaphore = tp.semaphore;
-    if (semaphore.failure !== undefined || semaphore.value >= tp.value) continue;
-    try {
-      semaphore.signal(tp.value);
-    } catch (error) {
-      report(error);
-    }
-  }
-}
-
-function failFence(fence: Fence, error: unknown): void {
-  try {
-    fence.fail(error);
-  } catch (thrown) {
-    report(thrown);
-  }
-}
-
 /** Operations that may be submitted on GPU-ordered waits (they only add GPU work). */
 function runsOnGpuOrder(kind: number): boolean {
   return kind !== OpKind.HOST_CALL && kind !== OpKind.BARRIER;
@@ -106,6 +90,10 @@ export class OpScheduler implements OpCallbacks {
   readonly #queue: GPUQueue;
   /** Names the device in messages of GPU errors ("webgpu device '…'"). */
   readonly #label: string;
+  /** "webgpu device '…' queueFill" by operation kind (messages of undeliverable failures). */
+  readonly #opNames: Readonly<Record<number, string>>;
+  /** Hears of failures no signal timepoint could deliver (the device's `onUnhandledFailure`). */
+  readonly #reportUnhandled: UnhandledFailureReport;
   /** Error scope pops not settled yet. */
   #scopesPending = 0;
   /** Per semaphore: the highest value work already submitted to the GPUQueue will signal. */
@@ -139,11 +127,22 @@ export class OpScheduler implements OpCallbacks {
   #onSettled: (() => void) | undefined;
   #settledPromise: Promise<void> | undefined;
 
-  constructor(runner: OpRunner, device: GPUDevice, label: string) {
+  constructor(runner: OpRunner, device: GPUDevice, label: string, reportUnhandled: UnhandledFailureReport) {
     this.#runner = runner;
     this.#device = device;
     this.#queue = device.queue;
     this.#label = label;
+    this.#reportUnhandled = reportUnhandled;
+    const opNames: Record<number, string> = {};
+    for (const kind of Object.keys(OP_NAMES)) opNames[Number(kind)] = `${label} ${OP_NAMES[Number(kind)]}`;
+    this.#opNames = opNames;
+  }
+
+  /** Fails `op`'s signal with `error`, reporting it when no timepoint could deliver it. */
+  #fail(op: QueueOp, error: unknown): void {
+    const unhandled = this.#lost === undefined ? this.#reportUnhandled : undefined;
+    const thrown = failOperation(op.signal, error, this.#opNames[op.kind] ?? op.name, unhandled);
+    if (thrown !== undefined) report(thrown);
   }
 
   /** Operations not yet completed (deferred, in flight, reading back, running host code). */
@@ -246,13 +245,13 @@ export class OpScheduler implements OpCallbacks {
    */
   issue(op: QueueOp, prepareDefer?: (op: QueueOp) => void): void {
     if (this.#lost !== undefined) {
-      failFence(op.signal, this.#lost);
+      this.#fail(op, this.#lost);
       this.#recycle(op);
       return;
     }
     const state = this.#check(op.wait, runsOnGpuOrder(op.kind));
     if (state === FAILED) {
-      failFence(op.signal, abortedBy(this.#failure, op.name));
+      this.#fail(op, abortedBy(this.#failure, op.name));
       this.#failure = undefined;
       this.#recycle(op);
       return;
@@ -276,7 +275,7 @@ export class OpScheduler implements OpCallbacks {
     if (!op.deferred) return;
     this.#undefer(op);
     if (error !== undefined) {
-      failFence(op.signal, abortedBy(error, op.name));
+      this.#fail(op, abortedBy(error, op.name));
       this.#recycle(op);
     } else {
       this.#run(op);
@@ -339,7 +338,7 @@ export class OpScheduler implements OpCallbacks {
       this.#runner.run(op);
     } catch (error) {
       this.#popScopes(op);
-      failFence(op.signal, error);
+      this.#fail(op, error);
       this.#runner.releaseStaging(op);
       this.#recycle(op);
       return;
@@ -477,8 +476,12 @@ export class OpScheduler implements OpCallbacks {
 
   /** Signals (or fails with `error`) `op`'s signal and recycles it. */
   #finish(op: QueueOp, error: unknown): void {
-    if (error !== undefined) failFence(op.signal, error);
-    else signalFence(op.signal);
+    if (error !== undefined) {
+      this.#fail(op, error);
+    } else {
+      const thrown = signalPendingTimepoints(op.signal);
+      if (thrown !== undefined) report(thrown);
+    }
     this.#recycle(op);
   }
 
@@ -567,7 +570,10 @@ export class OpScheduler implements OpCallbacks {
     }
     this.#outside.clear();
     this.#pool.length = 0;
-    for (const fence of toFail) failFence(fence, error);
+    for (const fence of toFail) {
+      const thrown = failTimepoints(fence, error);
+      if (thrown !== undefined) report(thrown);
+    }
     this.onIdle?.();
   }
 }

@@ -1,4 +1,5 @@
 /** Options of `createWebGpuDevice`. */
+import type { UnhandledFailureHook } from '@keel/hal';
 import './gpu-globals';
 
 export interface WebGpuDeviceOptions {
@@ -34,4 +35,11 @@ export interface WebGpuDeviceOptions {
    * Called with WebGPU errors nobody captured (default: `console.error` once per distinct message).
    */
   readonly onUncapturedError?: (error: GPUError) => void;
+  /**
+   * Hears about an operation's failure that no signal timepoint could deliver (an empty signal fence,
+   * values something else already passed, semaphores already failed): `(error, { device, operation })`.
+   * Default: one console warning per device. Failures propagated from a failed wait (ABORTED) and those
+   * of destroy/loss are not reported.
+   */
+  readonly onUnhandledFailure?: UnhandledFailureHook;
 }

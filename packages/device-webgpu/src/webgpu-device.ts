@@ -47,6 +47,8 @@ import {
   MemoryType,
   madeByCreateBuffer,
   QueueAffinity,
+  type UnhandledFailureHook,
+  unhandledFailureReporter,
 } from '@keel/hal';
 import type { BindingLayouts } from './binding-layouts';
 import type { BuiltinKernels } from './builtin-kernels';
@@ -108,6 +110,7 @@ export interface WebGpuDeviceParts {
   readonly transientBudget: number;
   readonly tableCacheSize: number;
   readonly onUncapturedError: ((error: GPUError) => void) | undefined;
+  readonly onUnhandledFailure: UnhandledFailureHook | undefined;
 }
 
 /** Counters of the device (for tests, benchmarks and tuning). */
@@ -254,7 +257,12 @@ export class WebGpuDevice implements Device {
       context: this.#context,
       gone: () => this.#destroyed || this.#lostReason !== undefined,
     });
-    this.#scheduler = new OpScheduler(this.#runner, gpu, this.name);
+    this.#scheduler = new OpScheduler(
+      this.#runner,
+      gpu,
+      this.name,
+      unhandledFailureReporter(parts.onUnhandledFailure, this.name),
+    );
     this.#scheduler.onIdle = () => this.#flushReleases();
     this.#buildPlan = (commandBuffer) => {
       this.#plansBuilt++;

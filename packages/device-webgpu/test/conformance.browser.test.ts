@@ -8,6 +8,6 @@ import { conformanceOptions, ctsWebGpuDevice } from './conformance-options';
 
 defineDeviceConformance(
   '@keel/device-webgpu conformance (Chromium)',
-  () => ctsWebGpuDevice(),
+  (options) => ctsWebGpuDevice(options),
   conformanceOptions,
 );

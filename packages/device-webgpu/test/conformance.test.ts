@@ -12,6 +12,6 @@ const probe = await probeWebGpu();
 describe.skipIf(!probe.available)(
   `@keel/device-webgpu on Dawn${probe.available ? '' : ` (${probe.reason})`}`,
   () => {
-    defineDeviceConformance('conformance', () => ctsWebGpuDevice(), conformanceOptions);
+    defineDeviceConformance('conformance', (options) => ctsWebGpuDevice(options), conformanceOptions);
   },
 );

@@ -625,7 +625,7 @@ function deviceFuzz(name: string, available: boolean, reason: string, create: ()
               keelOrSuccess('scheduler.submit', [affinity], () => {
                 scheduler.submit(
                   { kind: 'barrier' },
-                  { affinity: affinity as number, signal: Fence.of({ semaphore: signal, value: 1 }) },
+                  { affinity: affinity as number, signalFence: Fence.of({ semaphore: signal, value: 1 }) },
                 );
                 accepted = true;
               });

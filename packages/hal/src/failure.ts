@@ -71,7 +71,7 @@ export function hasPendingTimepoint(fence: Fence): boolean {
 
 /** What `onUnhandledFailure` receives besides the error. */
 export interface UnhandledFailureContext {
-  /** The device's name (`info.name`). */
+  /** The device as its messages name it, e.g. "device 'cpu'" or "webgpu device 'webgpu'". */
   readonly device: string;
   /** The failed operation, e.g. "device 'cpu' queueExecute". */
   readonly operation: string;
@@ -79,6 +79,9 @@ export interface UnhandledFailureContext {
 
 /** A device option: hears about failures no signal timepoint could deliver. */
 export type UnhandledFailureHook = (error: KeelError, context: UnhandledFailureContext) => void;
+
+/** What `unhandledFailureReporter` returns: a device calls it with an undeliverable failure. */
+export type UnhandledFailureReport = (error: unknown, operation: string) => void;
 
 /**
  * The reporter a device calls with a failure that had no pending signal timepoint (see
@@ -89,7 +92,7 @@ export type UnhandledFailureHook = (error: KeelError, context: UnhandledFailureC
 export function unhandledFailureReporter(
   hook: UnhandledFailureHook | undefined,
   device: string,
-): (error: unknown, operation: string) => void {
+): UnhandledFailureReport {
   let warned = false;
   return (error: unknown, operation: string): void => {
     const failure = KeelError.is(error)
@@ -113,4 +116,27 @@ export function unhandledFailureReporter(
       `${device}: ${operation} failed but no signal timepoint could deliver it (its values already passed, or no signal fence); pass onUnhandledFailure to handle these (further ones on this device are not printed): ${failure.code}: ${failure.message}`,
     );
   };
+}
+
+/**
+ * Fails an operation's `signal` with `error` (failTimepoints) and, when no timepoint of it was still
+ * pending (hasPendingTimepoint: nobody waiting for this operation can hear of the failure), reports it
+ * through `report` with `operation` (e.g. "device 'cpu' queueExecute"). Not reported: ABORTED (a failed
+ * wait propagated: the original failure was delivered, or reported, where it happened), and anything
+ * when `report` is undefined (a device passes undefined once destroyed or lost: those failures are
+ * the device's, announced by `destroy()` and `lost`). Never throws: returns what a semaphore threw.
+ */
+export function failOperation(
+  signal: Fence,
+  error: unknown,
+  operation: string,
+  report: UnhandledFailureReport | undefined,
+): unknown {
+  const undelivered =
+    report !== undefined &&
+    !(KeelError.is(error) && error.code === ErrorCode.ABORTED) &&
+    !hasPendingTimepoint(signal);
+  const thrown = failTimepoints(signal, error);
+  if (undelivered) report(error, operation);
+  return thrown;
 }

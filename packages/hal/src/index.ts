@@ -60,12 +60,14 @@ export {
 } from './executable';
 export {
   abortedBy,
+  failOperation,
   failTimepoints,
   hasPendingTimepoint,
   propagateFailure,
   signalPendingTimepoints,
   type UnhandledFailureContext,
   type UnhandledFailureHook,
+  type UnhandledFailureReport,
   unhandledFailureReporter,
 } from './failure';
 export { checkOptions, type OptionRule, type OptionRules } from './options';

@@ -19,8 +19,8 @@ export interface CrossDeviceCopyPlacement {
 }
 
 /**
- * Copies `source` to `target` once `options.wait` is reached and signals `options.signal` when the
- * bytes are in `target`. Ranges are resolved as `Device.queueCopy` does (an omitted length takes the
+ * Copies `source` to `target` once `options.wait` is reached and signals `options.signalFence` (or its
+ * deprecated alias `options.signal`) when the bytes are in `target`. Ranges are resolved as `Device.queueCopy` does (an omitted length takes the
  * other side's) and must have equal lengths (INVALID_ARGUMENT). On one device this is a
  * single queue copy. Across devices it holds a host staging array of the range's length until the
  * write completes; `options.affinity` constrains both halves (each is intersected with the targets of
@@ -64,11 +64,11 @@ export function copyAcrossDevices(
   const staged = Fence.of({ semaphore: sourceDevice.createSemaphore(0), value: 1 });
   const read = scheduler.submit(
     { kind: 'read', source, target: staging },
-    { affinity: options.affinity, wait: options.wait, signal: staged },
+    { affinity: options.affinity, wait: options.wait, signalFence: staged },
   );
   const write = scheduler.submit(
     { kind: 'write', source: staging, target },
-    { affinity: options.affinity, wait: staged, signal: options.signal },
+    { affinity: options.affinity, wait: staged, signalFence: options.signalFence, signal: options.signal },
   );
   return { read, write };
 }

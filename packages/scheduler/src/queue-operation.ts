@@ -109,6 +109,15 @@ export interface SubmitOptions {
   readonly affinity?: QueueAffinity;
   /** Timepoints the operation waits for. Defaults to Fence.empty. */
   readonly wait?: Fence;
-  /** Timepoints the operation signals when it completed. Defaults to Fence.empty. */
+  /**
+   * Timepoints the operation signals when it completed (the device's positional `signalFence`).
+   * Defaults to Fence.empty.
+   */
+  readonly signalFence?: Fence;
+  /**
+   * The former name of `signalFence`, kept for one minor release. Giving both with different fences is
+   * INVALID_ARGUMENT.
+   * @deprecated Use `signalFence` (`signal` reads like the AbortSignal of wait options).
+   */
   readonly signal?: Fence;
 }

@@ -1,7 +1,7 @@
 /**
  * The Scheduler: one affinity-aware front over several (device, queue) targets. Bit i of its affinity
- * masks selects target i. `submit(op, { affinity, wait, signal })` takes every queue operation of the
- * Device contract as a QueueOperation, picks a target by the PlacementPolicy and forwards the operation
+ * masks selects target i. `submit(op, { affinity, wait, signalFence })` takes every queue operation of
+ * the Device contract as a QueueOperation, picks a target by the PlacementPolicy and forwards the operation
  * to that target's device with the affinity of that target's queue.
  *
  * Contracts:
@@ -82,6 +82,34 @@ function isFence(value: unknown): value is Fence {
     Array.isArray((value as { timepoints?: unknown }).timepoints) &&
     typeof (value as { onReached?: unknown }).onReached === 'function'
   );
+}
+
+/**
+ * The signal fence of submit options: `signalFence`, else the deprecated alias `signal`, else
+ * Fence.empty. Either must be a Fence; both given and different is INVALID_ARGUMENT. Allocation-free.
+ */
+function signalFenceOf(options: SubmitOptions | undefined, what: string): Fence {
+  const signalFence = options?.signalFence;
+  const alias = options?.signal;
+  if (signalFence !== undefined && !isFence(signalFence)) {
+    throw new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${what}: signalFence is not a Fence (got ${describeValue(signalFence)})`,
+    );
+  }
+  if (alias !== undefined && !isFence(alias)) {
+    throw new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${what}: signal (deprecated alias of signalFence) is not a Fence (got ${describeValue(alias)})`,
+    );
+  }
+  if (signalFence !== undefined && alias !== undefined && signalFence !== alias) {
+    throw new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${what}: signalFence and its deprecated alias signal name different fences (give signalFence only)`,
+    );
+  }
+  return signalFence ?? alias ?? Fence.empty;
 }
 
 export class Scheduler {
@@ -184,10 +212,9 @@ export class Scheduler {
     const what = WHAT[op.kind];
     const affinity = options?.affinity ?? QueueAffinity.ANY;
     const wait = options?.wait ?? Fence.empty;
-    let signal = options?.signal ?? Fence.empty;
     QueueAffinity.check(affinity, what);
     if (!isFence(wait)) throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: wait is not a Fence`);
-    if (!isFence(signal)) throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: signal is not a Fence`);
+    let signal = signalFenceOf(options, what);
 
     let allowed = (affinity & this.allTargets) >>> 0;
     if (allowed === 0) {

@@ -34,7 +34,7 @@ export async function readBack(
   const semaphore = buffer.device.createSemaphore(0);
   scheduler.submit(
     { kind: 'read', source: { buffer }, target: out },
-    { wait, signal: Fence.of({ semaphore, value: 1 }) },
+    { wait, signalFence: Fence.of({ semaphore, value: 1 }) },
   );
   await semaphore.wait(1, { timeoutMs: 10_000 });
   return out;
