@@ -225,8 +225,7 @@ export class DeferredCommandBuffer implements CommandBuffer {
    * With validation off only the state and the table's length are checked.
    */
   validateSubmission(bindingTable?: BindingTable): void {
-    const r = this.recorder;
-    validateSubmission(r.st, r.rec, r.slots, bindingTable, this.device, this.name, this.validation);
+    validateSubmission(this.recorder, bindingTable);
   }
 
   /**

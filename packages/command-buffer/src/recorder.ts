@@ -146,7 +146,8 @@ export class CommandRecorder implements DispatchCheckContext {
     offsetAlign: number,
     toEndLengthAlign: number,
   ): void {
-    const w = this.rec.words;
+    const rec = this.rec;
+    const w = rec.words;
     const offset = ref.offset ?? 0;
     if (refIsIndirect(ref)) {
       const slot = ref.slot;
@@ -163,7 +164,7 @@ export class CommandRecorder implements DispatchCheckContext {
       return;
     }
     const buffer = ref.buffer;
-    w[at] = this.rec.internBuffer(buffer);
+    w[at] = rec.internBuffer(buffer);
     w[at + 1] = offset;
     w[at + 2] = fixedLength >= 0 ? fixedLength : (ref.length ?? buffer.byteLength - offset);
   }
@@ -176,6 +177,7 @@ export class CommandRecorder implements DispatchCheckContext {
    */
   fill(target: BufferRef, pattern: number, patternLength: 1 | 2 | 4): void {
     if (this.st !== RECORDING) this.notRecording('fill');
+    const rec = this.rec;
     if (this.validation) {
       if (patternLength !== 1 && patternLength !== 2 && patternLength !== 4) {
         throw invalid(`${this.name}: fill: pattern length ${describeValue(patternLength)} is not 1, 2 or 4`);
@@ -197,13 +199,13 @@ export class CommandRecorder implements DispatchCheckContext {
         -1,
       );
     }
-    this.rec.reserve(7);
-    const at = this.rec.n;
-    this.rec.words[at] = Op.FILL;
+    rec.reserve(7);
+    const at = rec.n;
+    rec.words[at] = Op.FILL;
     this.encodeRef(target, at + 1, -1, BufferUsage.TRANSFER_TARGET, patternLength, patternLength);
-    this.rec.words[at + 4] = pattern;
-    this.rec.words[at + 5] = patternLength;
-    this.rec.n = at + 6;
+    rec.words[at + 4] = pattern;
+    rec.words[at + 5] = patternLength;
+    rec.n = at + 6;
     this.commands++;
   }
 
@@ -215,6 +217,7 @@ export class CommandRecorder implements DispatchCheckContext {
    */
   update(source: ArrayBufferView, target: BufferRef): void {
     if (this.st !== RECORDING) this.notRecording('update');
+    const rec = this.rec;
     if (!ArrayBuffer.isView(source)) {
       throw invalid(`${this.name}: update: source must be an ArrayBufferView, got ${describeValue(source)}`);
     }
@@ -240,23 +243,23 @@ export class CommandRecorder implements DispatchCheckContext {
       }
       checkRef(this, target, BufferUsage.TRANSFER_TARGET, 4, 4, Role.UPDATE_TARGET, 0, '', length);
     }
-    const arenaOffset = this.rec.bytesUsed;
-    if (arenaOffset + length > this.rec.bytes.length) {
-      this.rec.bytes = growUint8(this.rec.bytes, arenaOffset, arenaOffset + length);
+    const arenaOffset = rec.bytesUsed;
+    if (arenaOffset + length > rec.bytes.length) {
+      rec.bytes = growUint8(rec.bytes, arenaOffset, arenaOffset + length);
     }
     const view =
       source instanceof Uint8Array
         ? source
         : new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
-    this.rec.bytes.set(view, arenaOffset);
-    this.rec.bytesUsed = arenaOffset + length;
-    this.rec.reserve(6);
-    const at = this.rec.n;
-    this.rec.words[at] = Op.UPDATE;
+    rec.bytes.set(view, arenaOffset);
+    rec.bytesUsed = arenaOffset + length;
+    rec.reserve(6);
+    const at = rec.n;
+    rec.words[at] = Op.UPDATE;
     this.encodeRef(target, at + 1, length, BufferUsage.TRANSFER_TARGET, 4, 1);
-    this.rec.words[at + 4] = this.rec.updateCommands++;
-    this.rec.words[at + 5] = arenaOffset;
-    this.rec.n = at + 6;
+    rec.words[at + 4] = rec.updateCommands++;
+    rec.words[at + 5] = arenaOffset;
+    rec.n = at + 6;
     this.commands++;
   }
 
@@ -278,6 +281,7 @@ export class CommandRecorder implements DispatchCheckContext {
    */
   copy(source: BufferRef, target: BufferRef): void {
     if (this.st !== RECORDING) this.notRecording('copy');
+    const rec = this.rec;
     const sourceLength = source?.length;
     const targetLength = target?.length;
     if (
@@ -302,12 +306,12 @@ export class CommandRecorder implements DispatchCheckContext {
       checkRef(this, target, BufferUsage.TRANSFER_TARGET, 4, 4, Role.COPY_TARGET, 0, '', length);
       this.checkOverlap(source, target, length);
     }
-    this.rec.reserve(7);
-    const at = this.rec.n;
-    this.rec.words[at] = Op.COPY;
+    rec.reserve(7);
+    const at = rec.n;
+    rec.words[at] = Op.COPY;
     this.encodeRef(source, at + 1, length, BufferUsage.TRANSFER_SOURCE, 4, 1);
     this.encodeRef(target, at + 4, length, BufferUsage.TRANSFER_TARGET, 4, 1);
-    this.rec.n = at + 7;
+    rec.n = at + 7;
     this.commands++;
   }
 
@@ -350,6 +354,7 @@ export class CommandRecorder implements DispatchCheckContext {
    */
   dispatch(executable: Executable, entry: string | number, config: DispatchConfig): void {
     if (this.st !== RECORDING) this.notRecording('dispatch');
+    const rec = this.rec;
     if (config === null || typeof config !== 'object') {
       throw invalid(`${this.name}: dispatch: config must be an object, got ${describeValue(config)}`);
     }
@@ -395,10 +400,10 @@ export class CommandRecorder implements DispatchCheckContext {
     if (this.validation) checkDispatch(this, exp, x, y, z, workload, params, bindings, constants);
     const bindingCount = bindings.length;
 
-    this.rec.reserve(10 + 3 * bindingCount);
-    const w = this.rec.words;
-    let at = this.rec.n;
-    w[at + 1] = this.rec.internExecutable(executable);
+    rec.reserve(10 + 3 * bindingCount);
+    const w = rec.words;
+    let at = rec.n;
+    w[at + 1] = rec.internExecutable(executable);
     w[at + 2] = exp.index;
     if (params === undefined) {
       w[at] = Op.DISPATCH;
@@ -410,14 +415,14 @@ export class CommandRecorder implements DispatchCheckContext {
       this.encodeRef(params, at + 3, INDIRECT_PARAMS_BYTES, BufferUsage.DISPATCH_INDIRECT_PARAMETERS, 4, 1);
     }
     if (constantCount > 0 && constants !== undefined) {
-      const offset = this.rec.constantsUsed;
-      if (offset + constantCount > this.rec.constants.length) {
-        this.rec.constants = growUint32(this.rec.constants, offset, offset + constantCount);
+      const offset = rec.constantsUsed;
+      if (offset + constantCount > rec.constants.length) {
+        rec.constants = growUint32(rec.constants, offset, offset + constantCount);
       }
-      const arena = this.rec.constants;
+      const arena = rec.constants;
       for (let i = 0; i < constantCount; i++) arena[offset + i] = constants[i]!;
-      this.rec.constantsUsed = offset + constantCount;
-      w[at + 6] = this.rec.constantCommands++;
+      rec.constantsUsed = offset + constantCount;
+      w[at + 6] = rec.constantCommands++;
       w[at + 7] = offset;
     } else {
       w[at + 6] = -1;
@@ -431,27 +436,29 @@ export class CommandRecorder implements DispatchCheckContext {
       this.encodeRef(bindings[i]!, at, -1, DISPATCH_ANY, align, 1);
       at += 3;
     }
-    this.rec.n = at;
-    if (bindingCount > this.rec.maxBindingCount) this.rec.maxBindingCount = bindingCount;
+    rec.n = at;
+    if (bindingCount > rec.maxBindingCount) rec.maxBindingCount = bindingCount;
     this.commands++;
   }
 
   /** Every command before the barrier completes before any command after it starts. */
   barrier(): void {
     if (this.st !== RECORDING) this.notRecording('barrier');
-    this.rec.reserve(1);
-    this.rec.words[this.rec.n++] = Op.BARRIER;
+    const rec = this.rec;
+    rec.reserve(1);
+    rec.words[rec.n++] = Op.BARRIER;
     this.commands++;
   }
 
   /** Opens a debug group; groups nest and must be closed before end(). */
   beginDebugGroup(label: string): void {
     if (this.st !== RECORDING) this.notRecording('beginDebugGroup');
-    this.rec.reserve(2);
-    this.rec.words[this.rec.n] = Op.BEGIN_DEBUG_GROUP;
-    this.rec.words[this.rec.n + 1] = this.rec.labels.length;
-    this.rec.labels.push(String(label));
-    this.rec.n += 2;
+    const rec = this.rec;
+    rec.reserve(2);
+    rec.words[rec.n] = Op.BEGIN_DEBUG_GROUP;
+    rec.words[rec.n + 1] = rec.labels.length;
+    rec.labels.push(String(label));
+    rec.n += 2;
     this.debugDepth++;
     this.commands++;
   }
@@ -459,11 +466,12 @@ export class CommandRecorder implements DispatchCheckContext {
   /** Closes the innermost debug group; FAILED_PRECONDITION when none is open. */
   endDebugGroup(): void {
     if (this.st !== RECORDING) this.notRecording('endDebugGroup');
+    const rec = this.rec;
     if (this.debugDepth === 0) {
       throw precondition(`${this.name}: endDebugGroup() without an open debug group`);
     }
-    this.rec.reserve(1);
-    this.rec.words[this.rec.n++] = Op.END_DEBUG_GROUP;
+    rec.reserve(1);
+    rec.words[rec.n++] = Op.END_DEBUG_GROUP;
     this.debugDepth--;
     this.commands++;
   }

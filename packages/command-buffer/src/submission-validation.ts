@@ -36,21 +36,26 @@ export function notSubmittable(st: LifecycleState, name: string): never {
   );
 }
 
+/** What submission validation reads: the recorder's state, recorded form and slot requirements. */
+export interface SubmissionSubject {
+  readonly st: LifecycleState;
+  readonly rec: RecordedCommands;
+  readonly slots: SlotRequirements;
+  readonly device: Device;
+  /** How messages name the command buffer. */
+  readonly name: string;
+  readonly validation: boolean;
+}
+
 /**
- * Validates a submission of a command buffer in state `st` whose recorder wrote `rec` and `slots`
- * (see DeferredCommandBuffer.validateSubmission). With `validation` off only the state and the table's
- * length are checked.
+ * Validates a submission of `bindingTable` to the command buffer `subject` records (see
+ * DeferredCommandBuffer.validateSubmission). With validation off only the state and the table's length
+ * are checked.
  */
-export function validateSubmission(
-  st: LifecycleState,
-  rec: RecordedCommands,
-  slots: SlotRequirements,
-  bindingTable: BindingTable | undefined,
-  device: Device,
-  name: string,
-  validation: boolean,
-): void {
-  if (st !== EXECUTABLE) notSubmittable(st, name);
+export function validateSubmission(subject: SubmissionSubject, bindingTable: BindingTable | undefined): void {
+  const name = subject.name;
+  if (subject.st !== EXECUTABLE) notSubmittable(subject.st, name);
+  const slots = subject.slots;
   const maxSlot = slots.maxSlot;
   if (maxSlot >= 0) {
     if (bindingTable === undefined || bindingTable === null) {
@@ -64,9 +69,9 @@ export function validateSubmission(
       );
     }
   }
-  if (!validation) return;
-  if (maxSlot >= 0 && bindingTable !== undefined) validateSlots(slots, bindingTable, device, name);
-  const buffers = rec.buffers;
+  if (!subject.validation) return;
+  if (maxSlot >= 0 && bindingTable !== undefined) validateSlots(slots, bindingTable, subject.device, name);
+  const buffers = subject.rec.buffers;
   for (let i = 0; i < buffers.length; i++) {
     const buffer = buffers[i]!;
     if (buffer.state !== 'live') {
