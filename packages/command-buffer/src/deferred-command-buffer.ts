@@ -110,6 +110,7 @@ export class DeferredCommandBuffer implements CommandBuffer {
     });
     this.replayer = new Replayer(this.recorder.rec, this.name);
   }
+
   get state(): CommandBufferState {
     return this.recorder.state;
   }
