@@ -1,21 +1,23 @@
 /**
- * A sink that records every replayed command as a plain object, with all references already resolved
- * (concrete buffers, absolute offsets). For tests and debugging: it allocates per command and copies
- * the replayer-owned `source`, `constants` and `bindings` (which are valid only during the call).
+ * A sink that records every replayed command as a plain object. For tests and debugging: it allocates
+ * per command and copies the replayer-owned `source`, `constants` and `bindings` (which are valid only
+ * during the call). `new RecordingSink()` takes `replay`'s resolved refs (concrete buffers, absolute
+ * offsets); `new RecordingSink<StructureRef>()` also takes `replayStructure`'s refs as recorded (slot
+ * indices where a slot ref was recorded, slot-relative offsets, TO_END lengths): one sink type for both.
  */
-import type { Buffer, CommandSink, Executable, ResolvedBindings } from '@keel/hal';
+import type { Buffer, CommandBindings, CommandSink, Executable, StructureRef } from '@keel/hal';
 
-/** One dispatch binding, resolved. */
-export interface ResolvedBinding {
-  readonly buffer: Buffer;
+/** One dispatch binding, as the sink received it. */
+export interface ResolvedBinding<Ref extends StructureRef = Buffer> {
+  readonly buffer: Ref;
   readonly offset: number;
   readonly length: number;
 }
 
-export type ResolvedCommand =
+export type ResolvedCommand<Ref extends StructureRef = Buffer> =
   | {
       readonly op: 'fill';
-      readonly target: Buffer;
+      readonly target: Ref;
       readonly offset: number;
       readonly length: number;
       readonly pattern: number;
@@ -23,7 +25,7 @@ export type ResolvedCommand =
     }
   | {
       readonly op: 'update';
-      readonly target: Buffer;
+      readonly target: Ref;
       readonly offset: number;
       readonly length: number;
       /** A copy of the bytes, as captured at record time. */
@@ -31,9 +33,9 @@ export type ResolvedCommand =
     }
   | {
       readonly op: 'copy';
-      readonly source: Buffer;
+      readonly source: Ref;
       readonly sourceOffset: number;
-      readonly target: Buffer;
+      readonly target: Ref;
       readonly targetOffset: number;
       readonly length: number;
     }
@@ -43,46 +45,46 @@ export type ResolvedCommand =
       readonly entry: number;
       readonly workgroupCount: readonly [number, number, number];
       readonly constants: readonly number[];
-      readonly bindings: readonly ResolvedBinding[];
+      readonly bindings: readonly ResolvedBinding<Ref>[];
     }
   | {
       readonly op: 'dispatchIndirect';
       readonly executable: Executable;
       readonly entry: number;
-      readonly params: Buffer;
+      readonly params: Ref;
       readonly paramsOffset: number;
       readonly constants: readonly number[];
-      readonly bindings: readonly ResolvedBinding[];
+      readonly bindings: readonly ResolvedBinding<Ref>[];
     }
   | { readonly op: 'barrier' }
   | { readonly op: 'beginDebugGroup'; readonly label: string }
   | { readonly op: 'endDebugGroup' };
 
-function copyBindings(bindings: ResolvedBindings): ResolvedBinding[] {
-  const out: ResolvedBinding[] = [];
+function copyBindings<Ref extends StructureRef>(bindings: CommandBindings<Ref>): ResolvedBinding<Ref>[] {
+  const out: ResolvedBinding<Ref>[] = [];
   for (let i = 0; i < bindings.count; i++) {
     out.push({ buffer: bindings.buffers[i]!, offset: bindings.offsets[i]!, length: bindings.lengths[i]! });
   }
   return out;
 }
 
-export class RecordingSink implements CommandSink {
+export class RecordingSink<Ref extends StructureRef = Buffer> implements CommandSink<Ref> {
   /** Commands received since construction or the last `clear()`, in order. */
-  readonly commands: ResolvedCommand[] = [];
+  readonly commands: ResolvedCommand<Ref>[] = [];
 
   clear(): void {
     this.commands.length = 0;
   }
 
-  fill(target: Buffer, offset: number, length: number, pattern: number, patternLength: 1 | 2 | 4): void {
+  fill(target: Ref, offset: number, length: number, pattern: number, patternLength: 1 | 2 | 4): void {
     this.commands.push({ op: 'fill', target, offset, length, pattern, patternLength });
   }
 
-  update(source: Uint8Array, target: Buffer, offset: number, length: number): void {
+  update(source: Uint8Array, target: Ref, offset: number, length: number): void {
     this.commands.push({ op: 'update', target, offset, length, data: source.slice() });
   }
 
-  copy(source: Buffer, sourceOffset: number, target: Buffer, targetOffset: number, length: number): void {
+  copy(source: Ref, sourceOffset: number, target: Ref, targetOffset: number, length: number): void {
     this.commands.push({ op: 'copy', source, sourceOffset, target, targetOffset, length });
   }
 
@@ -93,7 +95,7 @@ export class RecordingSink implements CommandSink {
     y: number,
     z: number,
     constants: Uint32Array,
-    bindings: ResolvedBindings,
+    bindings: CommandBindings<Ref>,
   ): void {
     this.commands.push({
       op: 'dispatch',
@@ -108,10 +110,10 @@ export class RecordingSink implements CommandSink {
   dispatchIndirect(
     executable: Executable,
     entry: number,
-    params: Buffer,
+    params: Ref,
     paramsOffset: number,
     constants: Uint32Array,
-    bindings: ResolvedBindings,
+    bindings: CommandBindings<Ref>,
   ): void {
     this.commands.push({
       op: 'dispatchIndirect',

@@ -6,7 +6,7 @@
  */
 import type { BindingTable } from './binding-table';
 import type { BufferRef } from './buffer-ref';
-import type { CommandSink, StructureSink } from './command-sink';
+import type { CommandSink, StructureRef } from './command-sink';
 import type { Device } from './device';
 import type { Executable, WorkgroupCount } from './executable';
 import type { QueueAffinity } from './queue-affinity';
@@ -86,7 +86,7 @@ export interface CommandBuffer {
   /** Replays every command into `sink`, resolving indirect refs through `bindingTable`. */
   replay(sink: CommandSink, bindingTable?: BindingTable): void;
   /**
-   * Replays every command, in order, into `sink` with refs unresolved (see StructureSink): a direct
+   * Replays every command, in order, into `sink` with refs unresolved (see CommandSink): a direct
    * ref as its Buffer and absolute range, a slot ref as its slot index, slot-relative offset and length
    * (TO_END when it runs to the end of the slot's range). Needs no binding table and validates no
    * slot. `replay(sink, table)` equals this replay with every slot ref `(s, offset, length)` resolved
@@ -95,7 +95,7 @@ export interface CommandBuffer {
    * Allocates nothing per command. FAILED_PRECONDITION before `end()`; a consumed one-shot buffer
    * still replays. For devices that build their own plan once (`devicePlan`).
    */
-  replayStructure(sink: StructureSink): void;
+  replayStructure(sink: CommandSink<StructureRef>): void;
   /**
    * A device-owned replay plan cached on this command buffer under `key` (built once by `build`, e.g.
    * at the first submission); it lives as long as the command buffer. Command buffers are never re-recorded.

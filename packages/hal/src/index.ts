@@ -36,6 +36,7 @@ export type {
   DispatchCount,
 } from './command-buffer';
 export {
+  type CommandBindings,
   type CommandSink,
   type ResolvedBindings,
   type StructureBindings,

@@ -1,0 +1,248 @@
+/**
+ * The replayer: the replay half of a DeferredCommandBuffer (IREE's deferred command buffer replay). One
+ * walk over the recorded form (./recorded-commands) calls a hal CommandSink command by command, in
+ * recorded order, either with refs resolved through a binding table (`replay`) or with refs as recorded
+ * (`replayStructure`: slot refs as slot indices with slot-relative ranges, for devices' own plans).
+ * `replay(sink, table)` is `replayStructure` with every slot ref resolved; one walk serves both.
+ *
+ * Promises: nothing is allocated per command: the views of update payloads and constants are made once,
+ * at the first replay, and one bindings object is reused for every dispatch (the sink may use these
+ * only during the call); after a replay, also a failed one, no table buffer stays reachable through the
+ * reused objects. The caller checks the state (the form must be complete: after `end()`). Not
+ * re-entrant for one command buffer; different command buffers may replay from inside a sink. Errors
+ * thrown by the sink propagate.
+ */
+import {
+  type BindingTable,
+  type Buffer,
+  type CommandBindings,
+  type CommandSink,
+  ErrorCode,
+  KeelError,
+  type StructureRef,
+} from '@keel/hal';
+import { invalid } from './lifecycle';
+import { Op, slotOfCode } from './opcodes';
+import type { RecordedCommands } from './recorded-commands';
+
+const EMPTY_CONSTANTS = new Uint32Array(0);
+
+/**
+ * The one bindings object a replayer reuses for every dispatch. `buffers` holds Buffers in `replay`
+ * and Buffers or slot indices in `replayStructure`; `refs` is the same array under the name hal's
+ * deprecated StructureBindings gives it.
+ */
+class ReusedBindings implements CommandBindings<StructureRef> {
+  count = 0;
+  /** The sink's view: entries below `count` are set during a dispatch call. */
+  readonly buffers: readonly StructureRef[];
+  readonly refs: readonly StructureRef[];
+  /** The same array, writable; cleared after each replay so no table buffer stays reachable. */
+  readonly slots: (StructureRef | undefined)[];
+  readonly offsets: Float64Array;
+  readonly lengths: Float64Array;
+  constructor(capacity: number) {
+    this.slots = new Array<StructureRef | undefined>(capacity).fill(undefined);
+    this.buffers = this.slots as readonly Buffer[];
+    this.refs = this.slots as readonly StructureRef[];
+    this.offsets = new Float64Array(capacity);
+    this.lengths = new Float64Array(capacity);
+  }
+}
+
+export class Replayer {
+  // Made at the first replay: payload views and the reused bindings object.
+  private constantViews: Uint32Array[] | undefined;
+  private updateViews: Uint8Array[] | undefined;
+  private resolvedBindings: ReusedBindings | undefined;
+  // The ref `resolve` read last.
+  private rBuffer: StructureRef | undefined;
+  private rOffset = 0;
+  private rLength = 0;
+
+  /** `name` is how error messages name the command buffer. */
+  constructor(
+    private readonly rec: RecordedCommands,
+    private readonly name: string,
+  ) {}
+
+  private prepareReplay(): void {
+    const constantViews: Uint32Array[] = [];
+    const updateViews: Uint8Array[] = [];
+    const w = this.rec.words;
+    const n = this.rec.n;
+    let p = 0;
+    while (p < n) {
+      switch (w[p]) {
+        case Op.FILL:
+          p += 6;
+          break;
+        case Op.UPDATE: {
+          const offset = w[p + 5]!;
+          updateViews.push(this.rec.bytes.subarray(offset, offset + w[p + 3]!));
+          p += 6;
+          break;
+        }
+        case Op.COPY:
+          p += 7;
+          break;
+        case Op.DISPATCH:
+        case Op.DISPATCH_INDIRECT: {
+          const count = w[p + 8]!;
+          if (count > 0) constantViews.push(this.rec.constants.subarray(w[p + 7]!, w[p + 7]! + count));
+          p += 10 + 3 * w[p + 9]!;
+          break;
+        }
+        case Op.BEGIN_DEBUG_GROUP:
+          p += 2;
+          break;
+        default:
+          p += 1;
+      }
+    }
+    this.constantViews = constantViews;
+    this.updateViews = updateViews;
+    this.resolvedBindings = new ReusedBindings(this.rec.maxBindingCount);
+  }
+
+  /**
+   * Reads the ref at words[at..at+3) into rBuffer, rOffset, rLength: resolved through `table`, or,
+   * when `structural`, as recorded (a slot ref as its slot index, relative offset, length or TO_END).
+   */
+  private resolve(at: number, table: BindingTable | undefined, structural: boolean): void {
+    const w = this.rec.words;
+    const code = w[at]!;
+    const offset = w[at + 1]!;
+    const length = w[at + 2]!;
+    if (code >= 0) {
+      this.rBuffer = this.rec.buffers[code]!;
+      this.rOffset = offset;
+      this.rLength = length;
+      return;
+    }
+    const slot = slotOfCode(code);
+    // A structural walk has no table, so it takes the "no binding" branch: replay's hot path (a table
+    // entry present) tests nothing more than it would without replayStructure.
+    const binding = table === undefined || table === null ? undefined : table[slot];
+    if (binding === undefined || binding === null) {
+      if (structural) {
+        this.rBuffer = slot;
+        this.rOffset = offset;
+        this.rLength = length;
+        return;
+      }
+      throw invalid(`${this.name}: binding slot ${slot}: no binding at replay`);
+    }
+    const buffer = binding.buffer;
+    const base = binding.offset ?? 0;
+    this.rBuffer = buffer;
+    this.rOffset = base + offset;
+    this.rLength = length >= 0 ? length : (binding.length ?? buffer.byteLength - base) - offset;
+  }
+
+  /**
+   * Replays every command, in order, into `sink`, with each ref resolved to a buffer and an absolute
+   * range: a slot ref's offset is added to its binding's offset, and an omitted length runs to the end
+   * of the binding's range. A missing table entry is INVALID_ARGUMENT, never a TypeError.
+   */
+  replay(sink: CommandSink, bindingTable: BindingTable | undefined): void {
+    // Every ref reaches the sink as a Buffer: with `structural` false a slot ref is resolved or throws.
+    this.walk(sink, bindingTable, false);
+  }
+
+  /**
+   * Replays every command, in order, into `sink` with refs as recorded: a direct ref as its buffer and
+   * absolute range; a slot ref as its slot index, its offset relative to the binding's and its length,
+   * or TO_END when it was recorded without one (fill targets, dispatch bindings).
+   */
+  replayStructure(sink: CommandSink<StructureRef>): void {
+    this.walk(sink, undefined, true);
+  }
+
+  /** The one walk over the opcode stream behind `replay` and `replayStructure`. */
+  private walk(
+    sink: CommandSink<StructureRef>,
+    bindingTable: BindingTable | undefined,
+    structural: boolean,
+  ): void {
+    if (this.resolvedBindings === undefined) this.prepareReplay();
+    const rb = this.resolvedBindings!;
+    const constantViews = this.constantViews!;
+    const updateViews = this.updateViews!;
+    const executables = this.rec.executables;
+    const labels = this.rec.labels;
+    const w = this.rec.words;
+    const n = this.rec.n;
+    let p = 0;
+    try {
+      while (p < n) {
+        switch (w[p]) {
+          case Op.FILL:
+            this.resolve(p + 1, bindingTable, structural);
+            sink.fill(this.rBuffer!, this.rOffset, this.rLength, w[p + 4]!, w[p + 5] as 1 | 2 | 4);
+            p += 6;
+            break;
+          case Op.UPDATE:
+            this.resolve(p + 1, bindingTable, structural);
+            sink.update(updateViews[w[p + 4]!]!, this.rBuffer!, this.rOffset, this.rLength);
+            p += 6;
+            break;
+          case Op.COPY: {
+            this.resolve(p + 1, bindingTable, structural);
+            const source = this.rBuffer!;
+            const sourceOffset = this.rOffset;
+            this.resolve(p + 4, bindingTable, structural);
+            sink.copy(source, sourceOffset, this.rBuffer!, this.rOffset, this.rLength);
+            p += 7;
+            break;
+          }
+          case Op.DISPATCH:
+          case Op.DISPATCH_INDIRECT: {
+            const executable = executables[w[p + 1]!]!;
+            const entry = w[p + 2]!;
+            const ci = w[p + 6]!;
+            const constants = ci < 0 ? EMPTY_CONSTANTS : constantViews[ci]!;
+            const count = w[p + 9]!;
+            let at = p + 10;
+            for (let i = 0; i < count; i++) {
+              this.resolve(at, bindingTable, structural);
+              rb.slots[i] = this.rBuffer;
+              rb.offsets[i] = this.rOffset;
+              rb.lengths[i] = this.rLength;
+              at += 3;
+            }
+            rb.count = count;
+            const bindings: CommandBindings<StructureRef> = rb;
+            if (w[p] === Op.DISPATCH) {
+              sink.dispatch(executable, entry, w[p + 3]!, w[p + 4]!, w[p + 5]!, constants, bindings);
+            } else {
+              this.resolve(p + 3, bindingTable, structural);
+              sink.dispatchIndirect(executable, entry, this.rBuffer!, this.rOffset, constants, bindings);
+            }
+            p = at;
+            break;
+          }
+          case Op.BARRIER:
+            sink.barrier();
+            p += 1;
+            break;
+          case Op.BEGIN_DEBUG_GROUP:
+            sink.beginDebugGroup(labels[w[p + 1]!]!);
+            p += 2;
+            break;
+          case Op.END_DEBUG_GROUP:
+            sink.endDebugGroup();
+            p += 1;
+            break;
+          default:
+            throw new KeelError(ErrorCode.INTERNAL, `${this.name}: corrupt opcode ${w[p]} at word ${p}`);
+        }
+      }
+    } finally {
+      // Do not keep the table's buffers reachable through the reused objects after replay.
+      this.rBuffer = undefined;
+      rb.slots.fill(undefined);
+      rb.count = 0;
+    }
+  }
+}
