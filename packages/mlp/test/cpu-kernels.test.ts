@@ -3,11 +3,11 @@
  * shuffled order): matmul family on both paths (copy, zero-copy), the memory-bound kernels, and whole
  * training steps of the step program against reference.ts.
  */
-import type { Kernel } from '@keel/device-cpu';
-import { beforeAll, describe, expect, it } from 'vitest';
+import type { Kernel, KernelBinding, KernelContext } from '@keel/device-cpu';
+import { beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { createMlpCpuKernels, type MlpCpuKernels } from '../src/cpu/create-kernels';
 import { MLP_CPU_EXPORTS } from '../src/cpu/descriptors';
-import type { WasmMemoryBinding } from '../src/cpu/kernel-context';
+import type { MlpCpuKernel, WasmMemoryBinding, WasmMemoryContext } from '../src/cpu/kernel-context';
 import { GEMM_SCRATCH_BYTES } from '../src/cpu/matmul-kernels';
 import { SyntheticDataset } from '../src/dataset';
 import { f32Bits, type MlpKernelName, matmulConstants } from '../src/kernel-interface';
@@ -37,6 +37,17 @@ describe('CPU kernel ABI', () => {
     const { stats: _stats, ...functions } = kernels;
     const asDeviceKernels: Record<string, Kernel> = functions;
     for (const e of MLP_CPU_EXPORTS) expect(typeof asDeviceKernels[e.name]).toBe('function');
+  });
+
+  it("the kernels' context types are @keel/device-cpu's own; the zero-copy members only an optional extension", () => {
+    // Issue 16: the ABI was declared again here, with members the device never provides. Now every
+    // device context and binding is accepted as is, and the extension adds nothing required.
+    expectTypeOf<KernelContext>().toExtend<WasmMemoryContext>();
+    expectTypeOf<KernelBinding>().toExtend<WasmMemoryBinding>();
+    expectTypeOf<WasmMemoryContext>().toExtend<KernelContext>();
+    expectTypeOf<MlpCpuKernel>().toExtend<Kernel>();
+    const { stats: _stats, ...functions } = kernels;
+    for (const kernel of Object.values(functions)) expectTypeOf(kernel).toExtend<Kernel>();
   });
 });
 
