@@ -1,5 +1,7 @@
-// The curated public API of Keel: what a framework built on Keel needs, re-exported from the packages
-// that own it. Package-internal helpers stay in their packages (import those directly if you must).
+// The curated public API of Keel: what a framework built on Keel needs, re-exported from the runtime
+// packages that own it, plus createDevice(). Package-internal helpers stay in their packages (import
+// those directly if you must). The reference MLP and trainMlp are an application of the runtime: they
+// are @keel/mlp (which the CLI uses), not re-exported here.
 
 export {
   type Allocation,

@@ -2,7 +2,7 @@
  * The demo's training run (`trainMlp`, what `keel demo` runs) on the CPU device in task mode and on
  * WebGPU: the loss falls, the parameters cross host↔device only at the start and the end, the step is
  * recorded once and replayed every step, and the transient arena is reused on its queue.
- * The CPU kernels come from the built module (`pnpm --filter keel build` first; `pnpm test` does).
+ * The CPU kernels come from the built module (`pnpm --filter @keel/mlp build` first; `pnpm test` does).
  * WebGPU is skipped where there is no adapter, except under CI, where that is a failure.
  */
 import { createCpuDevice } from '@keel/device-cpu';
