@@ -11,7 +11,6 @@ export {
   MLP_CPU_MODULE_PATH,
   mlpCpuExecutableSource,
 } from './cpu/descriptors';
-export type { LocalMemory, MlpCpuKernel, WasmMemoryBinding, WasmMemoryContext } from './cpu/kernel-context';
 export { GEMM_SCRATCH_BYTES } from './cpu/matmul-kernels';
 export { type Batch, type DatasetConfig, oneHot, REFERENCE_DATASET, SyntheticDataset } from './dataset';
 export {
