@@ -1,6 +1,6 @@
-// The umbrella package: train the reference MLP of DESIGN.md (784-512-512-10) for a few steps on the
-// CPU device and read what the run did. `keel demo` is this with a progress bar and a summary.
-import { trainMlp } from 'keel';
+// @keel/mlp: train the reference MLP of DESIGN.md (784-512-512-10) for a few steps on the CPU device
+// and read what the run did. `keel demo` is this with a progress bar and a summary.
+import { trainMlp } from '@keel/mlp';
 
 const r = await trainMlp({ device: 'cpu', steps: 30 }); // or 'webgpu', or a Device you opened
 const first = r.losses[0];

@@ -18,7 +18,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { type GemmTiling, trainMlp } from 'keel';
+import { type GemmTiling, trainMlp } from '@keel/mlp';
 import { type Metrics, machineInfo, median, metric, type Suite, type SuiteResult } from './harness.ts';
 import { createMlpSuite } from './mlp/suite.ts';
 import { deviceWebGpuSuite } from './suites/device-webgpu.ts';

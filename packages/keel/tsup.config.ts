@@ -1,6 +1,5 @@
 import { defineConfig } from 'tsup';
 import { packageBuild } from '../../tsup.base.ts';
-import { mlpWasmPlugin } from './scripts/mlp-wasm.ts';
 
 export default defineConfig([
   packageBuild({ index: 'src/index.ts' }),
@@ -9,13 +8,5 @@ export default defineConfig([
     dts: false,
     clean: false,
     banner: { js: '#!/usr/bin/env node' },
-  },
-  // The MLP's CPU kernel module (loaded by URL in CPU device workers), with the WebAssembly GEMM built in.
-  {
-    ...packageBuild({ 'kernels/mlp-cpu': 'src/mlp/cpu/kernels.ts' }, { formats: ['esm'] }),
-    dts: false,
-    clean: false,
-    platform: 'neutral', // runs in Node workers and browsers alike (no Buffer in the embedded bytes' decoder)
-    esbuildPlugins: [mlpWasmPlugin('dist/kernels')],
   },
 ]);

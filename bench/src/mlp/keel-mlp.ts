@@ -1,8 +1,8 @@
 /**
  * What the mlp benchmark uses of Keel's MLP (model, data set, step program, kernel interface), in one
- * place, from the umbrella `keel` package (its built `dist/`: `pnpm bench` builds first).
+ * place, from `@keel/mlp` (its built `dist/`: `pnpm bench` builds first).
  */
-import { mlpCpuExecutableSource } from 'keel';
+import { mlpCpuExecutableSource } from '@keel/mlp';
 
 export {
   type Batch,
@@ -23,7 +23,7 @@ export {
   stepMultiplyAdds,
   trainingStepProgram,
   weightName,
-} from 'keel';
+} from '@keel/mlp';
 
-/** The built CPU kernel module (`dist/kernels/mlp-cpu.js` of the keel package). */
+/** The built CPU kernel module (`dist/kernels/mlp-cpu.js` of @keel/mlp). */
 export const MLP_CPU_MODULE_URL = new URL(String(mlpCpuExecutableSource().url));

@@ -1,9 +1,9 @@
 /**
- * The Keel side of the `mlp` benchmark: the demo's own training run (`trainMlp` from the umbrella
- * `keel` package, exactly what `keel demo` runs) on pre-generated batches, as the TensorFlow.js side
+ * The Keel side of the `mlp` benchmark: the demo's own training run (`trainMlp` from `@keel/mlp`,
+ * exactly what `keel demo` runs) on pre-generated batches, as the TensorFlow.js side
  * does, so data generation is not timed; uploading each batch is, on both sides.
  */
-import { type TrainDeviceKind, trainMlp } from 'keel';
+import { type TrainDeviceKind, trainMlp } from '@keel/mlp';
 
 export interface KeelTrainRun {
   /** Wall time of every timed step (after the warm-up), in order. */

@@ -2,7 +2,7 @@
  * Microbenchmark of the MLP's CPU kernels against TensorFlow.js's wasm backend, one thread each, on the
  * GEMMs of the reference training step (and the memory-bound kernels). Interleaved samples, medians.
  *
- *   pnpm --filter keel build && node --import tsx bench/src/mlp/microbench.ts [--samples N] [--json]
+ *   pnpm --filter @keel/mlp build && node --import tsx bench/src/mlp/microbench.ts [--samples N] [--json]
  *
  * Keel columns: `zero-copy` runs the kernel through the ABI on bindings that expose a shared Wasm
  * memory (the proposed ABI addition); `copy` runs it on plain SharedArrayBuffer bindings (the device

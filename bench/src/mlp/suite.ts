@@ -1,7 +1,7 @@
 /**
  * The `mlp` benchmark suite: the reference MLP's training step (784-512-512-10, batch 256, SGD lr 0.05,
  * loss read back every step, same data and initial weights everywhere) on Keel — the demo's own
- * `trainMlp` from the umbrella package, on the CPU device and on WebGPU — against TensorFlow.js's
+ * `trainMlp` from `@keel/mlp`, on the CPU device and on WebGPU — against TensorFlow.js's
  * `cpu`, `wasm` and `webgpu` backends (webgpu on the same Dawn adapter), in one run.
  *
  * Method: CPU sides alternate in rounds (Keel CPU, TF.js wasm, ...), WebGPU sides likewise; each round is
@@ -22,7 +22,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { TrainDeviceKind } from 'keel';
+import type { TrainDeviceKind } from '@keel/mlp';
 import { type MachineInfo, type Metrics, median, metric, type Suite } from '../harness.ts';
 import { type ChartBar, mlpChartSvg } from './chart.ts';
 import { REFERENCE_MLP, stepMultiplyAdds } from './keel-mlp.ts';

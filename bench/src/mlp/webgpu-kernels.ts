@@ -2,16 +2,15 @@
  * Per-kernel microbenchmark of the MLP's WGSL kernels on raw WebGPU (Dawn): every dispatch of the
  * reference training step, timed on its own (`reps` copies in one compute pass, submit, wait), then the
  * whole step in one pass. Variants (directories holding a `wgsl.ts` and a `descriptors.ts`, e.g. a copy
- * of an older `packages/keel/src/mlp/webgpu/`) are interleaved round by round; figures are medians.
+ * of an older `packages/mlp/src/webgpu/`) are interleaved round by round; figures are medians.
  *
  *   node --import tsx bench/src/mlp/webgpu-kernels.ts [--rounds N] [--reps N] [variant-dir ...]
  *
- * Without a variant it times `packages/keel/src/mlp/webgpu/` (the sources, not the build).
+ * Without a variant it times the kernels of `@keel/mlp` (its build: `pnpm build` first).
  */
 import { resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { initParams, REFERENCE_MLP } from '../../../packages/keel/src/mlp/model.ts';
-import { trainingStepProgram } from '../../../packages/keel/src/mlp/step-program.ts';
+import { pathToFileURL } from 'node:url';
+import { initParams, MLP_WEBGPU_EXPORTS, MLP_WGSL, REFERENCE_MLP, trainingStepProgram } from '@keel/mlp';
 
 interface Variant {
   readonly name: string;
@@ -46,9 +45,10 @@ async function main(): Promise<void> {
     else if (args[i] === '--reps') reps = Number(args[++i]);
     else dirs.push(args[i]!);
   }
-  if (dirs.length === 0)
-    dirs.push(fileURLToPath(new URL('../../../packages/keel/src/mlp/webgpu/', import.meta.url)));
-  const variants = await Promise.all(dirs.map(loadVariant));
+  const variants =
+    dirs.length === 0
+      ? [{ name: '@keel/mlp', wgsl: MLP_WGSL, exports: MLP_WEBGPU_EXPORTS }]
+      : await Promise.all(dirs.map(loadVariant));
 
   const { create, globals } = await import('webgpu');
   Object.assign(globalThis, globals);

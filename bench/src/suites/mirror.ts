@@ -10,7 +10,7 @@
  * (every 10 steps), `ms_per_step_mirror_1` (every step: the worst case), `mirror_10_overhead` and
  * `mirror_1_overhead` (ratio to no mirror, ×), `mirrored_bytes_per_checkpoint` (B).
  */
-import { trainMlp } from 'keel';
+import { trainMlp } from '@keel/mlp';
 import { type Metrics, median, type Suite, type SuiteContext } from '../harness.ts';
 
 type Variant = 'no_mirror' | 'mirror_10' | 'mirror_1';

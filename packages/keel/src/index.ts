@@ -1,5 +1,7 @@
-// The curated public API of Keel: what a framework built on Keel needs, re-exported from the packages
-// that own it. Package-internal helpers stay in their packages (import those directly if you must).
+// The curated public API of Keel: what a framework built on Keel needs, re-exported from the runtime
+// packages that own it, plus createDevice(). Package-internal helpers stay in their packages (import
+// those directly if you must). The reference MLP and trainMlp are an application of the runtime: they
+// are @keel/mlp (which the CLI uses), not re-exported here.
 
 export {
   type Allocation,
@@ -68,64 +70,3 @@ export {
   Tensor,
 } from '@keel/tensor-residency';
 export { type CreateDeviceOptions, createDevice, type DeviceKind } from './create-device';
-// The demo: training the reference MLP on a Keel device (`keel demo`, the `mlp` benchmark).
-export {
-  type CommandCounts,
-  DEFAULT_STEPS,
-  describeModel,
-  formatBytes,
-  formatSummary,
-  MAX_BATCH,
-  MAX_STEPS,
-  type StepProgress,
-  type TrainDeviceKind,
-  type TrainMlpOptions,
-  type TrainMlpResult,
-  type TransferTotals,
-  type TransientMemory,
-  trainMlp,
-} from './demo/index';
-// The reference MLP: model, data set, kernels (CPU and WebGPU), reference implementation, step program.
-export {
-  type Batch,
-  biasName,
-  bitsToF32,
-  CPU_MATMUL_TILE,
-  cloneParams,
-  type DatasetConfig,
-  deriveSeed,
-  f32Bits,
-  GEMM_SCRATCH_BYTES,
-  type GemmTiling,
-  initParams,
-  layerCount,
-  MatmulFlags,
-  type MatmulParams,
-  MLP_CPU_EXPORTS,
-  MLP_CPU_MODULE_PATH,
-  MLP_KERNEL_NAMES,
-  MLP_KERNEL_SIGNATURES,
-  MLP_WEBGPU_EXPORTS,
-  MLP_WGSL,
-  type MlpConfig,
-  type MlpKernelName,
-  type MlpParams,
-  matmulConstants,
-  mlpCpuExecutableSource,
-  mlpReference,
-  mlpWgslExecutableSource,
-  oneHot,
-  Prng,
-  REFERENCE_DATASET,
-  REFERENCE_MLP,
-  type StepBuffer,
-  type StepDispatch,
-  type StepProgram,
-  SyntheticDataset,
-  stepMultiplyAdds,
-  trainingStepProgram,
-  WGSL_GEMM_TILING,
-  WGSL_GEMM_TILING_GPU,
-  weightName,
-  wgslGemmTilingFor,
-} from './mlp/index';

@@ -8,9 +8,10 @@ import { type CpuDeviceOptions, createCpuDevice, type Kernel, type KernelContext
 import { createWebGpuDevice, type WebGpuDevice, type WebGpuDeviceOptions } from '@keel/device-webgpu';
 import { ErrorCode, Fence, KeelError, type Semaphore, TimelineSemaphore, waitAll } from '@keel/fence';
 import { type BindingTable, type Buffer, BufferUsage, type Device, QueueAffinity, slotRef } from '@keel/hal';
+import { type TrainMlpResult, trainMlp } from '@keel/mlp';
 import { Scheduler, type SchedulerOptions } from '@keel/scheduler';
 import { ensureOnHost, ResidencyManager, Tensor } from '@keel/tensor-residency';
-import { type CreateDeviceOptions, createDevice, type TrainMlpResult, trainMlp } from 'keel';
+import { type CreateDeviceOptions, createDevice } from 'keel';
 
 const semaphore: Semaphore = new TimelineSemaphore(0);
 export const fence: Fence = Fence.join(Fence.of({ semaphore, value: 1 }), Fence.empty);

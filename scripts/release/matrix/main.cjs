@@ -12,6 +12,7 @@ const { BufferUsage, QueueAffinity } = require('@keel/hal');
 const { Scheduler } = require('@keel/scheduler');
 const { Tensor } = require('@keel/tensor-residency');
 const keel = require('keel');
+const mlp = require('@keel/mlp');
 
 async function main() {
   for (const fn of [
@@ -21,6 +22,8 @@ async function main() {
     Scheduler,
     Tensor,
     keel.createDevice,
+    mlp.trainMlp,
+    mlp.mlpCpuExecutableSource,
   ]) {
     if (typeof fn !== 'function') throw new Error(`require(): an export is ${typeof fn}`);
   }

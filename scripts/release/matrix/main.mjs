@@ -1,7 +1,8 @@
-// A consumer that installed only the umbrella `keel` tarball (which brings every @keel package).
-// It trains the reference MLP for a few steps on the CPU device: the kernel module and the worker
-// script must load from the installed package's dist.
-import { BufferUsage, createDevice, Fence, QueueAffinity, TimelineSemaphore, trainMlp } from 'keel';
+// A consumer of the umbrella `keel` tarball (which brings every runtime @keel package and @keel/mlp, its
+// CLI's MLP). It trains the reference MLP of @keel/mlp for a few steps on the CPU device: the kernel
+// module (@keel/mlp's dist) and the worker script (@keel/device-cpu's dist) must load when installed.
+import { trainMlp } from '@keel/mlp';
+import { BufferUsage, createDevice, Fence, QueueAffinity, TimelineSemaphore } from 'keel';
 
 const device = await createDevice({ kind: 'cpu', mode: 'sync' });
 const buffer = device.createBuffer({ usage: BufferUsage.DEFAULT, byteLength: 16 });

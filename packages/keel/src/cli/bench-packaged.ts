@@ -9,9 +9,7 @@
  * (`{ suite, machine: { cpus, node, adapter? }, metrics }`), with the repository suite's metric names.
  */
 import os from 'node:os';
-import { trainMlp } from '../demo/train-mlp';
-import type { TrainDeviceKind } from '../demo/train-options';
-import { REFERENCE_MLP, stepMultiplyAdds } from '../mlp/index';
+import { REFERENCE_MLP, stepMultiplyAdds, type TrainDeviceKind, trainMlp } from '@keel/mlp';
 
 /** Suites `keel bench` runs from the installed package. */
 export const PACKAGED_SUITES: readonly string[] = Object.freeze(['mlp']);

@@ -1,19 +1,25 @@
 /**
  * `keel demo [--device cpu|webgpu] [--steps N] [--batch B] [--checkpoint-every K] [--lose-device-at S]`:
- * trains the reference MLP with `trainMlp` (src/demo/) and shows a progress bar (plain lines when stdout
+ * trains the reference MLP with `trainMlp` (`@keel/mlp`) and shows a progress bar (plain lines when stdout
  * is not a terminal), then the summary: ms/step, final loss, bytes moved per direction, commands
  * recorded vs replayed, allocator peaks, device; with `--checkpoint-every` the mirror and recoveries.
  * `--lose-device-at S` destroys the device after step S (as a driver reset would) to show a recovery.
  */
 
 import type { Device } from '@keel/hal';
+import {
+  DEFAULT_STEPS,
+  describeModel,
+  formatSummary,
+  loseDevice,
+  MAX_BATCH,
+  MAX_STEPS,
+  REFERENCE_MLP,
+  type TrainDeviceKind,
+  trainMlp,
+} from '@keel/mlp';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { loseDevice } from '../demo/device-loss';
-import { describeModel, formatSummary } from '../demo/format-summary';
-import { createProgressReporter } from '../demo/progress-reporter';
-import { trainMlp } from '../demo/train-mlp';
-import { DEFAULT_STEPS, MAX_BATCH, MAX_STEPS, type TrainDeviceKind } from '../demo/train-options';
-import { REFERENCE_MLP } from '../mlp/index';
+import { createProgressReporter } from './progress-reporter';
 
 /** A commander argument parser: an integer in [1, max], else a message naming the range. */
 export function positiveInteger(max: number): (value: string) => number {

@@ -9,10 +9,8 @@ import os from 'node:os';
 import { CpuDevice } from '@keel/device-cpu';
 import { describeValue } from '@keel/fence';
 import type { DeviceInfo } from '@keel/hal';
+import { DEFAULT_STEPS, openTrainingDevice, REFERENCE_MLP, type TrainDeviceKind } from '@keel/mlp';
 import type { Command } from 'commander';
-import { openTrainingDevice } from '../demo/open-device';
-import { DEFAULT_STEPS, type TrainDeviceKind } from '../demo/train-options';
-import { REFERENCE_MLP } from '../mlp/index';
 
 export interface DeviceReport {
   readonly kind: TrainDeviceKind;

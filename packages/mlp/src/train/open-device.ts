@@ -1,0 +1,75 @@
+/**
+ * The device a training run uses, and the MLP executable source for its backend.
+ *
+ * The run needs two queues: queue 0 computes (alloca, execute, loss read, dealloca), queue 1 uploads
+ * batches. On the CPU device every core works on queue 0 (`workersPerQueue` = cores): queue 1 only
+ * carries transfers, which the CPU device runs on the main thread, so its workers stay idle.
+ */
+import { availableParallelism } from 'node:os';
+import { createCpuDevice } from '@keel/device-cpu';
+import { createWebGpuDevice } from '@keel/device-webgpu';
+import { describeValue, ErrorCode, KeelError } from '@keel/fence';
+import type { Device, ExecutableSource } from '@keel/hal';
+import { mlpCpuExecutableSource } from '../cpu/descriptors';
+import { mlpWgslExecutableSource } from '../webgpu/descriptors';
+import { type GemmTiling, wgslGemmTilingFor } from '../webgpu/wgsl';
+import type { TrainMlpOptions } from './train-options';
+
+/** Queues a training run needs. */
+export const TRAIN_QUEUES = 2;
+
+export interface OpenedDevice {
+  readonly device: Device;
+  /** True when the run opened the device and must destroy it. */
+  readonly owned: boolean;
+}
+
+/** Opens the device `options.device` names (or adopts the caller's). */
+export async function openTrainingDevice(options: TrainMlpOptions): Promise<OpenedDevice> {
+  const kind = options.device ?? 'cpu';
+  if (typeof kind === 'object') {
+    if (kind.info.queueCount < TRAIN_QUEUES) {
+      throw new KeelError(
+        ErrorCode.INVALID_ARGUMENT,
+        `trainMlp: device '${kind.info.name}' has ${kind.info.queueCount} queue(s); the run needs ${TRAIN_QUEUES} (compute and upload)`,
+      );
+    }
+    return { device: kind, owned: false };
+  }
+  if (kind === 'cpu') {
+    const device = createCpuDevice({
+      mode: options.cpuMode ?? 'task',
+      queues: TRAIN_QUEUES,
+      workersPerQueue: options.workers ?? availableParallelism(),
+      label: 'cpu',
+    });
+    return { device, owned: true };
+  }
+  if (kind === 'webgpu') {
+    const device = await createWebGpuDevice({ ...options.webgpu, queueCount: TRAIN_QUEUES });
+    return { device, owned: true };
+  }
+  throw new KeelError(
+    ErrorCode.INVALID_ARGUMENT,
+    `trainMlp: device must be 'cpu', 'webgpu' or a Keel Device, got ${describeValue(kind)}`,
+  );
+}
+
+/** The MLP kernels for `device`'s backend (UNIMPLEMENTED for other backends). */
+export function mlpExecutableSource(
+  device: Device,
+  cpuKernelUrl: string | URL | undefined,
+  wgslTiling?: GemmTiling,
+): ExecutableSource {
+  switch (device.info.backend) {
+    case 'cpu':
+      return cpuKernelUrl === undefined ? mlpCpuExecutableSource() : mlpCpuExecutableSource(cpuKernelUrl);
+    case 'webgpu':
+      return mlpWgslExecutableSource(wgslTiling ?? wgslGemmTilingFor(device.info.features));
+    default:
+      throw new KeelError(
+        ErrorCode.UNIMPLEMENTED,
+        `trainMlp: no MLP kernels for backend '${device.info.backend}' (there are 'cpu' and 'webgpu')`,
+      );
+  }
+}

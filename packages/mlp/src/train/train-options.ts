@@ -1,0 +1,177 @@
+/**
+ * Options of `trainMlp` (what `keel demo` and the `mlp` benchmark run) and their validation. The
+ * workload is the reference MLP of DESIGN.md (784-512-512-10, ReLU, softmax cross-entropy, SGD lr 0.05,
+ * batch 256, the synthetic data set); only the device, the number of steps and the batch size vary.
+ */
+import type { CpuDeviceMode } from '@keel/device-cpu';
+import type { WebGpuDeviceOptions } from '@keel/device-webgpu';
+import { describeValue, ErrorCode, KeelError } from '@keel/fence';
+import { checkOptions, type Device, type OptionRules } from '@keel/hal';
+import type { GemmTiling } from '../webgpu/wgsl';
+import type { RecoveryEvent, StepProgress } from './step-progress';
+
+/**
+ * Steps trained when `steps` is not given, per device kind: about 10–15 s on the CPU device of a 2-core
+ * machine (~17 ms/step); WebGPU gets fewer because on lavapipe (WebGPU on the CPU) a step takes
+ * ~270 ms, while on a real GPU a step takes about a millisecond either way.
+ */
+export const DEFAULT_STEPS: Readonly<Record<TrainDeviceKind, number>> = Object.freeze({
+  cpu: 600,
+  webgpu: 100,
+});
+/** Largest batch accepted (the activations of a step must fit a device's queue allocations). */
+export const MAX_BATCH = 16384;
+/** Largest step count accepted. */
+export const MAX_STEPS = 1_000_000;
+
+/** The device kinds `trainMlp` opens itself. */
+export type TrainDeviceKind = 'cpu' | 'webgpu';
+
+export interface TrainMlpOptions {
+  /**
+   * 'cpu' (default: the CPU device in task mode, 2 queues, every core working on queue 0), 'webgpu'
+   * (Dawn in Node, navigator.gpu in browsers), or a Keel device the caller opened and keeps owning
+   * (backend 'cpu' or 'webgpu', at least 2 queues; it is not destroyed).
+   */
+  readonly device?: TrainDeviceKind | Device;
+  /** Training steps (default DEFAULT_STEPS of the device kind). */
+  readonly steps?: number;
+  /** Samples per step (default 256, the reference batch). */
+  readonly batch?: number;
+  /**
+   * Steps excluded from `msPerStep` (JIT, pipeline compilation, first-touch of memory). Default:
+   * min(10, ⌊steps / 5⌋).
+   */
+  readonly warmup?: number;
+  /**
+   * Distinct batches generated up front and cycled through (batch i of the data set for i < n), so
+   * that data generation is not timed: the benchmark sets it, as the TensorFlow.js side does. Default:
+   * undefined, every step trains on a fresh batch (batch k of the data set) generated on the host while
+   * the device runs earlier steps.
+   */
+  readonly pregeneratedBatches?: number;
+  /**
+   * true (default): step k+1 is submitted before the host waits for the loss of step k, so the device
+   * never idles while the host handles a loss (`stepMs` is then the step throughput). false: the host
+   * waits for each step's loss before submitting the next (`stepMs` is then the step latency, as in a
+   * loop that awaits every loss, e.g. TensorFlow.js's `await loss.data()`). Uploads overlap either way.
+   */
+  readonly overlap?: boolean;
+  /** CPU device only: 'task' (default) or 'sync'. */
+  readonly cpuMode?: CpuDeviceMode;
+  /** CPU device only: worker threads of the compute queue (default: every core). */
+  readonly workers?: number;
+  /**
+   * CPU device only: the URL of the built kernel module (default: `kernels/mlp-cpu.js` next to the
+   * bundle this code runs from, i.e. `dist/`). Tests running from sources pass the built file.
+   */
+  readonly cpuKernelUrl?: string | URL;
+  /**
+   * WebGPU device only: the GEMM tiling of the WGSL kernels (default: WGSL_GEMM_TILING on software
+   * adapters, WGSL_GEMM_TILING_GPU on GPUs; see wgslGemmTilingFor).
+   */
+  readonly wgslTiling?: GemmTiling;
+  /** WebGPU device only: options of `createWebGpuDevice` (queueCount is set to 2). */
+  readonly webgpu?: Omit<WebGpuDeviceOptions, 'queueCount'>;
+  /**
+   * Called on the host once the loss of each step was read back, in step order. Must not throw; it
+   * runs between submissions, so keep it short.
+   */
+  readonly onStep?: (progress: StepProgress) => void;
+  /**
+   * Called once the device is open and the step recorded, before the first step is submitted. `device`
+   * is the run's device (a test or a demo may destroy it to simulate a loss, see `loseDevice`).
+   */
+  readonly onStart?: (info: {
+    readonly deviceName: string;
+    readonly backend: string;
+    readonly device: Device;
+  }) => void;
+  /**
+   * Survive a lost device: the parameters are mirrored to host memory every `checkpointEvery` steps
+   * (a `MirrorPolicy` of @keel/tensor-residency, off the critical path); when the device is lost the
+   * run opens a new one (`reopenDevice`), re-homes the parameters from their last mirror and resumes
+   * from that step. Default: undefined, no mirror (a lost device ends the run with its error).
+   */
+  readonly checkpointEvery?: number;
+  /**
+   * With `checkpointEvery`: opens the device that replaces a lost one (default: a new device of the
+   * lost one's backend, with this run's options; the run owns and destroys it).
+   */
+  readonly reopenDevice?: (lost: Device) => Device | Promise<Device>;
+  /** With `checkpointEvery`: called after each recovery, before training resumes. */
+  readonly onRecovery?: (event: RecoveryEvent) => void;
+}
+
+/** The options after defaults and validation. */
+export interface ResolvedTrainOptions {
+  readonly steps: number;
+  readonly batch: number;
+  readonly warmup: number;
+  readonly pregeneratedBatches: number | undefined;
+  readonly checkpointEvery: number | undefined;
+}
+
+function integerIn(value: unknown, what: string, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `trainMlp: ${what} must be an integer in [${min}, ${max}], got ${describeValue(value)}`,
+    );
+  }
+  return value;
+}
+
+/** Every option `trainMlp` takes (an unknown key or a wrong type is INVALID_ARGUMENT). */
+const TRAIN_OPTION_RULES: OptionRules = {
+  device: {
+    type: 'custom',
+    expected: "'cpu', 'webgpu' or a Keel Device",
+    check: (v) =>
+      v === 'cpu' ||
+      v === 'webgpu' ||
+      (typeof v === 'object' && v !== null && typeof (v as Partial<Device>).info === 'object'),
+  },
+  steps: { type: 'integer', min: 1, max: MAX_STEPS },
+  batch: { type: 'integer', min: 1, max: MAX_BATCH },
+  warmup: { type: 'integer', min: 0 },
+  pregeneratedBatches: { type: 'integer', min: 1, max: 1024 },
+  overlap: { type: 'boolean' },
+  cpuMode: { type: 'string', oneOf: ['sync', 'task'] },
+  workers: { type: 'integer', min: 1, max: 256 },
+  cpuKernelUrl: {
+    type: 'custom',
+    expected: 'a string or a URL',
+    check: (v) => typeof v === 'string' || v instanceof URL,
+  },
+  wgslTiling: { type: 'object' },
+  webgpu: { type: 'object' },
+  onStep: { type: 'function' },
+  onStart: { type: 'function' },
+  checkpointEvery: { type: 'integer', min: 1, max: MAX_STEPS },
+  reopenDevice: { type: 'function' },
+  onRecovery: { type: 'function' },
+};
+
+/**
+ * Applies defaults and checks the options (unknown keys and wrong types included). Throws KeelError INVALID_ARGUMENT naming the option
+ * and the accepted range.
+ */
+export function resolveTrainOptions(rawOptions: TrainMlpOptions): ResolvedTrainOptions {
+  const options = checkOptions<TrainMlpOptions>('trainMlp', rawOptions, TRAIN_OPTION_RULES);
+  const kind = typeof options.device === 'object' ? options.device.info.backend : (options.device ?? 'cpu');
+  const defaultSteps = kind === 'webgpu' ? DEFAULT_STEPS.webgpu : DEFAULT_STEPS.cpu;
+  const steps = integerIn(options.steps ?? defaultSteps, 'steps', 1, MAX_STEPS);
+  const batch = integerIn(options.batch ?? 256, 'batch', 1, MAX_BATCH);
+  const warmup = integerIn(options.warmup ?? Math.min(10, Math.floor(steps / 5)), 'warmup', 0, steps - 1);
+  const pregeneratedBatches =
+    options.pregeneratedBatches === undefined
+      ? undefined
+      : integerIn(options.pregeneratedBatches, 'pregeneratedBatches', 1, 1024);
+  if (options.workers !== undefined) integerIn(options.workers, 'workers', 1, 256);
+  const checkpointEvery =
+    options.checkpointEvery === undefined
+      ? undefined
+      : integerIn(options.checkpointEvery, 'checkpointEvery', 1, MAX_STEPS);
+  return { steps, batch, warmup, pregeneratedBatches, checkpointEvery };
+}

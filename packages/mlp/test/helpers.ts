@@ -1,0 +1,139 @@
+/**
+ * Test helpers for the MLP kernels: the compiled GEMM module, an arena of device-like memory (a plain
+ * SharedArrayBuffer, or a shared WebAssembly.Memory exposed through the zero-copy extension's
+ * `binding.memory`: kernel-context.ts), and
+ * a dispatcher that runs a CPU kernel over every workgroup like the CPU device does.
+ */
+import { compileGemmWasm } from '../scripts/mlp-wasm';
+import type {
+  LocalMemory,
+  MlpCpuKernel,
+  WasmMemoryBinding,
+  WasmMemoryContext,
+} from '../src/cpu/kernel-context';
+import { Prng } from '../src/prng';
+
+let compiled: Promise<WebAssembly.Module> | undefined;
+
+/** The GEMM module as the package build makes it (compiled once per test file). */
+export function gemmModule(): Promise<WebAssembly.Module> {
+  compiled ??= compileGemmWasm().then(({ bytes }) => WebAssembly.compile(bytes));
+  return compiled;
+}
+
+export function randomArray(prng: Prng, length: number, lo = -1, hi = 1): Float32Array<ArrayBuffer> {
+  const out = new Float32Array(length);
+  for (let i = 0; i < length; i++) out[i] = prng.uniform(lo, hi);
+  return out;
+}
+
+export function randomLabels(prng: Prng, length: number, classes: number): Uint32Array<ArrayBuffer> {
+  const out = new Uint32Array(length);
+  for (let i = 0; i < length; i++) out[i] = prng.nextInt(classes);
+  return out;
+}
+
+/** Largest |a - b| relative to max(1, |b|). */
+export function maxRelativeError(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length) throw new Error(`length ${a.length} ≠ ${b.length}`);
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) {
+    const err = Math.abs(a[i]! - b[i]!) / Math.max(1, Math.abs(b[i]!));
+    if (!(err <= worst)) worst = Number.isNaN(err) ? Infinity : err;
+  }
+  return worst;
+}
+
+/** Device-like memory: bindings are 64-byte aligned ranges of one buffer. */
+export class Arena {
+  readonly memory: WebAssembly.Memory | undefined;
+  readonly buffer: SharedArrayBuffer;
+  private next = 64; // offset 0 stays unused so a zero pointer never aliases a binding
+  /** Per-worker scratch at the end of the arena (zero-copy path). */
+  readonly localMemory: LocalMemory | undefined;
+
+  /**
+   * @param bytes capacity
+   * @param wasm back the arena with a shared WebAssembly.Memory and expose it as `binding.memory`,
+   *   with `localMemoryBytes` of scratch reserved at its end
+   */
+  constructor(bytes: number, wasm = false, localMemoryBytes = 0) {
+    const total = bytes + localMemoryBytes + 64;
+    if (wasm) {
+      const pages = Math.ceil(total / 65536);
+      this.memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
+      this.buffer = this.memory.buffer as unknown as SharedArrayBuffer;
+      this.localMemory =
+        localMemoryBytes > 0 ? { byteOffset: (bytes + 63) & ~63, byteLength: localMemoryBytes } : undefined;
+    } else {
+      this.memory = undefined;
+      this.buffer = new SharedArrayBuffer(total);
+      this.localMemory = undefined;
+    }
+  }
+
+  /** A binding of `bytes` bytes (zeroed), or holding a copy of `data`. */
+  binding(data: Float32Array | Uint32Array | number): WasmMemoryBinding {
+    const bytes = typeof data === 'number' ? data : data.byteLength;
+    const byteOffset = this.next;
+    this.next = (this.next + bytes + 63) & ~63;
+    const limit = this.localMemory?.byteOffset ?? this.buffer.byteLength;
+    if (this.next > limit) throw new Error(`arena: out of memory (${this.next} > ${limit})`);
+    const buffer = this.buffer;
+    const f32 = new Float32Array(buffer, byteOffset, bytes >> 2);
+    const u32 = new Uint32Array(buffer, byteOffset, bytes >> 2);
+    if (typeof data !== 'number')
+      new Uint8Array(buffer, byteOffset, bytes).set(new Uint8Array(data.buffer, data.byteOffset, bytes));
+    else f32.fill(0);
+    return {
+      buffer,
+      byteOffset,
+      byteLength: bytes,
+      u8: new Uint8Array(buffer, byteOffset, bytes),
+      i32: new Int32Array(buffer, byteOffset, bytes >> 2),
+      u32,
+      f32,
+      f64: new Float64Array(buffer, byteOffset, bytes >> 3),
+      view: new DataView(buffer, byteOffset, bytes),
+      memory: this.memory,
+    };
+  }
+}
+
+/**
+ * Runs `kernel` over every workgroup of `count` (in a shuffled order, as workers would claim them),
+ * with `constants` and `bindings`, like the CPU device's executor.
+ */
+export function dispatch(
+  kernel: MlpCpuKernel,
+  count: readonly [number, number, number],
+  bindings: readonly WasmMemoryBinding[],
+  constants: Uint32Array,
+  localMemory?: LocalMemory,
+  seed = 7,
+): void {
+  const total = count[0] * count[1] * count[2];
+  const order = Array.from({ length: total }, (_, i) => i);
+  const prng = new Prng(seed);
+  for (let i = total - 1; i > 0; i--) {
+    const j = prng.nextInt(i + 1);
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  const workgroupId: [number, number, number] = [0, 0, 0];
+  const ctx: WasmMemoryContext = {
+    workgroupId,
+    workgroupCount: count,
+    workgroupSize: [1, 1, 1],
+    bindings,
+    constants,
+    constantsF32: new Float32Array(constants.buffer, constants.byteOffset, constants.length),
+    workerIndex: 0,
+    localMemory,
+  };
+  for (const item of order) {
+    workgroupId[0] = item % count[0];
+    workgroupId[1] = Math.floor(item / count[0]) % count[1];
+    workgroupId[2] = Math.floor(item / (count[0] * count[1]));
+    kernel(ctx);
+  }
+}

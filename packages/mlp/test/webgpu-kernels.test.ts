@@ -1,0 +1,338 @@
+/**
+ * The MLP's WGSL kernels on raw WebGPU (Dawn; lavapipe on CPU-only machines) against reference.ts:
+ * each kernel on awkward shapes and workgroup counts, then whole training steps of the step program.
+ * Without an adapter the suite is skipped, except under CI, where that is a failure.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { SyntheticDataset } from '../src/dataset';
+import { f32Bits, matmulConstants } from '../src/kernel-interface';
+import { cloneParams, initParams, type MlpConfig, REFERENCE_MLP } from '../src/model';
+import { Prng } from '../src/prng';
+import * as ref from '../src/reference';
+import { biasName, trainingStepProgram, weightName } from '../src/step-program';
+import { WGSL_GEMM_TILING, WGSL_GEMM_TILING_GPU } from '../src/webgpu/wgsl';
+import { maxRelativeError, randomArray, randomLabels } from './helpers';
+import { acquireGpu, countOf, type Gpu, readF32, run, storage } from './webgpu-harness';
+
+const acquired = await acquireGpu();
+if (typeof acquired === 'string' && process.env.CI)
+  throw new Error(`WebGPU is required under CI: ${acquired}`);
+const gpu = typeof acquired === 'string' ? undefined : acquired;
+const skipReason = typeof acquired === 'string' ? acquired : '';
+
+afterAll(() => gpu?.device.destroy());
+
+// lavapipe runs compute on the CPU: generous timeouts on a busy machine.
+describe.skipIf(gpu === undefined)(
+  `WGSL MLP kernels${skipReason ? ` (skipped: ${skipReason})` : ''}`,
+  { timeout: 120_000 },
+  () => {
+    const g = gpu as Gpu;
+
+    for (const kind of ['matmul', 'linear', 'matmul_relu_grad'] as const) {
+      it(`${kind} equals the reference (shapes not multiple of the tiles, transposes, grid-stride counts)`, async () => {
+        const prng = new Prng(kind.length * 3);
+        for (const [m, n, k] of [
+          [1, 1, 1],
+          [37, 29, 11],
+          [65, 130, 33],
+          [130, 70, 0],
+        ] as const) {
+          for (const [transA, transB] of [
+            [false, false],
+            [true, false],
+            [false, true],
+            [true, true],
+          ] as const) {
+            for (const explicit of [undefined, [1, 1, 1] as const]) {
+              const relu = kind === 'linear' && (m & 1) === 1;
+              const beta = kind === 'matmul' && (n & 1) === 1 ? 1 : 0;
+              const alpha = kind === 'matmul' ? -0.05 : 1;
+              const a = randomArray(prng, m * k);
+              const b = randomArray(prng, k * n);
+              const c0 = randomArray(prng, m * n);
+              const extra = randomArray(prng, kind === 'linear' ? n : m * n);
+              const want = Float64Array.from(c0);
+              ref.matmul(a, b, want, m, n, k, { transA, transB, alpha: Math.fround(alpha), beta });
+              if (kind === 'linear') ref.biasAdd(want, extra, m, n);
+              if (relu) ref.relu(want, want);
+              if (kind === 'matmul_relu_grad') ref.reluGrad(want, extra, want);
+              const out = storage(g, c0);
+              const bindings = [
+                storage(g, a),
+                storage(g, b),
+                ...(kind === 'matmul' ? [] : [storage(g, extra)]),
+                out,
+              ];
+              run(g, [
+                {
+                  kernel: kind,
+                  bindings,
+                  constants: matmulConstants({ m, n, k, transA, transB, relu, alpha, beta }),
+                  count: explicit ?? countOf(kind, [n, m]),
+                },
+              ]);
+              const got = await readF32(g, out, m * n);
+              for (const buffer of bindings) buffer.destroy();
+              expect(
+                maxRelativeError(got, Float32Array.from(want)),
+                `${m}x${n}x${k} ${transA} ${transB}`,
+              ).toBeLessThan(1e-5);
+            }
+          }
+        }
+      });
+    }
+
+    // The GEMM's tiles are 16 rows × 128 columns (swapped for narrow C: 128 rows × 16 columns, when
+    // 2N < 128 and M > N): shapes on both sides of each boundary, in both orientations, any grid.
+    for (const tiling of [WGSL_GEMM_TILING, WGSL_GEMM_TILING_GPU])
+      it(`matmul family on tile and swap edge shapes (M, N, K in 1, 3, 10, 63, 65, 784, ...), tiling ${tiling.wg}×${tiling.tm}×${tiling.tn}`, async () => {
+        const tiled = await acquireGpu(tiling);
+        if (typeof tiled === 'string') throw new Error(tiled);
+        const g = tiled;
+        const prng = new Prng(91);
+        const shapes = [
+          [784, 10, 3],
+          [3, 10, 784],
+          [1, 784, 65],
+          [784, 1, 63],
+          [65, 63, 10],
+          [63, 65, 1],
+          [64, 63, 3],
+          [10, 3, 1],
+          [129, 130, 17],
+          [17, 257, 2],
+        ] as const;
+        for (const kind of ['matmul', 'linear', 'matmul_relu_grad'] as const) {
+          for (const [m, n, k] of shapes) {
+            for (const [transA, transB] of [
+              [false, false],
+              [true, false],
+              [false, true],
+              [true, true],
+            ] as const) {
+              for (const count of [countOf(kind, [n, m], tiling), [1, 1, 1] as const, [3, 2, 2] as const]) {
+                const relu = kind === 'linear';
+                const beta = kind === 'matmul' ? 0.5 : 0;
+                const alpha = kind === 'matmul' ? -0.05 : 1;
+                const a = randomArray(prng, m * k);
+                const b = randomArray(prng, k * n);
+                const c0 = randomArray(prng, m * n);
+                const extra = randomArray(prng, kind === 'linear' ? n : m * n);
+                const want = Float64Array.from(c0);
+                ref.matmul(a, b, want, m, n, k, {
+                  transA,
+                  transB,
+                  alpha: Math.fround(alpha),
+                  beta: Math.fround(beta),
+                });
+                if (kind === 'linear') ref.biasAdd(want, extra, m, n);
+                if (relu) ref.relu(want, want);
+                if (kind === 'matmul_relu_grad') ref.reluGrad(want, extra, want);
+                const out = storage(g, c0);
+                const bindings = [
+                  storage(g, a),
+                  storage(g, b),
+                  ...(kind === 'matmul' ? [] : [storage(g, extra)]),
+                  out,
+                ];
+                run(g, [
+                  {
+                    kernel: kind,
+                    bindings,
+                    constants: matmulConstants({ m, n, k, transA, transB, relu, alpha, beta }),
+                    count: [count[0], count[1], count[2]],
+                  },
+                ]);
+                const got = await readF32(g, out, m * n);
+                for (const buffer of bindings) buffer.destroy();
+                expect(
+                  maxRelativeError(got, Float32Array.from(want)),
+                  `${kind} ${m}x${n}x${k} ${transA} ${transB} [${count.join(', ')}]`,
+                ).toBeLessThan(1e-5);
+              }
+            }
+          }
+        }
+        g.device.destroy();
+      });
+
+    it('memory-bound kernels equal the reference', async () => {
+      const prng = new Prng(17);
+      const rows = 37;
+      const cols = 300;
+      const classes = 10;
+      for (const count of [undefined, 1] as const) {
+        const x = randomArray(prng, rows * cols);
+        const h = randomArray(prng, rows * cols);
+        const bias = randomArray(prng, cols);
+        const logits = randomArray(prng, rows * classes, -5, 5);
+        const labels = randomLabels(prng, rows, classes);
+        const b = {
+          x: storage(g, x),
+          h: storage(g, h),
+          bias: storage(g, bias),
+          y: storage(g, x),
+          r: storage(g, 4 * rows * cols),
+          dx: storage(g, 4 * rows * cols),
+          sums: storage(g, 4 * cols),
+          p: storage(g, bias),
+          b2: storage(g, bias),
+          logits: storage(g, logits),
+          labels: storage(g, labels),
+          dz: storage(g, 4 * rows * classes),
+          rowLoss: storage(g, 4 * rows),
+          loss: storage(g, 4),
+        };
+        const c = (name: Parameters<typeof countOf>[0], workload: number): [number, number, number] =>
+          count === undefined ? countOf(name, [workload]) : [1, 1, 1];
+        run(g, [
+          {
+            kernel: 'bias_add',
+            bindings: [b.bias, b.y],
+            constants: Uint32Array.of(rows, cols),
+            count: c('bias_add', rows * cols),
+          },
+          {
+            kernel: 'relu',
+            bindings: [b.x, b.r],
+            constants: Uint32Array.of(rows * cols),
+            count: c('relu', rows * cols),
+          },
+          {
+            kernel: 'relu_grad',
+            bindings: [b.x, b.h, b.dx],
+            constants: Uint32Array.of(rows * cols),
+            count: c('relu_grad', rows * cols),
+          },
+          {
+            kernel: 'colsum',
+            bindings: [b.x, b.sums],
+            constants: Uint32Array.of(rows, cols),
+            count: c('colsum', cols),
+          },
+          {
+            kernel: 'sgd',
+            bindings: [b.sums, b.p],
+            constants: Uint32Array.of(cols, f32Bits(0.05)),
+            count: c('sgd', cols),
+          },
+          {
+            kernel: 'bias_grad_sgd',
+            bindings: [b.x, b.b2],
+            constants: Uint32Array.of(rows, cols, f32Bits(0.05)),
+            count: c('bias_grad_sgd', cols),
+          },
+          {
+            kernel: 'softmax_ce',
+            bindings: [b.logits, b.labels, b.dz, b.rowLoss],
+            constants: Uint32Array.of(rows, classes),
+            count: c('softmax_ce', rows),
+          },
+          {
+            kernel: 'loss_mean',
+            bindings: [b.rowLoss, b.loss],
+            constants: Uint32Array.of(rows),
+            count: [1, 1, 1],
+          },
+        ]);
+        const want = Float32Array.from(x);
+        ref.biasAdd(want, bias, rows, cols);
+        expect(maxRelativeError(await readF32(g, b.y, rows * cols), want)).toBeLessThan(1e-6);
+        ref.relu(x, want);
+        expect(await readF32(g, b.r, rows * cols)).toEqual(want);
+        ref.reluGrad(x, h, want);
+        expect(await readF32(g, b.dx, rows * cols)).toEqual(want);
+        const sums = new Float32Array(cols);
+        ref.colsum(x, rows, cols, sums);
+        expect(maxRelativeError(await readF32(g, b.sums, cols), sums)).toBeLessThan(1e-5);
+        const p = Float32Array.from(bias);
+        ref.sgd(p, sums, Math.fround(0.05));
+        expect(maxRelativeError(await readF32(g, b.p, cols), p)).toBeLessThan(1e-5);
+        expect(maxRelativeError(await readF32(g, b.b2, cols), p)).toBeLessThan(1e-5);
+        const dz = new Float32Array(rows * classes);
+        const rl = new Float32Array(rows);
+        const mean = ref.softmaxCrossEntropy(logits, labels, rows, classes, dz, rl);
+        expect(maxRelativeError(await readF32(g, b.dz, rows * classes), dz)).toBeLessThan(1e-5);
+        expect(maxRelativeError(await readF32(g, b.rowLoss, rows), rl)).toBeLessThan(1e-5);
+        expect((await readF32(g, b.loss, 1))[0]).toBeCloseTo(mean, 5);
+        for (const buffer of Object.values(b)) buffer.destroy();
+      }
+    });
+
+    async function trainOnGpu(
+      config: MlpConfig,
+      steps: number,
+    ): Promise<{ losses: number[]; params: ReturnType<typeof initParams> }> {
+      const program = trainingStepProgram(config);
+      const buffers = new Map(program.buffers.map((b) => [b.name, storage(g, b.bytes)]));
+      const init = initParams(config);
+      for (const [i, w] of init.weights.entries())
+        g.device.queue.writeBuffer(buffers.get(weightName(i))!, 0, w);
+      for (const [i, b] of init.biases.entries()) g.device.queue.writeBuffer(buffers.get(biasName(i))!, 0, b);
+      const data = new SyntheticDataset({
+        inputSize: config.layers[0]!,
+        classes: config.layers[config.layers.length - 1]!,
+        seed: 5,
+      });
+      const dispatches = program.stages.flat().map((d) => ({
+        kernel: d.kernel,
+        bindings: d.bindings.map((n) => buffers.get(n)!),
+        constants: d.constants,
+        count: countOf(d.kernel, d.workload),
+      }));
+      const losses: number[] = [];
+      for (let s = 0; s < steps; s++) {
+        const batch = data.batch(s, config.batch);
+        g.device.queue.writeBuffer(buffers.get('x')!, 0, batch.x);
+        g.device.queue.writeBuffer(buffers.get('labels')!, 0, batch.labels);
+        run(g, dispatches);
+        losses.push((await readF32(g, buffers.get('loss')!, 1))[0]!);
+      }
+      const read = (name: string, n: number) => readF32(g, buffers.get(name)!, n);
+      const params = {
+        weights: await Promise.all(init.weights.map((w, i) => read(weightName(i), w.length))),
+        biases: await Promise.all(init.biases.map((b, i) => read(biasName(i), b.length))),
+      };
+      for (const b of buffers.values()) b.destroy();
+      return { losses, params };
+    }
+
+    function trainOnReference(config: MlpConfig, steps: number) {
+      const params = cloneParams(initParams(config));
+      const data = new SyntheticDataset({
+        inputSize: config.layers[0]!,
+        classes: config.layers[config.layers.length - 1]!,
+        seed: 5,
+      });
+      const losses: number[] = [];
+      for (let s = 0; s < steps; s++) {
+        const batch = data.batch(s, config.batch);
+        losses.push(ref.trainStep(config, params, batch.x, batch.labels, Float32Array));
+      }
+      return { losses, params };
+    }
+
+    it('training steps of the step program match reference trainStep (small MLP, 5 steps)', async () => {
+      const config: MlpConfig = { layers: [37, 19, 23, 7], batch: 13, learningRate: 0.1, seed: 4 };
+      const want = trainOnReference(config, 5);
+      const got = await trainOnGpu(config, 5);
+      for (let s = 0; s < 5; s++) expect(got.losses[s]).toBeCloseTo(want.losses[s]!, 4);
+      for (let i = 0; i < 3; i++) {
+        expect(maxRelativeError(got.params.weights[i]!, want.params.weights[i]!)).toBeLessThan(1e-4);
+        expect(maxRelativeError(got.params.biases[i]!, want.params.biases[i]!)).toBeLessThan(1e-4);
+      }
+    });
+
+    it('training steps match on the reference MLP (784-512-512-10, batch 256, 2 steps)', async () => {
+      const want = trainOnReference(REFERENCE_MLP, 2);
+      const got = await trainOnGpu(REFERENCE_MLP, 2);
+      for (let s = 0; s < 2; s++) expect(got.losses[s]).toBeCloseTo(want.losses[s]!, 4);
+      for (let i = 0; i < 3; i++) {
+        expect(maxRelativeError(got.params.weights[i]!, want.params.weights[i]!)).toBeLessThan(1e-4);
+        expect(maxRelativeError(got.params.biases[i]!, want.params.biases[i]!)).toBeLessThan(1e-4);
+      }
+    });
+  },
+);

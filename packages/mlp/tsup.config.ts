@@ -1,0 +1,15 @@
+import { defineConfig } from 'tsup';
+import { packageBuild } from '../../tsup.base.ts';
+import { mlpWasmPlugin } from './scripts/mlp-wasm.ts';
+
+export default defineConfig([
+  packageBuild({ index: 'src/index.ts' }),
+  // The CPU kernel module (loaded by URL in CPU device workers), with the WebAssembly GEMM built in.
+  {
+    ...packageBuild({ 'kernels/mlp-cpu': 'src/cpu/kernels.ts' }, { formats: ['esm'] }),
+    dts: false,
+    clean: false,
+    platform: 'neutral', // runs in Node workers and browsers alike (no Buffer in the embedded bytes' decoder)
+    esbuildPlugins: [mlpWasmPlugin('dist/kernels')],
+  },
+]);
