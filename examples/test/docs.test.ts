@@ -61,7 +61,7 @@ describe('README code blocks', () => {
   it('keeps links of published package READMEs working on npm: absolute URLs into the repository', () => {
     const repo = 'https://github.com/keel-runtime/keel';
     const text = [
-      'The [design](../../docs/DESIGN.md), [the hal](../hal/README.md#options), [mlp](src/mlp/README.md),',
+      'The [design](../../docs/DESIGN.md), [the hal](../hal/README.md#options), [source](src/index.ts),',
       `[design](${repo}/blob/main/docs/DESIGN.md), [folder](${repo}/tree/main/examples),`,
       `[gone](${repo}/blob/main/docs/GONE.md), [shipped](LICENSE), [section](#install).`,
     ].join('\n');
@@ -73,7 +73,7 @@ describe('README code blocks', () => {
     expect(problems[1]).toMatch(
       /link \.\.\/hal\/README\.md#options works only in the repository .*packages\/hal\/README\.md#options instead/,
     );
-    expect(problems[2]).toMatch(/link src\/mlp\/README\.md works only in the repository/);
+    expect(problems[2]).toMatch(/link src\/index\.ts works only in the repository/);
     expect(problems[3]).toMatch(
       /link https:\/\/github\.com\/keel-runtime\/keel\/blob\/main\/docs\/GONE\.md names nothing in the repository/,
     );
