@@ -1,5 +1,6 @@
 /**
- * Entry point of a task-mode worker thread (built to dist/worker.js). One worker belongs to one queue;
+ * Entry point of a task-mode worker thread (built to dist/worker.js; a Web Worker in the browser build,
+ * dist/browser/worker.js, through the platform adapter). One worker belongs to one queue;
  * it keeps the device's slabs, the queue's plans and the loaded kernels, and runs every operation
  * posted to it with an Executor over the queue's shared control block. Completion is signalled on the
  * queue's SharedTimelineSemaphore; failures and load results are posted back.
@@ -9,14 +10,14 @@
  * meanwhile wait in order. Anything that escapes a handler is a bug: it ends the worker, and the main
  * thread treats that as a lost device.
  */
-import { parentPort, workerData } from 'node:worker_threads';
 import { ErrorCode, KeelError, SharedTimelineSemaphore } from '@keel/fence';
 import { CTL_WORDS } from './control-block';
 import { Executor, type ExecutorHost, type LoadedKernel, PlanRuntime, type Suspension } from './executor';
-import type { FromWorker, LoadMessage, ToWorker, WorkerInit } from './protocol';
+import { connectParent } from './platform/current-worker';
+import type { FromWorker, LoadMessage, ToWorker } from './protocol';
 
-const init = workerData as WorkerInit;
-const port = parentPort!;
+const parent = await connectParent();
+const init = parent.init;
 const control = new Int32Array(init.control, 0, CTL_WORDS);
 const timeline = SharedTimelineSemaphore.fromHandle(init.timeline);
 
@@ -26,7 +27,7 @@ const plans = new Map<number, PlanRuntime>();
 const modules = new Map<string, Promise<Record<string, unknown>>>();
 
 function post(message: FromWorker): void {
-  port.postMessage(message);
+  parent.postMessage(message);
 }
 
 const host: ExecutorHost = {
@@ -121,7 +122,7 @@ function execute(data: Float64Array, scratch: readonly (Int32Array | undefined)[
   if (pending !== undefined) void settle(pending);
 }
 
-port.on('message', (message: ToWorker) => {
+parent.onMessage((message: ToWorker) => {
   if (message instanceof Float64Array) {
     execute(message, undefined);
     return;
