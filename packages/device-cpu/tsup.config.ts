@@ -28,7 +28,6 @@ function browser(options: Options): Options {
     ...options,
     outDir: 'dist/browser',
     platform: 'browser',
-    dts: false,
     clean: false,
     esbuildPlugins: [browserPlatform],
   };
@@ -43,5 +42,5 @@ export default defineConfig([
   node(packageBuild()),
   node({ ...packageBuild({ worker: 'src/worker.ts' }, { formats: ['esm'] }), dts: false, clean: false }),
   browser(packageBuild()),
-  browser(packageBuild({ worker: 'src/worker.ts' }, { formats: ['esm'] })),
+  browser({ ...packageBuild({ worker: 'src/worker.ts' }, { formats: ['esm'] }), dts: false }),
 ]);
