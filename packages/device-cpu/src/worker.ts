@@ -13,6 +13,7 @@
 import { ErrorCode, KeelError, SharedTimelineSemaphore } from '@keel/fence';
 import { CTL_WORDS } from './control-block';
 import { Executor, type ExecutorHost, type LoadedKernel, PlanRuntime, type Suspension } from './executor';
+import { withKernelImportHint } from './kernel-import-hint';
 import { connectParent } from './platform/current-worker';
 import type { FromWorker, LoadMessage, ToWorker } from './protocol';
 
@@ -78,7 +79,7 @@ async function load(message: LoadMessage): Promise<void> {
     kernels[message.id] = loaded;
     post({ t: 'loaded', id: message.id });
   } catch (error) {
-    post({ t: 'loaded', id: message.id, error: KeelError.toStructured(error) });
+    post({ t: 'loaded', id: message.id, error: KeelError.toStructured(withKernelImportHint(error)) });
   }
 }
 
