@@ -15,12 +15,13 @@ import { CTL_WORDS } from './control-block';
 import { Executor, type ExecutorHost, type LoadedKernel, PlanRuntime, type Suspension } from './executor';
 import { withKernelImportHint } from './kernel-import-hint';
 import { connectParent } from './platform/current-worker';
+import type { ParentChannel } from './platform/platform';
 import type { FromWorker, LoadMessage, ToWorker } from './protocol';
 
-const parent = await connectParent();
-const init = parent.init;
-const control = new Int32Array(init.control, 0, CTL_WORDS);
-const timeline = SharedTimelineSemaphore.fromHandle(init.timeline);
+// Set once the platform adapter has the worker's init data (see connectParent at the end).
+let parent!: ParentChannel;
+let timeline!: SharedTimelineSemaphore;
+let executor!: Executor;
 
 const slabs: (ArrayBufferLike | undefined)[] = [];
 const kernels: (LoadedKernel[] | undefined)[] = [];
@@ -43,8 +44,6 @@ const host: ExecutorHost = {
     timeline.signal(seq + 1);
   },
 };
-
-const executor = new Executor(control, true, host, init.workerIndex, init.maxWorkgroupCount);
 
 async function load(message: LoadMessage): Promise<void> {
   try {
@@ -123,7 +122,7 @@ function execute(data: Float64Array, scratch: readonly (Int32Array | undefined)[
   if (pending !== undefined) void settle(pending);
 }
 
-parent.onMessage((message: ToWorker) => {
+function onMessage(message: ToWorker): void {
   if (message instanceof Float64Array) {
     execute(message, undefined);
     return;
@@ -151,4 +150,13 @@ parent.onMessage((message: ToWorker) => {
       kernels[message.id] = undefined;
       return;
   }
+}
+
+connectParent((channel) => {
+  parent = channel;
+  const init = channel.init;
+  timeline = SharedTimelineSemaphore.fromHandle(init.timeline);
+  const control = new Int32Array(init.control, 0, CTL_WORDS);
+  executor = new Executor(control, true, host, init.workerIndex, init.maxWorkgroupCount);
+  channel.onMessage(onMessage);
 });

@@ -13,32 +13,33 @@ interface WorkerScope {
 
 const scope = globalThis as unknown as WorkerScope;
 const early: ToWorker[] = [];
+let init: WorkerInit | undefined;
 let handler: ((message: ToWorker) => void) | undefined;
-let resolveInit: ((init: WorkerInit) => void) | undefined;
-const initialized = new Promise<WorkerInit>((resolve) => {
-  resolveInit = resolve;
-});
+let starter: ((channel: ParentChannel) => void) | undefined;
 
-scope.addEventListener('message', (event: MessageEvent) => {
-  if (resolveInit !== undefined) {
-    const resolve = resolveInit;
-    resolveInit = undefined;
-    resolve(event.data as WorkerInit);
-    return;
-  }
-  if (handler !== undefined) handler(event.data as ToWorker);
-  else early.push(event.data as ToWorker);
-});
-
-export const connectParent: ConnectParent = async () => {
-  const init = await initialized;
-  const channel: ParentChannel = {
+function startIfReady(): void {
+  if (init === undefined || starter === undefined) return;
+  const start = starter;
+  starter = undefined;
+  start({
     init,
     postMessage: (message: FromWorker) => scope.postMessage(message),
     onMessage: (next: (message: ToWorker) => void) => {
       handler = next;
       for (const message of early.splice(0)) next(message);
     },
-  };
-  return channel;
+  });
+}
+
+scope.addEventListener('message', (event: MessageEvent) => {
+  if (init === undefined) {
+    init = event.data as WorkerInit;
+    startIfReady();
+  } else if (handler !== undefined) handler(event.data as ToWorker);
+  else early.push(event.data as ToWorker);
+});
+
+export const connectParent: ConnectParent = (start) => {
+  starter = start;
+  startIfReady();
 };

@@ -3,7 +3,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { FromWorker, ToWorker, WorkerInit } from '../protocol';
 import type { ConnectParent, ParentChannel } from './platform';
 
-export const connectParent: ConnectParent = () => {
+export const connectParent: ConnectParent = (start) => {
   const port = parentPort;
   if (port === null) throw new Error('cpu worker: not started as a worker thread');
   const channel: ParentChannel = {
@@ -13,5 +13,5 @@ export const connectParent: ConnectParent = () => {
       port.on('message', handler);
     },
   };
-  return Promise.resolve(channel);
+  start(channel);
 };

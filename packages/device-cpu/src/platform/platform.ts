@@ -50,5 +50,9 @@ export interface ParentChannel {
   onMessage(handler: (message: ToWorker) => void): void;
 }
 
-/** The worker side of an adapter: resolves once the init data arrived. */
-export type ConnectParent = () => Promise<ParentChannel>;
+/**
+ * The worker side of an adapter: calls `start` once the init data is there (at once in Node, on the
+ * first message in browsers). A callback, not a promise: the worker entry has no top-level await, which
+ * bundlers emitting classic-script workers (Vite's default `worker.format: 'iife'`) cannot bundle.
+ */
+export type ConnectParent = (start: (channel: ParentChannel) => void) => void;
