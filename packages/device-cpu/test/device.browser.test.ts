@@ -16,7 +16,11 @@ it('a kernel module that cannot be imported is INVALID_ARGUMENT, and the device 
   try {
     const missing = new URL('./fixtures/no-such-kernels.js', import.meta.url);
     const error = await device
-      .createExecutable({ format: 'js-module', url: missing, exports: [{ name: 'k', bindingCount: 0 }] })
+      .createExecutable({
+        format: 'js-module',
+        url: missing,
+        exports: [{ name: 'k', bindingCount: 0, constantCount: 0 }],
+      })
       .catch((e: unknown) => e);
     expect(KeelError.is(error)).toBe(true);
     expect((error as KeelError).code).toBe('INVALID_ARGUMENT');
