@@ -10,7 +10,6 @@
  * - Completion releases the buffers the operation retained, then signals its signal fence (timepoints
  *   already reached are skipped) or fails it with the operation's error.
  */
-import { availableParallelism } from 'node:os';
 import {
   type AllocatorStats,
   type Block,
@@ -77,6 +76,7 @@ import { CpuPlan, resolvedLength, resolveTableInto } from './cpu-plan';
 import { type LoadedKernel, PlanRuntime } from './executor';
 import { Operation, type OperationSink, OpKind } from './operation';
 import { buildPlan } from './plan-builder';
+import { platform } from './platform/current';
 import { SlabTable } from './slab-table';
 import { SyncQueue } from './sync-queue';
 import { TaskQueue, type TaskQueueHost } from './task-queue';
@@ -199,10 +199,13 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
 
   constructor(rawOptions?: CpuDeviceOptions) {
     const options = checkOptions<CpuDeviceOptions>('createCpuDevice', rawOptions, OPTION_RULES);
-    const mode = options.mode ?? 'task';
+    const mode = options.mode ?? platform.defaultMode();
+    const unavailable = mode === 'task' ? platform.taskModeUnavailable() : undefined;
+    if (unavailable !== undefined)
+      throw new KeelError(ErrorCode.UNAVAILABLE, `createCpuDevice: ${unavailable}`);
     this.mode = mode;
     const queueCount = options.queues ?? 2;
-    const cores = availableParallelism();
+    const cores = platform.availableParallelism();
     this.workersPerQueue =
       mode === 'sync' ? 0 : (options.workersPerQueue ?? Math.max(1, Math.floor(cores / queueCount)));
     this.slabSize = options.slabSize ?? 4 * 1024 * 1024;
@@ -232,11 +235,8 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
       alignment: BLOCK_ALIGNMENT,
     });
     if (mode === 'task') {
-      const workerUrl = new URL('./worker.js', import.meta.url);
       for (let q = 0; q < queueCount; q++) {
-        this.taskQueues.push(
-          new TaskQueue(q, this.workersPerQueue, workerUrl, this, MAX_WORKGROUP_COUNT, []),
-        );
+        this.taskQueues.push(new TaskQueue(q, this.workersPerQueue, this, MAX_WORKGROUP_COUNT, []));
       }
       this.slabs.setListener({
         slabCreated: (index, memory) => {

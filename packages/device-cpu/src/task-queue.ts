@@ -1,5 +1,7 @@
 /**
- * A task-mode queue: a pool of worker threads that run the queue's execute operations together.
+ * A task-mode queue: a pool of worker threads that run the queue's execute operations together. The
+ * threads come from the platform adapter (platform/platform.ts): worker_threads in Node, module Web
+ * Workers in browsers; the protocol and the plans are the same.
  *
  * - The main thread posts each ready operation (plan ids plus resolved tables: a few numbers per slot)
  *   to every worker of the queue; plans are posted once per queue (their arrays live in a
@@ -13,11 +15,12 @@
  * - A worker that exits or crashes loses the device (the host's `lose`), which fails all pending work
  *   with UNAVAILABLE and terminates every worker.
  */
-import { Worker } from 'node:worker_threads';
 import { ErrorCode, KeelError, type Registration, SharedTimelineSemaphore } from '@keel/fence';
 import { CTL_FAILED_BASE, CTL_WORDS, RING_MASK, RING_SIZE } from './control-block';
 import type { CpuExecutable } from './cpu-executable';
 import type { Operation } from './operation';
+import { platform } from './platform/current';
+import type { WorkerThread } from './platform/platform';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol';
 
 /** What a queue needs from its device. */
@@ -38,7 +41,7 @@ interface PendingLoad {
 }
 
 export class TaskQueue {
-  readonly workers: Worker[] = [];
+  readonly workers: WorkerThread[] = [];
   /** Workers whose thread has not exited yet. */
   liveWorkers = 0;
   private readonly control: Int32Array;
@@ -62,7 +65,6 @@ export class TaskQueue {
   constructor(
     readonly index: number,
     workerCount: number,
-    workerUrl: URL,
     private readonly host: TaskQueueHost,
     maxWorkgroupCount: number,
     slabs: readonly (ArrayBufferLike | undefined)[],
@@ -78,17 +80,15 @@ export class TaskQueue {
         timeline: this.timeline.handle,
         maxWorkgroupCount,
       };
-      const worker = new Worker(workerUrl, { workerData: init, name: `keel-cpu q${index} w${w}` });
-      worker.unref();
-      worker.on('message', (message: FromWorker) => this.onMessage(message));
-      worker.on('error', (error: Error) => this.workerDied(w, `crashed: ${error.message}`));
-      worker.on('messageerror', (error: Error) =>
-        this.workerDied(w, `sent an unreadable message: ${error.message}`),
-      );
-      worker.on('exit', (code: number) => {
-        this.liveWorkers--;
-        this.workerDied(w, `exited with code ${code}`);
+      const worker = platform.spawnWorker(init, `keel-cpu q${index} w${w}`, {
+        onMessage: (message: FromWorker) => this.onMessage(message),
+        onError: (what: string) => this.workerDied(w, what),
+        onExit: (code: number) => {
+          this.liveWorkers--;
+          this.workerDied(w, `exited with code ${code}`);
+        },
       });
+      worker.unref();
       this.liveWorkers++;
       this.workers.push(worker);
     }

@@ -1,5 +1,6 @@
 /**
- * Entry point of a task-mode worker thread (built to dist/worker.js). One worker belongs to one queue;
+ * Entry point of a task-mode worker thread (built to dist/worker.js; a Web Worker in the browser build,
+ * dist/browser/worker.js, through the platform adapter). One worker belongs to one queue;
  * it keeps the device's slabs, the queue's plans and the loaded kernels, and runs every operation
  * posted to it with an Executor over the queue's shared control block. Completion is signalled on the
  * queue's SharedTimelineSemaphore; failures and load results are posted back.
@@ -9,16 +10,18 @@
  * meanwhile wait in order. Anything that escapes a handler is a bug: it ends the worker, and the main
  * thread treats that as a lost device.
  */
-import { parentPort, workerData } from 'node:worker_threads';
 import { ErrorCode, KeelError, SharedTimelineSemaphore } from '@keel/fence';
 import { CTL_WORDS } from './control-block';
 import { Executor, type ExecutorHost, type LoadedKernel, PlanRuntime, type Suspension } from './executor';
-import type { FromWorker, LoadMessage, ToWorker, WorkerInit } from './protocol';
+import { withKernelImportHint } from './kernel-import-hint';
+import { connectParent } from './platform/current-worker';
+import type { ParentChannel } from './platform/platform';
+import type { FromWorker, LoadMessage, ToWorker } from './protocol';
 
-const init = workerData as WorkerInit;
-const port = parentPort!;
-const control = new Int32Array(init.control, 0, CTL_WORDS);
-const timeline = SharedTimelineSemaphore.fromHandle(init.timeline);
+// Set once the platform adapter has the worker's init data (see connectParent at the end).
+let parent!: ParentChannel;
+let timeline!: SharedTimelineSemaphore;
+let executor!: Executor;
 
 const slabs: (ArrayBufferLike | undefined)[] = [];
 const kernels: (LoadedKernel[] | undefined)[] = [];
@@ -26,7 +29,7 @@ const plans = new Map<number, PlanRuntime>();
 const modules = new Map<string, Promise<Record<string, unknown>>>();
 
 function post(message: FromWorker): void {
-  port.postMessage(message);
+  parent.postMessage(message);
 }
 
 const host: ExecutorHost = {
@@ -41,8 +44,6 @@ const host: ExecutorHost = {
     timeline.signal(seq + 1);
   },
 };
-
-const executor = new Executor(control, true, host, init.workerIndex, init.maxWorkgroupCount);
 
 async function load(message: LoadMessage): Promise<void> {
   try {
@@ -77,7 +78,7 @@ async function load(message: LoadMessage): Promise<void> {
     kernels[message.id] = loaded;
     post({ t: 'loaded', id: message.id });
   } catch (error) {
-    post({ t: 'loaded', id: message.id, error: KeelError.toStructured(error) });
+    post({ t: 'loaded', id: message.id, error: KeelError.toStructured(withKernelImportHint(error)) });
   }
 }
 
@@ -121,7 +122,7 @@ function execute(data: Float64Array, scratch: readonly (Int32Array | undefined)[
   if (pending !== undefined) void settle(pending);
 }
 
-port.on('message', (message: ToWorker) => {
+function onMessage(message: ToWorker): void {
   if (message instanceof Float64Array) {
     execute(message, undefined);
     return;
@@ -149,4 +150,13 @@ port.on('message', (message: ToWorker) => {
       kernels[message.id] = undefined;
       return;
   }
+}
+
+connectParent((channel) => {
+  parent = channel;
+  const init = channel.init;
+  timeline = SharedTimelineSemaphore.fromHandle(init.timeline);
+  const control = new Int32Array(init.control, 0, CTL_WORDS);
+  executor = new Executor(control, true, host, init.workerIndex, init.maxWorkgroupCount);
+  channel.onMessage(onMessage);
 });
