@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { Options } from 'tsup';
 
 /**
@@ -6,7 +8,8 @@ import type { Options } from 'tsup';
  * Node 20, whose `require(esm)` is behind a flag (CONTRIBUTING.md § Module formats). `shims` gives the
  * CommonJS build `import.meta.url` (workers and kernel modules resolve beside the bundle); dynamic
  * `import()` stays `import()` in both. Entries loaded only by URL (the CPU device's worker, kernel
- * modules) and the CLI pass `formats: ['esm']`.
+ * modules) and the CLI pass `formats: ['esm']`. Node built-ins keep their `node:` prefix in the output
+ * (tsup 8 strips it by default), so consumers' bundlers recognise them as Node built-ins.
  */
 export function packageBuild(
   entry: Record<string, string> = { index: 'src/index.ts' },
@@ -22,5 +25,32 @@ export function packageBuild(
     splitting: false,
     treeshake: true,
     shims: formats.includes('cjs'),
+    removeNodeProtocol: false,
+  };
+}
+
+/**
+ * The browser build of a package whose sources have a platform layer: an ESM bundle (the `browser`
+ * condition of the package's `exports`) in which each relative import of a `platform/<name>` module
+ * resolves to `platform/<name>.browser.ts` where that file exists. The Node build keeps
+ * `platform/<name>.ts`. Chosen at build time, so the browser graph never sees the Node file.
+ */
+export function browserBuild(entry: Record<string, string> = { 'index.browser': 'src/index.ts' }): Options {
+  return {
+    ...packageBuild(entry, { formats: ['esm'] }),
+    dts: false,
+    clean: false,
+    platform: 'browser',
+    esbuildPlugins: [
+      {
+        name: 'keel-browser-platform',
+        setup(build) {
+          build.onResolve({ filter: /^\.{1,2}\/(?:.*\/)?platform\/[\w-]+$/ }, (args) => {
+            const candidate = path.resolve(args.resolveDir, `${args.path}.browser.ts`);
+            return existsSync(candidate) ? { path: candidate } : undefined;
+          });
+        },
+      },
+    ],
   };
 }

@@ -1,9 +1,11 @@
 import { defineConfig } from 'tsup';
-import { packageBuild } from '../../tsup.base.ts';
+import { browserBuild, packageBuild } from '../../tsup.base.ts';
 import { mlpWasmPlugin } from './scripts/mlp-wasm.ts';
 
 export default defineConfig([
   packageBuild({ index: 'src/index.ts' }),
+  // The `browser` condition: the same entry with src/platform/*.browser.ts (no Node built-ins).
+  browserBuild(),
   // The CPU kernel module (loaded by URL in CPU device workers), with the WebAssembly GEMM built in.
   {
     ...packageBuild({ 'kernels/mlp-cpu': 'src/cpu/kernels.ts' }, { formats: ['esm'] }),

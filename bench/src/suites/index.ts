@@ -1,6 +1,7 @@
 import type { Suite } from '../harness.ts';
 import { mlpSuite } from '../mlp/suite.ts';
 import { allocatorSuite } from './allocator.ts';
+import { bundleSuite } from './bundle.ts';
 import { commandBufferSuite } from './command-buffer.ts';
 import { deviceCpuSuite } from './device-cpu.ts';
 import { deviceWebGpuSuite } from './device-webgpu.ts';
@@ -12,6 +13,7 @@ import { tensorResidencySuite } from './tensor-residency.ts';
 /** Every suite `pnpm bench` knows, in the order `pnpm bench` (no suite) runs them. */
 export const suites: readonly Suite[] = [
   allocatorSuite,
+  bundleSuite,
   commandBufferSuite,
   deviceCpuSuite,
   deviceWebGpuSuite,

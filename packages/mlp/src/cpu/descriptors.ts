@@ -64,7 +64,7 @@ export const MLP_CPU_MODULE_PATH = 'kernels/mlp-cpu.js';
  * explicitly when running from sources.
  */
 export function mlpCpuExecutableSource(
-  url: string | URL = new URL(`./${MLP_CPU_MODULE_PATH}`, import.meta.url),
+  url: string | URL = new URL('./kernels/mlp-cpu.js', import.meta.url), // literal: bundlers copy the asset
 ): JsModuleExecutableSource {
   return { format: 'js-module', url, exports: MLP_CPU_EXPORTS, label: 'keel mlp (wasm simd)' };
 }

@@ -5,12 +5,12 @@
  * batches. On the CPU device every core works on queue 0 (`workersPerQueue` = cores): queue 1 only
  * carries transfers, which the CPU device runs on the main thread, so its workers stay idle.
  */
-import { availableParallelism } from 'node:os';
 import { createCpuDevice } from '@keel/device-cpu';
 import { createWebGpuDevice } from '@keel/device-webgpu';
 import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 import type { Device, ExecutableSource } from '@keel/hal';
 import { mlpCpuExecutableSource } from '../cpu/descriptors';
+import { hardwareConcurrency } from '../platform/cores';
 import { mlpWgslExecutableSource } from '../webgpu/descriptors';
 import { type GemmTiling, wgslGemmTilingFor } from '../webgpu/wgsl';
 import type { TrainMlpOptions } from './train-options';
@@ -40,7 +40,7 @@ export async function openTrainingDevice(options: TrainMlpOptions): Promise<Open
     const device = createCpuDevice({
       mode: options.cpuMode ?? 'task',
       queues: TRAIN_QUEUES,
-      workersPerQueue: options.workers ?? availableParallelism(),
+      workersPerQueue: options.workers ?? hardwareConcurrency(),
       label: 'cpu',
     });
     return { device, owned: true };
