@@ -45,7 +45,7 @@ export function moduleUrl(url: unknown, what: string): string {
     } catch {
       throw new KeelError(
         ErrorCode.INVALID_ARGUMENT,
-        `${what}: url '${url}' is not an absolute URL (use new URL('./kernels.js', import.meta.url))`,
+        `${what}: url '${url}' is not an absolute URL (resolve it against your module: new URL(path, import.meta.url))`,
       );
     }
   }
