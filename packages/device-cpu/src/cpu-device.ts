@@ -37,45 +37,39 @@ import {
   type Buffer,
   type BufferParams,
   BufferUsage,
-  type ByteRange,
   type CommandBuffer,
   type CommandBufferOptions,
   checkBufferByteLength,
   checkBufferParams,
-  checkCopyRanges,
-  checkDeallocaBuffer,
-  checkExecuteArguments,
-  checkFillPattern,
-  checkFillRange,
-  checkHostLength,
   checkOptions,
-  checkQueueFences,
-  checkQueueRef,
   createExecutableExports,
   type Device,
   type DeviceInfo,
   type DeviceLimits,
-  type DirectBufferRef,
   describeBuffer,
   type Executable,
   type ExecutableSource,
-  failTimepoints,
-  hasPendingTimepoint,
-  hostBytes,
   MemoryType,
-  madeByCreateBuffer,
   type OptionRules,
   QueueAffinity,
-  signalPendingTimepoints,
   type UnhandledFailureHook,
   unhandledFailureReporter,
 } from '@keel/hal';
+import {
+  completeSignal,
+  type FrontMethod,
+  invalid,
+  madeByCreateBuffer,
+  OP_NAMES,
+  OpKind,
+  QueueFront,
+} from '@keel/hal/driver';
 import { copyBytes, fillBytes } from './byte-ops';
 import { type BufferOwner, CpuBuffer } from './cpu-buffer';
 import { bindKernels, CpuExecutable, moduleUrl } from './cpu-executable';
 import { CpuPlan, resolvedLength, resolveTableInto } from './cpu-plan';
 import { type LoadedKernel, PlanRuntime } from './executor';
-import { Operation, type OperationSink, OpKind } from './operation';
+import { Operation, type OperationSink } from './operation';
 import { buildPlan } from './plan-builder';
 import { SlabTable } from './slab-table';
 import { SyncQueue } from './sync-queue';
@@ -121,10 +115,6 @@ const LIMITS: DeviceLimits = Object.freeze({
 });
 const BLOCK_ALIGNMENT = 16;
 
-function invalid(message: string): KeelError {
-  return new KeelError(ErrorCode.INVALID_ARGUMENT, message);
-}
-
 /** Reports what a semaphore threw while the device completed a fence (one warning per device). */
 function warnSemaphoreThrew(device: CpuDevice, thrown: unknown): void {
   if (device.warnedSemaphore) return;
@@ -143,7 +133,10 @@ const OPTION_RULES: OptionRules = {
   onUnhandledFailure: { type: 'function' },
 };
 
-export class CpuDevice implements Device, OperationSink, TaskQueueHost {
+export class CpuDevice
+  extends QueueFront<CpuBuffer, Operation>
+  implements Device, OperationSink, TaskQueueHost
+{
   readonly info: DeviceInfo;
   readonly lost: Promise<KeelError>;
   readonly mode: CpuDeviceMode;
@@ -151,10 +144,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   /** @internal Set once a semaphore threw while an operation completed (warned once). */
   warnedSemaphore = false;
   private resolveLost!: (reason: KeelError) => void;
-  private lostReason: KeelError | undefined;
-  private destroyed = false;
   private destroyPromise: Promise<void> | undefined;
-  private readonly name: string;
   private readonly reportUnhandled: (error: unknown, operation: string) => void;
 
   private readonly slabs: SlabTable;
@@ -166,8 +156,6 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   private readonly executables: CpuExecutable[] = [];
   private nextPlanId = 0;
   private readonly planKey = {};
-  /** Where checkQueueRef leaves a checked range (reused: no allocation per check). */
-  private readonly range: ByteRange = { offset: 0, length: 0 };
   private readonly planRegistry: FinalizationRegistry<CpuPlan> | undefined;
 
   private readonly taskQueues: TaskQueue[] = [];
@@ -186,7 +174,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   };
   private readonly executableId = (executable: Executable): number => {
     if (!(executable instanceof CpuExecutable) || executable.device !== this) {
-      throw invalid(`${this.name} queueExecute: a dispatch names an executable of another device`);
+      throw invalid(`${this.names.queueExecute}: a dispatch names an executable of another device`);
     }
     return executable.id;
   };
@@ -199,6 +187,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
 
   constructor(rawOptions?: CpuDeviceOptions) {
     const options = checkOptions<CpuDeviceOptions>('createCpuDevice', rawOptions, OPTION_RULES);
+    super(`device '${options.label ?? 'cpu'}'`, CpuBuffer);
     const mode = options.mode ?? 'task';
     this.mode = mode;
     const queueCount = options.queues ?? 2;
@@ -208,8 +197,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     this.slabSize = options.slabSize ?? 4 * 1024 * 1024;
     this.ringCapacity = options.ringCapacity ?? 64 * 1024 * 1024;
     const label = options.label ?? 'cpu';
-    this.name = `device '${label}'`;
-    this.reportUnhandled = unhandledFailureReporter(options.onUnhandledFailure, this.name);
+    this.reportUnhandled = unhandledFailureReporter(options.onUnhandledFailure, this.deviceName);
     this.info = Object.freeze({
       backend: 'cpu',
       name:
@@ -259,34 +247,10 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   }
 
   // ---------------------------------------------------------------------------------------------------
-  // Checks
-
-  private checkUsable(what: string): void {
-    if (this.destroyed) {
-      throw new KeelError(ErrorCode.FAILED_PRECONDITION, `${this.name} ${what}: the device was destroyed`);
-    }
-    if (this.lostReason !== undefined) {
-      throw new KeelError(
-        ErrorCode.UNAVAILABLE,
-        `${this.name} ${what}: the device is lost (${this.lostReason.message})`,
-        { cause: this.lostReason },
-      );
-    }
-  }
-
-  /** Checks the device, the affinity and both fences; returns the selected queue. */
-  private begin(what: string, affinity: QueueAffinity, wait: Fence, signal: Fence): number {
-    this.checkUsable(what);
-    const queue = QueueAffinity.select(affinity, this.info.queueCount, `${this.name} ${what}`);
-    checkQueueFences(wait, signal, `${this.name} ${what}`);
-    return queue;
-  }
-
-  // ---------------------------------------------------------------------------------------------------
   // Resources
 
   createBuffer(params: BufferParams & { readonly byteLength: number }): Buffer {
-    const what = `${this.name} createBuffer`;
+    const what = this.names.createBuffer;
     this.checkUsable('createBuffer');
     if (params === null || typeof params !== 'object') throw invalid(`${what}: params must be an object`);
     const byteLength = checkBufferByteLength(params.byteLength, MAX_BUFFER_SIZE, what);
@@ -316,7 +280,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
    * MAPPING usage is viewed in place, without a copy. See hal's Device.mapHostView for the contract.
    */
   mapHostView(buffer: Buffer): Uint8Array {
-    const what = `${this.name} mapHostView`;
+    const what = this.names.mapHostView;
     this.checkUsable('mapHostView');
     if (!(buffer instanceof CpuBuffer) || buffer.device !== this) {
       throw invalid(`${what}: the buffer does not belong to this device`);
@@ -337,7 +301,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   }
 
   async createExecutable(source: ExecutableSource): Promise<Executable> {
-    const what = `${this.name} createExecutable`;
+    const what = this.names.createExecutable;
     this.checkUsable('createExecutable');
     if (source === null || typeof source !== 'object') throw invalid(`${what}: source must be an object`);
     if (source.format !== 'js-module') {
@@ -428,25 +392,18 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     return allocator;
   }
 
-  queueAlloca(
-    affinity: QueueAffinity,
+  protected allocate(
+    queue: number,
     wait: Fence,
-    signalFence: Fence,
+    signal: Fence,
     params: BufferParams,
+    usage: number,
     size: number,
-    options?: AllocaOptions,
+    options: AllocaOptions | undefined,
   ): Buffer {
-    const what = `${this.name} queueAlloca`;
-    const queue = this.begin('queueAlloca', affinity, wait, signalFence);
-    const usage = checkBufferParams(params, what);
-    if (typeof size !== 'number' || !Number.isInteger(size) || size < 0 || size > MAX_BUFFER_SIZE) {
-      throw invalid(
-        `${what}: size must be an integer in [0, ${MAX_BUFFER_SIZE}], got ${describeValue(size)}`,
-      );
-    }
     const pool = options?.pool ?? 'tlsf';
-    const allocator = this.allocator(pool, what);
-    const allocation = allocator.alloca(QueueAffinity.of(queue), wait, signalFence, size, {
+    const allocator = this.allocator(pool, this.names.queueAlloca);
+    const allocation = allocator.alloca(QueueAffinity.of(queue), wait, signal, size, {
       alignment: BLOCK_ALIGNMENT,
       label: params.label,
     });
@@ -465,16 +422,14 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     return buffer;
   }
 
-  queueDealloca(affinity: QueueAffinity, wait: Fence, signalFence: Fence, buffer: Buffer): void {
-    const what = `${this.name} queueDealloca`;
-    const queue = this.begin('queueDealloca', affinity, wait, signalFence);
-    const b = checkDeallocaBuffer(this, CpuBuffer, buffer, what);
-    const allocation = b.allocation;
-    if (allocation === undefined) throw madeByCreateBuffer(b, what);
+  protected deallocate(queue: number, wait: Fence, signal: Fence, buffer: CpuBuffer): void {
+    const what = this.names.queueDealloca;
+    const allocation = buffer.allocation;
+    if (allocation === undefined) throw madeByCreateBuffer(buffer, what);
     const allocator = this.allocator(buffer.placement.pool ?? 'tlsf', what);
-    allocator.dealloca(QueueAffinity.of(queue), wait, signalFence, allocation);
-    b.markDeallocated();
-    this.liveBuffers.delete(b);
+    allocator.dealloca(QueueAffinity.of(queue), wait, signal, allocation);
+    buffer.markDeallocated();
+    this.liveBuffers.delete(buffer);
   }
 
   /** Worker threads of this device still running (0 in sync mode, and after `destroy()` resolved). */
@@ -559,7 +514,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
       case OpKind.UPDATE:
       case OpKind.WRITE: {
         const target = op.target!.resolve(op.name);
-        const host = op.host!;
+        const host = op.bytes!;
         new Uint8Array(target.memory, target.offset + op.targetOffset, op.length).set(host);
         this.complete(op);
         return;
@@ -579,7 +534,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
       }
       case OpKind.READ: {
         const source = op.source!.resolve(op.name);
-        op.host!.set(new Uint8Array(source.memory, source.offset + op.sourceOffset, op.length));
+        op.bytes!.set(new Uint8Array(source.memory, source.offset + op.sourceOffset, op.length));
         this.complete(op);
         return;
       }
@@ -686,238 +641,49 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
       op.buffers = undefined;
       for (let i = 0; i < buffers.length; i++) buffers[i]!.unretain();
     }
-    op.host = undefined;
-    op.tables = undefined;
-    op.commandBuffers = undefined;
     op.plans = undefined;
-    let thrown: unknown;
-    if (error === undefined) {
-      thrown = signalPendingTimepoints(op.signal);
-    } else {
-      const undelivered = !hasPendingTimepoint(op.signal) && this.reportable(error);
-      thrown = failTimepoints(op.signal, error);
-      if (undelivered) this.reportUnhandled(error, op.name);
-    }
+    const signal = op.signal;
+    op.resetRecord();
+    const gone = this.destroyed || this.lostReason !== undefined;
+    const thrown = completeSignal(signal, error, op.name, gone ? undefined : this.reportUnhandled);
     if (thrown !== undefined) warnSemaphoreThrew(this, thrown);
   }
 
-  /** Failures worth reporting when undelivered: not ABORTED (propagated), not destroy/loss. */
-  private reportable(error: unknown): boolean {
-    return (
-      !this.destroyed &&
-      this.lostReason === undefined &&
-      !(KeelError.is(error) && error.code === ErrorCode.ABORTED)
-    );
+  protected record(kind: OpKind, queue: number, wait: Fence, signal: Fence): Operation {
+    const op = new Operation(kind, this.names[OP_NAMES[kind] as FrontMethod], queue, this);
+    op.wait = wait;
+    op.signal = signal;
+    return op;
   }
 
-  private operation(kind: OpKind, what: string, queue: number, signal: Fence): Operation {
-    return new Operation(kind, `${this.name} ${what}`, queue, signal, this);
+  /** Retains the buffers a transfer uses (released at completion), then waits for its wait fence. */
+  protected submit(op: Operation): void {
+    if (op.kind === OpKind.UPDATE) op.bytes = op.bytes!.slice();
+    const source = op.source;
+    const target = op.target;
+    if (source !== undefined || target !== undefined) {
+      const buffers: CpuBuffer[] = [];
+      if (source !== undefined) buffers.push(source);
+      if (target !== undefined) buffers.push(target);
+      for (const buffer of buffers) buffer.retain();
+      op.buffers = buffers;
+    }
+    this.enqueue(op, op.wait);
   }
 
-  private retain(op: Operation, ...buffers: CpuBuffer[]): void {
-    for (const buffer of buffers) buffer.retain();
-    op.buffers = buffers;
-  }
-
-  queueFill(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
-    target: DirectBufferRef,
-    pattern: number,
-    patternLength: 1 | 2 | 4,
-  ): void {
-    const what = `${this.name} queueFill`;
-    const queue = this.begin('queueFill', affinity, wait, signalFence);
-    checkFillPattern(pattern, patternLength, what);
-    const r = this.range;
-    const t = checkQueueRef(
-      this,
-      CpuBuffer,
-      target,
-      BufferUsage.TRANSFER_TARGET,
-      what,
-      'target',
-      undefined,
-      r,
-    );
-    checkFillRange(r, patternLength, what);
-    const op = this.operation(OpKind.FILL, 'queueFill', queue, signalFence);
-    op.target = t;
-    op.targetOffset = r.offset;
-    op.length = r.length;
-    op.pattern = pattern;
-    op.patternLength = patternLength;
-    this.retain(op, t);
-    this.enqueue(op, wait);
-  }
-
-  queueUpdate(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
-    source: ArrayBufferView,
-    target: DirectBufferRef,
-  ): void {
-    this.hostToDevice('queueUpdate', affinity, wait, signalFence, source, target);
-  }
-
-  queueCopy(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
-    source: DirectBufferRef,
-    target: DirectBufferRef,
-  ): void {
-    const what = `${this.name} queueCopy`;
-    const queue = this.begin('queueCopy', affinity, wait, signalFence);
-    const r = this.range;
-    const length = source?.length ?? target?.length;
-    const s = checkQueueRef(this, CpuBuffer, source, BufferUsage.TRANSFER_SOURCE, what, 'source', length, r);
-    const sourceOffset = r.offset;
-    const sourceLength = r.length;
-    const t = checkQueueRef(
-      this,
-      CpuBuffer,
-      target,
-      BufferUsage.TRANSFER_TARGET,
-      what,
-      'target',
-      sourceLength,
-      r,
-    );
-    checkCopyRanges(s, sourceOffset, sourceLength, t, r.offset, r.length, what);
-    const op = this.operation(OpKind.COPY, 'queueCopy', queue, signalFence);
-    op.source = s;
-    op.sourceOffset = sourceOffset;
-    op.target = t;
-    op.targetOffset = r.offset;
-    op.length = sourceLength;
-    this.retain(op, s, t);
-    this.enqueue(op, wait);
-  }
-
-  queueRead(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
-    source: DirectBufferRef,
-    target: ArrayBufferView,
-  ): void {
-    const what = `${this.name} queueRead`;
-    const queue = this.begin('queueRead', affinity, wait, signalFence);
-    const bytes = hostBytes(target, what, 'target');
-    const r = this.range;
-    const s = checkQueueRef(
-      this,
-      CpuBuffer,
-      source,
-      BufferUsage.TRANSFER_SOURCE,
-      what,
-      'source',
-      bytes.byteLength,
-      r,
-    );
-    checkHostLength('queueRead', r.length, bytes.byteLength, what);
-    const op = this.operation(OpKind.READ, 'queueRead', queue, signalFence);
-    op.source = s;
-    op.sourceOffset = r.offset;
-    op.length = r.length;
-    op.host = bytes;
-    this.retain(op, s);
-    this.enqueue(op, wait);
-  }
-
-  queueWrite(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
-    source: ArrayBufferView,
-    target: DirectBufferRef,
-  ): void {
-    this.hostToDevice('queueWrite', affinity, wait, signalFence, source, target);
-  }
-
-  /**
-   * queueUpdate and queueWrite: host bytes into a buffer range. An update copies `source` now (at most
-   * maxUpdateSize bytes); a write reads it when the operation runs.
-   */
-  private hostToDevice(
-    name: 'queueUpdate' | 'queueWrite',
-    affinity: QueueAffinity,
+  protected submitExecute(
+    queue: number,
     wait: Fence,
     signal: Fence,
-    source: ArrayBufferView,
-    target: DirectBufferRef,
-  ): void {
-    const what = `${this.name} ${name}`;
-    const queue = this.begin(name, affinity, wait, signal);
-    const bytes = hostBytes(source, what, 'source');
-    const update = name === 'queueUpdate';
-    if (update && bytes.byteLength > LIMITS.maxUpdateSize) {
-      throw invalid(
-        `${what}: ${bytes.byteLength} bytes exceed the device's maxUpdateSize of ${LIMITS.maxUpdateSize} bytes (use queueWrite)`,
-      );
-    }
-    const r = this.range;
-    const t = checkQueueRef(
-      this,
-      CpuBuffer,
-      target,
-      BufferUsage.TRANSFER_TARGET,
-      what,
-      'target',
-      bytes.byteLength,
-      r,
-    );
-    checkHostLength(name, r.length, bytes.byteLength, what);
-    const op = this.operation(update ? OpKind.UPDATE : OpKind.WRITE, name, queue, signal);
-    op.target = t;
-    op.targetOffset = r.offset;
-    op.length = r.length;
-    op.host = update ? bytes.slice() : bytes;
-    this.retain(op, t);
-    this.enqueue(op, wait);
-  }
-
-  queueBarrier(affinity: QueueAffinity, wait: Fence, signalFence: Fence): void {
-    const queue = this.begin('queueBarrier', affinity, wait, signalFence);
-    this.enqueue(this.operation(OpKind.BARRIER, 'queueBarrier', queue, signalFence), wait);
-  }
-
-  queueHostCall(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
-    callback: () => void | Promise<void>,
-  ): void {
-    const queue = this.begin('queueHostCall', affinity, wait, signalFence);
-    if (typeof callback !== 'function') {
-      throw invalid(
-        `${this.name} queueHostCall: callback must be a function, got ${describeValue(callback)}`,
-      );
-    }
-    const op = this.operation(OpKind.HOST_CALL, 'queueHostCall', queue, signalFence);
-    op.callback = callback;
-    this.enqueue(op, wait);
-  }
-
-  queueExecute(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
     commandBuffers: readonly CommandBuffer[],
-    bindingTables?: readonly (BindingTable | undefined)[],
+    bindingTables: readonly (BindingTable | undefined)[] | undefined,
   ): void {
-    const what = `${this.name} queueExecute`;
-    const queue = this.begin('queueExecute', affinity, wait, signalFence);
-    checkExecuteArguments(this, queue, commandBuffers, bindingTables, what);
     const count = commandBuffers.length;
     const plans: CpuPlan[] = [];
     for (let i = 0; i < count; i++) plans.push(commandBuffers[i]!.devicePlan(this.planKey, this.buildPlan));
     for (let i = 0; i < count; i++) commandBuffers[i]!.markSubmitted();
     if (count === 0) {
-      this.queueBarrier(affinity, wait, signalFence);
+      this.submit(this.record(OpKind.BARRIER, queue, wait, signal));
       return;
     }
     // Snapshot the tables (the caller may reuse the arrays) and retain what the operation uses.
@@ -946,7 +712,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
         retained.push(direct[d]!);
       }
     }
-    const op = this.operation(OpKind.EXECUTE, 'queueExecute', queue, signalFence);
+    const op = this.record(OpKind.EXECUTE, queue, wait, signal);
     op.commandBuffers = commandBuffers.slice();
     op.plans = plans;
     op.tables = tables;
@@ -961,7 +727,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     const direct: CpuBuffer[] = [];
     for (const buffer of built.directBuffers) {
       if (!(buffer instanceof CpuBuffer) || buffer.device !== this) {
-        throw invalid(`${this.name} queueExecute: a command references a buffer of another device`);
+        throw invalid(`${this.names.queueExecute}: a command references a buffer of another device`);
       }
       direct.push(buffer);
     }
@@ -982,11 +748,6 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     for (const queue of this.taskQueues) {
       if ((plan.shippedTo & (1 << queue.index)) !== 0) queue.broadcast({ t: 'plan-free', id: plan.id });
     }
-  }
-
-  flush(affinity: QueueAffinity): void {
-    this.checkUsable('flush');
-    QueueAffinity.select(affinity, this.info.queueCount, `${this.name} flush`);
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -1014,7 +775,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
 
   private async doDestroy(): Promise<void> {
     this.destroyed = true;
-    const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.name}: the device was destroyed`);
+    const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.deviceName}: the device was destroyed`);
     this.failPending(reason);
     for (const allocator of this.allocators.values()) allocator.destroy();
     this.allocators.clear();

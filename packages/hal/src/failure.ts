@@ -114,3 +114,26 @@ export function unhandledFailureReporter(
     );
   };
 }
+
+/**
+ * Completes an operation's signal: with no `error`, signals its pending timepoints; else fails every
+ * timepoint with `error` and, when `report` is given, the failure is not ABORTED (a propagated wait
+ * failure) and no timepoint was pending to deliver it, calls `report(error, operation)` (a reporter from
+ * unhandledFailureReporter; pass undefined while destroying or lost). Never throws: returns what a
+ * semaphore threw, else undefined. Allocation-free.
+ */
+export function completeSignal(
+  signal: Fence,
+  error: unknown,
+  operation: string,
+  report: ((error: unknown, operation: string) => void) | undefined,
+): unknown {
+  if (error === undefined) return signalPendingTimepoints(signal);
+  const undelivered =
+    report !== undefined &&
+    !(KeelError.is(error) && error.code === ErrorCode.ABORTED) &&
+    !hasPendingTimepoint(signal);
+  const thrown = failTimepoints(signal, error);
+  if (undelivered) report(error, operation);
+  return thrown;
+}

@@ -1,0 +1,36 @@
+/**
+ * `@keel/hal/driver`: the driver kit for device authors (see the README § Two faces). The queue front
+ * (argument checks, lifecycle, the Device queue methods over a narrow enqueue/execute surface), the one
+ * pooled operation record, failure propagation and completion helpers, fence helpers, and the builders
+ * plan compilers share. Re-exports only.
+ */
+export {
+  abortedBy,
+  completeSignal,
+  failTimepoints,
+  hasPendingTimepoint,
+  propagateFailure,
+  signalPendingTimepoints,
+  type UnhandledFailureContext,
+  type UnhandledFailureHook,
+  unhandledFailureReporter,
+} from '../failure';
+export {
+  type BufferClass,
+  type ByteRange,
+  checkCopyRanges,
+  checkDeallocaBuffer,
+  checkExecuteArguments,
+  checkFillPattern,
+  checkFillRange,
+  checkHostLength,
+  checkQueueFences,
+  checkQueueRef,
+  hostBytes,
+  isFence,
+  madeByCreateBuffer,
+} from '../queue-arguments';
+export { TypedArrayBuilder } from './growable';
+export { invalid } from './invalid';
+export { FRONT_METHODS, type FrontMethod, QueueFront } from './queue-front';
+export { OP_NAMES, OpKind, QueueRecord } from './queue-record';
