@@ -11,15 +11,7 @@
  *   already reached are skipped) or fails it with the operation's error.
  */
 import { availableParallelism } from 'node:os';
-import {
-  type AllocatorStats,
-  type Block,
-  PassthroughPool,
-  type Pool,
-  QueueAllocator,
-  RingPool,
-  TlsfPool,
-} from '@keel/allocator';
+import { type AllocatorStats, type Block, PoolRegistry, TlsfPool } from '@keel/allocator';
 import { createCommandBuffer } from '@keel/command-buffer';
 import {
   describeValue,
@@ -149,9 +141,7 @@ export class CpuDevice
 
   private readonly slabs: SlabTable;
   private readonly bufferPool: TlsfPool<ArrayBufferLike>;
-  private readonly allocators = new Map<string, QueueAllocator<ArrayBufferLike>>();
-  private readonly slabSize: number;
-  private readonly ringCapacity: number;
+  private readonly pools: PoolRegistry<ArrayBufferLike>;
   private readonly liveBuffers = new Set<CpuBuffer>();
   private readonly executables: CpuExecutable[] = [];
   private nextPlanId = 0;
@@ -194,8 +184,7 @@ export class CpuDevice
     const cores = availableParallelism();
     this.workersPerQueue =
       mode === 'sync' ? 0 : (options.workersPerQueue ?? Math.max(1, Math.floor(cores / queueCount)));
-    this.slabSize = options.slabSize ?? 4 * 1024 * 1024;
-    this.ringCapacity = options.ringCapacity ?? 64 * 1024 * 1024;
+    const slabSize = options.slabSize ?? 4 * 1024 * 1024;
     const label = options.label ?? 'cpu';
     this.reportUnhandled = unhandledFailureReporter(options.onUnhandledFailure, this.deviceName);
     this.info = Object.freeze({
@@ -216,8 +205,16 @@ export class CpuDevice
     this.slabs = new SlabTable(mode === 'task');
     this.bufferPool = new TlsfPool(this.slabs, {
       label: `${label} buffers`,
-      slabSize: this.slabSize,
+      slabSize,
       alignment: BLOCK_ALIGNMENT,
+    });
+    this.pools = new PoolRegistry(this.slabs, {
+      poolLabel: 'alloca',
+      deviceLabel: this.info.name,
+      backend: 'cpu',
+      alignment: BLOCK_ALIGNMENT,
+      slabSize,
+      ringCapacity: options.ringCapacity ?? 64 * 1024 * 1024,
     });
     if (mode === 'task') {
       const workerUrl = new URL('./worker.js', import.meta.url);
@@ -360,38 +357,6 @@ export class CpuDevice
   // ---------------------------------------------------------------------------------------------------
   // Queue-ordered allocation
 
-  private allocator(pool: string, what: string): QueueAllocator<ArrayBufferLike> {
-    let allocator = this.allocators.get(pool);
-    if (allocator !== undefined) return allocator;
-    let p: Pool<ArrayBufferLike>;
-    switch (pool) {
-      case 'tlsf':
-        p = new TlsfPool(this.slabs, {
-          label: 'alloca tlsf',
-          slabSize: this.slabSize,
-          alignment: BLOCK_ALIGNMENT,
-        });
-        break;
-      case 'passthrough':
-        p = new PassthroughPool(this.slabs, { label: 'alloca passthrough', alignment: BLOCK_ALIGNMENT });
-        break;
-      case 'ring':
-        p = new RingPool(this.slabs, {
-          label: 'alloca ring',
-          capacity: this.ringCapacity,
-          alignment: BLOCK_ALIGNMENT,
-        });
-        break;
-      default:
-        throw invalid(
-          `${what}: unknown pool '${pool}' (the cpu device has 'tlsf', 'ring' and 'passthrough')`,
-        );
-    }
-    allocator = new QueueAllocator(p, { label: `${this.info.name} ${pool}` });
-    this.allocators.set(pool, allocator);
-    return allocator;
-  }
-
   protected allocate(
     queue: number,
     wait: Fence,
@@ -402,7 +367,7 @@ export class CpuDevice
     options: AllocaOptions | undefined,
   ): Buffer {
     const pool = options?.pool ?? 'tlsf';
-    const allocator = this.allocator(pool, this.names.queueAlloca);
+    const allocator = this.pools.allocator(pool, this.names.queueAlloca);
     const allocation = allocator.alloca(QueueAffinity.of(queue), wait, signal, size, {
       alignment: BLOCK_ALIGNMENT,
       label: params.label,
@@ -426,7 +391,7 @@ export class CpuDevice
     const what = this.names.queueDealloca;
     const allocation = buffer.allocation;
     if (allocation === undefined) throw madeByCreateBuffer(buffer, what);
-    const allocator = this.allocator(buffer.placement.pool ?? 'tlsf', what);
+    const allocator = this.pools.ownerOf(allocation, what);
     allocator.dealloca(QueueAffinity.of(queue), wait, signal, allocation);
     buffer.markDeallocated();
     this.liveBuffers.delete(buffer);
@@ -444,19 +409,12 @@ export class CpuDevice
    * blocks whose death frontier is pending, and blocks kept back after a failed dealloca.
    */
   heldQueueBytes(): number {
-    let bytes = 0;
-    for (const allocator of this.allocators.values()) {
-      const stats = allocator.stats;
-      bytes += stats.liveBytes + stats.dyingBytes + stats.quarantinedBytes;
-    }
-    return bytes;
+    return this.pools.heldBytes();
   }
 
   /** Snapshots of the queue allocators' statistics, by pool name. */
   allocatorStats(): Map<string, AllocatorStats> {
-    const out = new Map<string, AllocatorStats>();
-    for (const [pool, allocator] of this.allocators) out.set(pool, allocator.stats);
-    return out;
+    return this.pools.stats();
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -777,8 +735,7 @@ export class CpuDevice
     this.destroyed = true;
     const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.deviceName}: the device was destroyed`);
     this.failPending(reason);
-    for (const allocator of this.allocators.values()) allocator.destroy();
-    this.allocators.clear();
+    this.pools.destroy();
     for (const buffer of this.liveBuffers) buffer.markDeviceDestroyed();
     this.liveBuffers.clear();
     this.bufferPool.destroy();

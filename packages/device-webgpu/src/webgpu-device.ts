@@ -7,14 +7,7 @@
  * tagged with): ordering comes from fences alone, and all work meets in the one GPUQueue in submission
  * order. Each operation is one submission (one command encoder, one `queue.submit`).
  */
-import {
-  type AllocatorStats,
-  PassthroughPool,
-  type Pool,
-  QueueAllocator,
-  RingPool,
-  TlsfPool,
-} from '@keel/allocator';
+import { type AllocatorStats, PoolRegistry } from '@keel/allocator';
 import { createCommandBuffer } from '@keel/command-buffer';
 import { ErrorCode, type Fence, KeelError, type Semaphore, TimelineSemaphore } from '@keel/fence';
 import {
@@ -126,9 +119,7 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueOp> implements D
   readonly #scheduler: OpScheduler;
   readonly #context: PlanContext;
   readonly #slabs: GpuSlabProvider;
-  readonly #allocators = new Map<string, QueueAllocator<GpuMemory>>();
-  readonly #transientSlabSize: number;
-  readonly #transientBudget: number;
+  readonly #pools: PoolRegistry<GpuMemory>;
   readonly #tableCacheSize: number;
   readonly #storageAlignment: number;
   readonly #uniformAlignment: number;
@@ -160,8 +151,6 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueOp> implements D
     this.#owned = parts.owned;
     this.#instance = parts.instance;
     this.#layouts = parts.layouts;
-    this.#transientSlabSize = parts.transientSlabSize;
-    this.#transientBudget = parts.transientBudget;
     this.#tableCacheSize = parts.tableCacheSize;
     this.#storageAlignment = parts.info.limits.minStorageBufferOffsetAlignment;
     this.#uniformAlignment = Math.max(16, gpu.limits.minUniformBufferOffsetAlignment);
@@ -194,6 +183,15 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueOp> implements D
       indirect: this.#indirect,
     };
     this.#slabs = new GpuSlabProvider(gpu, 'keel transient slab');
+    this.#pools = new PoolRegistry(this.#slabs, {
+      poolLabel: 'webgpu alloca',
+      deviceLabel: parts.info.name,
+      backend: 'webgpu',
+      alignment: Math.max(16, this.#storageAlignment),
+      slabSize: parts.transientSlabSize,
+      ringCapacity: parts.transientSlabSize,
+      budget: parts.transientBudget,
+    });
     this.#runner = new GpuOpRunner({
       gpu,
       name: this.name,
@@ -237,7 +235,7 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueOp> implements D
     );
     this.lostReason = reason;
     this.#scheduler.failAll(reason);
-    for (const allocator of this.#allocators.values()) allocator.destroy();
+    this.#pools.destroy(false);
     this.#resolveLost(reason);
   }
 
@@ -364,43 +362,9 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueOp> implements D
   // ---------------------------------------------------------------------------------------------------
   // Queue-ordered allocation
 
-  #allocator(pool: string, what: string): QueueAllocator<GpuMemory> {
-    let allocator = this.#allocators.get(pool);
-    if (allocator !== undefined) return allocator;
-    const alignment = Math.max(16, this.#storageAlignment);
-    let p: Pool<GpuMemory>;
-    switch (pool) {
-      case 'tlsf':
-        p = new TlsfPool(this.#slabs, {
-          label: 'webgpu alloca tlsf',
-          slabSize: this.#transientSlabSize,
-          alignment,
-          budget: this.#transientBudget,
-        });
-        break;
-      case 'passthrough':
-        p = new PassthroughPool(this.#slabs, { label: 'webgpu alloca passthrough', alignment });
-        break;
-      case 'ring':
-        p = new RingPool(this.#slabs, {
-          label: 'webgpu alloca ring',
-          capacity: this.#transientSlabSize,
-          alignment,
-        });
-        break;
-      default:
-        throw invalid(
-          `${what}: unknown pool '${pool}' (the webgpu device has 'tlsf', 'ring' and 'passthrough')`,
-        );
-    }
-    allocator = new QueueAllocator(p, { label: `${this.info.name} ${pool}` });
-    this.#allocators.set(pool, allocator);
-    return allocator;
-  }
-
   /** Statistics of a transient pool's allocator ('tlsf' by default; undefined before its first use). */
   allocatorStats(pool = 'tlsf'): AllocatorStats | undefined {
-    return this.#allocators.get(pool)?.stats;
+    return this.#pools.stats().get(pool);
   }
 
   /**
@@ -421,7 +385,7 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueOp> implements D
     options: AllocaOptions | undefined,
   ): Buffer {
     const pool = options?.pool ?? 'tlsf';
-    const allocator = this.#allocator(pool, this.names.queueAlloca);
+    const allocator = this.#pools.allocator(pool, this.names.queueAlloca);
     const ordered = this.#scheduler.isOrdered(wait);
     // Sizes are rounded to 4 so every binding and copy of the buffer stays inside its block.
     const allocation = allocator.alloca(QueueAffinity.of(queue), wait, signal, alignUp(size, 4), {
@@ -448,7 +412,7 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueOp> implements D
     const what = this.names.queueDealloca;
     const allocation = buffer.allocation;
     if (allocation === undefined) throw madeByCreateBuffer(buffer, what);
-    const allocator = this.#allocator(buffer.placement.pool ?? 'tlsf', what);
+    const allocator = this.#pools.ownerOf(allocation, what);
     const ordered = this.#scheduler.isOrdered(wait);
     allocator.dealloca(QueueAffinity.of(queue), wait, signal, allocation);
     buffer.markDeallocated();
@@ -568,8 +532,7 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueOp> implements D
     this.destroyed = true;
     const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.name}: the device was destroyed`);
     this.#scheduler.failAll(reason);
-    for (const allocator of this.#allocators.values()) allocator.destroy();
-    this.#allocators.clear();
+    this.#pools.destroy();
     this.#uploads.destroy();
     // Dawn crashes or hangs when a buffer with a pending map and its device are destroyed and
     // collected: let every map and completion callback settle first.
