@@ -13,10 +13,10 @@
  * | BEGIN_DEBUG_GROUP | label index |
  * | END_DEBUG_GROUP | |
  *
- * `refs` holds REF_STRIDE float64 per buffer reference: `[code, offset, length]`. `code` ≥ 0 is direct
- * buffer `buffers[code]` (offset relative to the buffer, length concrete); `code` < 0 is binding-table
- * slot `-code - 1` (offset relative to the slot's binding; length TO_END (-1) means to the end of the
- * binding's range).
+ * `refs` holds REF_STRIDE float64 per buffer reference: `[code, offset, length]`, in the driver kit's one
+ * encoding (@keel/hal/driver ref-table.ts): `code` < 0 is direct buffer `buffers[-code - 1]` (offset
+ * relative to the buffer, length concrete); `code` ≥ 0 is binding-table slot `code` (offset relative to
+ * the slot's binding; length TO_END (-1) means to the end of the binding's range).
  */
 export const PlanOp = {
   DISPATCH: 1,
@@ -29,9 +29,9 @@ export const PlanOp = {
 } as const;
 
 export const OP_STRIDE = 7;
-export const REF_STRIDE = 3;
 /** Length of a slot ref that runs to the end of the binding's range: hal's TO_END (as replayStructure passes it). */
 export { TO_END } from '@keel/hal';
+export { REF_STRIDE } from '@keel/hal/driver';
 
 /** Field offsets within an op record. */
 export const F = {

@@ -3,16 +3,26 @@
  * take a trimmed copy with `toArray()`. Capacity doubles, so pushes are amortized O(1).
  */
 
-type TypedArrayOf<K extends 'Int32' | 'Uint32' | 'Float64'> = K extends 'Int32'
-  ? Int32Array
-  : K extends 'Uint32'
-    ? Uint32Array
-    : Float64Array;
+/** The element kinds a TypedArrayBuilder grows. */
+export type TypedArrayKind = 'Uint8' | 'Int32' | 'Uint32' | 'Float64';
 
-const CONSTRUCTORS = { Int32: Int32Array, Uint32: Uint32Array, Float64: Float64Array } as const;
+type TypedArrayOf<K extends TypedArrayKind> = K extends 'Uint8'
+  ? Uint8Array
+  : K extends 'Int32'
+    ? Int32Array
+    : K extends 'Uint32'
+      ? Uint32Array
+      : Float64Array;
 
-/** A growable Int32Array, Uint32Array or Float64Array. */
-export class TypedArrayBuilder<K extends 'Int32' | 'Uint32' | 'Float64'> {
+const CONSTRUCTORS = {
+  Uint8: Uint8Array,
+  Int32: Int32Array,
+  Uint32: Uint32Array,
+  Float64: Float64Array,
+} as const;
+
+/** A growable Uint8Array, Int32Array, Uint32Array or Float64Array. */
+export class TypedArrayBuilder<K extends TypedArrayKind> {
   array: TypedArrayOf<K>;
   length = 0;
   readonly #make: (size: number) => TypedArrayOf<K>;
