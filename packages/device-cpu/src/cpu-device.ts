@@ -23,7 +23,6 @@ import {
   TimelineSemaphore,
 } from '@keel/fence';
 import {
-  type AllocaOptions,
   abortedBy,
   type BindingTable,
   type Buffer,
@@ -48,6 +47,7 @@ import {
   unhandledFailureReporter,
 } from '@keel/hal';
 import {
+  type AllocaRequest,
   completeSignal,
   type FrontMethod,
   invalid,
@@ -357,16 +357,8 @@ export class CpuDevice
   // ---------------------------------------------------------------------------------------------------
   // Queue-ordered allocation
 
-  protected allocate(
-    queue: number,
-    wait: Fence,
-    signal: Fence,
-    params: BufferParams,
-    usage: number,
-    size: number,
-    options: AllocaOptions | undefined,
-  ): Buffer {
-    const pool = options?.pool ?? 'tlsf';
+  protected allocate(queue: number, wait: Fence, signal: Fence, request: AllocaRequest): Buffer {
+    const { params, size, pool } = request;
     const allocator = this.pools.allocator(pool, this.names.queueAlloca);
     const allocation = allocator.alloca(QueueAffinity.of(queue), wait, signal, size, {
       alignment: BLOCK_ALIGNMENT,
@@ -376,7 +368,7 @@ export class CpuDevice
       this,
       this.bufferOwner,
       size,
-      usage,
+      request.usage,
       params.memoryType ?? MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE | MemoryType.HOST_COHERENT,
       { affinity: (params.affinity ?? QueueAffinity.of(queue)) >>> 0, pool, queueAllocated: true },
       params.label,
@@ -629,19 +621,15 @@ export class CpuDevice
     this.enqueue(op, op.wait);
   }
 
-  protected submitExecute(
-    queue: number,
-    wait: Fence,
-    signal: Fence,
-    commandBuffers: readonly CommandBuffer[],
-    bindingTables: readonly (BindingTable | undefined)[] | undefined,
-  ): void {
+  protected submitExecute(op: Operation): void {
+    const commandBuffers = op.commandBuffers;
+    const bindingTables = op.tables;
     const count = commandBuffers.length;
     const plans: CpuPlan[] = [];
     for (let i = 0; i < count; i++) plans.push(commandBuffers[i]!.devicePlan(this.planKey, this.buildPlan));
     for (let i = 0; i < count; i++) commandBuffers[i]!.markSubmitted();
     if (count === 0) {
-      this.submit(this.record(OpKind.BARRIER, queue, wait, signal));
+      this.submit(this.record(OpKind.BARRIER, op.queue, op.wait, op.signal));
       return;
     }
     // Snapshot the tables (the caller may reuse the arrays) and retain what the operation uses.
@@ -670,12 +658,11 @@ export class CpuDevice
         retained.push(direct[d]!);
       }
     }
-    const op = this.record(OpKind.EXECUTE, queue, wait, signal);
     op.commandBuffers = commandBuffers.slice();
     op.plans = plans;
     op.tables = tables;
     op.buffers = retained;
-    this.enqueue(op, wait);
+    this.enqueue(op, op.wait);
   }
 
   private readonly buildPlan = (commandBuffer: CommandBuffer): CpuPlan => {

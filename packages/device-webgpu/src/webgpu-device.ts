@@ -11,8 +11,6 @@ import { type AllocatorStats, PoolRegistry } from '@keel/allocator';
 import { createCommandBuffer } from '@keel/command-buffer';
 import { ErrorCode, type Fence, KeelError, type Semaphore, TimelineSemaphore } from '@keel/fence';
 import {
-  type AllocaOptions,
-  type BindingTable,
   type Buffer,
   type BufferParams,
   type CommandBuffer,
@@ -26,7 +24,14 @@ import {
   MemoryType,
   QueueAffinity,
 } from '@keel/hal';
-import { type FrontMethod, invalid, madeByCreateBuffer, OpKind, QueueFront } from '@keel/hal/driver';
+import {
+  type AllocaRequest,
+  type FrontMethod,
+  invalid,
+  madeByCreateBuffer,
+  OpKind,
+  QueueFront,
+} from '@keel/hal/driver';
 import type { BindingLayouts } from './binding-layouts';
 import type { BuiltinKernels } from './builtin-kernels';
 import { GpuEncoding } from './gpu-encoding';
@@ -375,16 +380,8 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueOp> implements D
    * queueAlloca: a buffer from the transient pool (TLSF over GPUBuffer slabs by default), usable by
    * operations ordered after `signal`. Offsets are aligned to minStorageBufferOffsetAlignment (at least 16).
    */
-  protected allocate(
-    queue: number,
-    wait: Fence,
-    signal: Fence,
-    params: BufferParams,
-    usage: number,
-    size: number,
-    options: AllocaOptions | undefined,
-  ): Buffer {
-    const pool = options?.pool ?? 'tlsf';
+  protected allocate(queue: number, wait: Fence, signal: Fence, request: AllocaRequest): Buffer {
+    const { params, size, pool } = request;
     const allocator = this.#pools.allocator(pool, this.names.queueAlloca);
     const ordered = this.#scheduler.isOrdered(wait);
     // Sizes are rounded to 4 so every binding and copy of the buffer stays inside its block.
@@ -395,7 +392,7 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueOp> implements D
       this,
       this,
       size,
-      usage,
+      request.usage,
       MemoryType.DEVICE_LOCAL,
       { affinity: (params.affinity ?? QueueAffinity.of(queue)) >>> 0, pool, queueAllocated: true },
       params.label,
@@ -435,15 +432,9 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueOp> implements D
     this.#issue(op, op.kind === OpKind.UPDATE ? this.#prepareUpdateDefer : undefined);
   }
 
-  protected submitExecute(
-    queue: number,
-    wait: Fence,
-    signal: Fence,
-    commandBuffers: readonly CommandBuffer[],
-    bindingTables: readonly (BindingTable | undefined)[] | undefined,
-  ): void {
+  protected submitExecute(op: QueueOp): void {
+    const commandBuffers = op.commandBuffers;
     const count = commandBuffers.length;
-    const op = this.#scheduler.acquire(OpKind.EXECUTE, queue, wait, signal);
     try {
       for (let i = 0; i < count; i++)
         op.plans.push((commandBuffers[i] as CommandBuffer).devicePlan(this.#planKey, this.#buildPlan));
@@ -452,8 +443,6 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueOp> implements D
       throw error;
     }
     for (let i = 0; i < count; i++) (commandBuffers[i] as CommandBuffer).markSubmitted();
-    op.commandBuffers = commandBuffers;
-    op.tables = bindingTables;
     this.#issue(op, this.#prepareExecuteDefer);
   }
 

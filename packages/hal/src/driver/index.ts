@@ -33,6 +33,6 @@ export {
 export { TypedArrayBuilder, type TypedArrayKind } from './growable';
 export { invalid } from './invalid';
 export { type DispatchArgs, PlanSink } from './plan-sink';
-export { FRONT_METHODS, type FrontMethod, QueueFront } from './queue-front';
+export { type AllocaRequest, FRONT_METHODS, type FrontMethod, QueueFront } from './queue-front';
 export { OP_NAMES, OpKind, QueueRecord } from './queue-record';
 export { directCode, directIndex, isSlotCode, REF_STRIDE, RefTableBuilder } from './ref-table';

@@ -6,7 +6,7 @@
  *
  * - `record(kind, queue, wait, signal)`: a record (new or pooled) for an operation on `queue`;
  * - `submit(op)`: the record is complete; order it after `op.wait` and run it;
- * - `submitExecute(...)`: queueExecute's device part (plans, tables), after the shared checks;
+ * - `submitExecute(op)`: queueExecute's device part (plans, tables), after the shared checks;
  * - `allocate(...)` / `deallocate(...)`: queueAlloca/queueDealloca's device part, after the checks.
  *
  * Lifecycle state (`destroyed`, `lostReason`) lives here too, so that every method refuses a destroyed
@@ -60,6 +60,19 @@ export const FRONT_METHODS = [
 ] as const;
 export type FrontMethod = (typeof FRONT_METHODS)[number];
 
+/** queueAlloca's checked arguments, as the front hands them to `allocate`. */
+export interface AllocaRequest {
+  params: BufferParams;
+  /** The checked usage bits of `params`. */
+  usage: number;
+  /** Bytes, an integer in [0, maxBufferSize]. */
+  size: number;
+  /** The pool named by the options ('tlsf' when none). */
+  pool: string;
+}
+
+const NO_PARAMS: BufferParams = Object.freeze({ usage: 0 });
+
 /**
  * The shared queue front. A device extends it, passes its display name ("device 'cpu'") to the
  * constructor, sets `info` and implements the narrow surface (the abstract members below).
@@ -75,6 +88,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
   /** Where checkQueueRef leaves a checked range (reused: no allocation per check). */
   protected readonly range: ByteRange = { offset: 0, length: 0 };
   #queueMask = -1;
+  readonly #alloca: AllocaRequest = { params: NO_PARAMS, usage: 0, size: 0, pool: 'tlsf' };
 
   /** This front as the Device it is part of (the checks compare a buffer's device with it). */
   get #self(): Device {
@@ -99,24 +113,13 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
   protected abstract record(kind: OpKind, queue: number, wait: Fence, signal: Fence): Op;
   /** `op` is filled in: order it after `op.wait`, run it, then signal (or fail) `op.signal`. */
   protected abstract submit(op: Op): void;
-  /** queueExecute after the shared checks (arguments valid, each submission validated). */
-  protected abstract submitExecute(
-    queue: number,
-    wait: Fence,
-    signal: Fence,
-    commandBuffers: readonly CommandBuffer[],
-    bindingTables: readonly (BindingTable | undefined)[] | undefined,
-  ): void;
-  /** queueAlloca after the shared checks: `usage` checked, `size` an integer in [0, maxBufferSize]. */
-  protected abstract allocate(
-    queue: number,
-    wait: Fence,
-    signal: Fence,
-    params: BufferParams,
-    usage: number,
-    size: number,
-    options: AllocaOptions | undefined,
-  ): Buffer;
+  /**
+   * queueExecute after the shared checks (arguments valid, each submission validated): `op` is an
+   * EXECUTE record whose `commandBuffers` and `tables` are the caller's arrays (copy them to keep them).
+   */
+  protected abstract submitExecute(op: Op): void;
+  /** queueAlloca after the shared checks (`request` is reused: read it during the call only). */
+  protected abstract allocate(queue: number, wait: Fence, signal: Fence, request: AllocaRequest): Buffer;
   /** queueDealloca after the shared checks: `buffer` is a live queue-allocated buffer of this device. */
   protected abstract deallocate(queue: number, wait: Fence, signal: Fence, buffer: B): void;
   /** A device-specific size rule of createBuffer/queueAlloca (none by default). */
@@ -333,7 +336,10 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
   ): void {
     const queue = this.begin('queueExecute', affinity, wait, signal);
     checkExecuteArguments(this.#self, queue, commandBuffers, bindingTables, this.names.queueExecute);
-    this.submitExecute(queue, wait, signal, commandBuffers, bindingTables ?? undefined);
+    const op = this.record(OpKind.EXECUTE, queue, wait, signal);
+    op.commandBuffers = commandBuffers;
+    op.tables = bindingTables ?? undefined;
+    this.submitExecute(op);
   }
 
   queueAlloca(
@@ -352,7 +358,16 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
       throw invalid(`${what}: size must be an integer in [0, ${max}], got ${describeValue(size)}`);
     }
     this.checkSize(size, what, 'size');
-    return this.allocate(queue, wait, signal, params, usage, size, options);
+    const request = this.#alloca;
+    request.params = params;
+    request.usage = usage;
+    request.size = size;
+    request.pool = options?.pool ?? 'tlsf';
+    try {
+      return this.allocate(queue, wait, signal, request);
+    } finally {
+      request.params = NO_PARAMS;
+    }
   }
 
   queueDealloca(affinity: QueueAffinity, wait: Fence, signal: Fence, buffer: Buffer): void {
