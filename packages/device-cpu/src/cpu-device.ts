@@ -55,6 +55,7 @@ import {
   OP_NAMES,
   OpKind,
   QueueFront,
+  RunList,
 } from '@keel/hal/driver';
 import { copyBytes, fillBytes } from './byte-ops';
 import { type BufferOwner, CpuBuffer } from './cpu-buffer';
@@ -151,9 +152,8 @@ export class CpuDevice
   private readonly taskQueues: TaskQueue[] = [];
   private readonly syncQueues: SyncQueue<Operation>[] = [];
   private readonly pending = new Set<Operation>();
-  private readonly ready: Operation[] = [];
-  private readyHead = 0;
-  private draining = false;
+  /** Operations whose waits were reached, run in order by one trampoline (hal/driver RunList). */
+  private readonly ready = new RunList<Operation>((op) => this.runReady(op));
   private readonly bufferOwner: BufferOwner = {
     releaseBlock: (block: Block<ArrayBufferLike>) => {
       if (!this.destroyed) this.bufferPool.release(block);
@@ -428,28 +428,15 @@ export class CpuDevice
     }
     op.state = 'ready';
     this.ready.push(op);
-    this.drain();
   }
 
-  private drain(): void {
-    if (this.draining) return;
-    this.draining = true;
+  private runReady(op: Operation): void {
+    if (op.state !== 'ready') return;
+    op.state = 'running';
     try {
-      while (this.readyHead < this.ready.length) {
-        const op = this.ready[this.readyHead]!;
-        this.ready[this.readyHead++] = undefined as unknown as Operation;
-        if (op.state !== 'ready') continue;
-        op.state = 'running';
-        try {
-          this.run(op);
-        } catch (error) {
-          this.complete(op, error);
-        }
-      }
-    } finally {
-      this.ready.length = 0;
-      this.readyHead = 0;
-      this.draining = false;
+      this.run(op);
+    } catch (error) {
+      this.complete(op, error);
     }
   }
 

@@ -36,3 +36,4 @@ export { type DispatchArgs, PlanSink } from './plan-sink';
 export { type AllocaRequest, FRONT_METHODS, type FrontMethod, QueueFront } from './queue-front';
 export { OP_NAMES, OpKind, QueueRecord } from './queue-record';
 export { directCode, directIndex, isSlotCode, REF_STRIDE, RefTableBuilder } from './ref-table';
+export { RunList } from './run-list';
