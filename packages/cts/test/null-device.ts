@@ -20,8 +20,6 @@ import {
   type CommandBuffer,
   type CommandBufferOptions,
   type CommandSink,
-  checkBufferByteLength,
-  checkBufferParams,
   createExecutableExports,
   type Device,
   type DeviceInfo,
@@ -35,11 +33,12 @@ import {
   MemoryType,
   QueueAffinity,
   type ResolvedBindings,
-  unhandledFailureReporter,
 } from '@keel/hal';
 import {
   type AllocaRequest,
   abortedBy,
+  checkBufferByteLength,
+  checkBufferParams,
   completeSignal,
   type FrontMethod,
   invalid,
@@ -49,6 +48,7 @@ import {
   QueueFront,
   QueueRecord,
   RunList,
+  unhandledFailureReporter,
 } from '@keel/hal/driver';
 
 const HOST_MEMORY = MemoryType.HOST_VISIBLE | MemoryType.HOST_COHERENT | MemoryType.DEVICE_LOCAL;

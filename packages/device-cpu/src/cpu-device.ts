@@ -23,15 +23,12 @@ import {
   TimelineSemaphore,
 } from '@keel/fence';
 import {
-  abortedBy,
   type BindingTable,
   type Buffer,
   type BufferParams,
   BufferUsage,
   type CommandBuffer,
   type CommandBufferOptions,
-  checkBufferByteLength,
-  checkBufferParams,
   checkOptions,
   createExecutableExports,
   type Device,
@@ -44,10 +41,12 @@ import {
   type OptionRules,
   QueueAffinity,
   type UnhandledFailureHook,
-  unhandledFailureReporter,
 } from '@keel/hal';
 import {
   type AllocaRequest,
+  abortedBy,
+  checkBufferByteLength,
+  checkBufferParams,
   completeSignal,
   type FrontMethod,
   invalid,
@@ -56,6 +55,7 @@ import {
   OpKind,
   QueueFront,
   RunList,
+  unhandledFailureReporter,
 } from '@keel/hal/driver';
 import { copyBytes, fillBytes } from './byte-ops';
 import { type BufferOwner, CpuBuffer } from './cpu-buffer';

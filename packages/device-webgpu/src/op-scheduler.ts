@@ -34,7 +34,7 @@
  * pending, so the device can destroy buffers and the GPUDevice with nothing in flight.
  */
 import { ErrorCode, type Fence, KeelError, type Semaphore } from '@keel/fence';
-import { abortedBy } from '@keel/hal';
+import { abortedBy } from '@keel/hal/driver';
 import { describeError, ERROR_SCOPES, fromGpuError, pushErrorScopes } from './gpu-errors';
 import { type OpCallbacks, OpKind, QueueOp } from './queue-op';
 

@@ -15,8 +15,6 @@ import {
   type BufferParams,
   type CommandBuffer,
   type CommandBufferOptions,
-  checkBufferByteLength,
-  checkBufferParams,
   type Device,
   type DeviceInfo,
   type Executable,
@@ -26,6 +24,8 @@ import {
 } from '@keel/hal';
 import {
   type AllocaRequest,
+  checkBufferByteLength,
+  checkBufferParams,
   type FrontMethod,
   invalid,
   madeByCreateBuffer,

@@ -4,6 +4,9 @@
  * pooled operation record, failure propagation and completion helpers, fence helpers, and the builders
  * plan compilers share. Re-exports only.
  */
+export { assertBufferLive, checkBufferByteLength, checkBufferParams } from '../buffer';
+export { resolveRange } from '../buffer-ref';
+export { createExecutableExports, lookupExport } from '../executable';
 export {
   abortedBy,
   completeSignal,
@@ -15,6 +18,7 @@ export {
   type UnhandledFailureHook,
   unhandledFailureReporter,
 } from '../failure';
+export { checkOptions, type OptionRule, type OptionRules } from '../options';
 export {
   type BufferClass,
   type ByteRange,

@@ -12,7 +12,8 @@
  * Lifecycle state (`destroyed`, `lostReason`) lives here too, so that every method refuses a destroyed
  * device (FAILED_PRECONDITION) or a lost one (UNAVAILABLE, cause = the loss) the same way. The front
  * builds no string and allocates nothing on the success path (messages come from a table built once,
- * checked ranges land in one reused ByteRange).
+ * checked ranges land in one reused ByteRange). It declares no `#private` members, so a device wrapped
+ * in a Proxy (methods called with the proxy as `this`) keeps working.
  */
 import { describeValue, ErrorCode, type Fence, KeelError } from '@keel/fence';
 import type { BindingTable } from '../binding-table';
@@ -87,13 +88,8 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
   protected lostReason: KeelError | undefined;
   /** Where checkQueueRef leaves a checked range (reused: no allocation per check). */
   protected readonly range: ByteRange = { offset: 0, length: 0 };
-  #queueMask = -1;
-  readonly #alloca: AllocaRequest = { params: NO_PARAMS, usage: 0, size: 0, pool: 'tlsf' };
-
-  /** This front as the Device it is part of (the checks compare a buffer's device with it). */
-  get #self(): Device {
-    return this as unknown as Device;
-  }
+  private queueMask = -1;
+  private readonly allocaRequest: AllocaRequest = { params: NO_PARAMS, usage: 0, size: 0, pool: 'tlsf' };
 
   protected constructor(
     /** How messages name the device ("device 'cpu'", "webgpu device 'lavapipe'"). */
@@ -148,9 +144,9 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
    */
   protected begin(method: FrontMethod, affinity: number, wait: Fence, signal: Fence): number {
     this.checkUsable(method);
-    if (this.#queueMask === -1) this.#queueMask = QueueAffinity.firstN(this.info.queueCount);
+    if (this.queueMask === -1) this.queueMask = QueueAffinity.firstN(this.info.queueCount);
     // Fast path only for a valid 32-bit mask (QueueAffinity.isValid): 2**32 + 1 must not alias queue 0.
-    const m = QueueAffinity.isValid(affinity) ? (affinity & this.#queueMask) >>> 0 : 0;
+    const m = QueueAffinity.isValid(affinity) ? (affinity & this.queueMask) >>> 0 : 0;
     const queue =
       m !== 0
         ? 31 - Math.clz32(m & -m)
@@ -171,7 +167,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     defaultLength?: number,
   ): B {
     return checkQueueRef(
-      this.#self,
+      this as unknown as Device,
       this.bufferClass,
       ref,
       usage,
@@ -214,7 +210,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     source: ArrayBufferView,
     target: DirectBufferRef,
   ): void {
-    this.#hostToDevice('queueUpdate', affinity, wait, signal, source, target);
+    this.hostToDevice('queueUpdate', affinity, wait, signal, source, target);
   }
 
   queueCopy(
@@ -269,14 +265,14 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     source: ArrayBufferView,
     target: DirectBufferRef,
   ): void {
-    this.#hostToDevice('queueWrite', affinity, wait, signal, source, target);
+    this.hostToDevice('queueWrite', affinity, wait, signal, source, target);
   }
 
   /**
    * queueUpdate and queueWrite: host bytes into a buffer range. An update is at most maxUpdateSize
    * bytes (the device copies them if it defers the operation); a write reads `source` when it runs.
    */
-  #hostToDevice(
+  private hostToDevice(
     method: 'queueUpdate' | 'queueWrite',
     affinity: QueueAffinity,
     wait: Fence,
@@ -335,7 +331,13 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     bindingTables?: readonly (BindingTable | undefined)[],
   ): void {
     const queue = this.begin('queueExecute', affinity, wait, signal);
-    checkExecuteArguments(this.#self, queue, commandBuffers, bindingTables, this.names.queueExecute);
+    checkExecuteArguments(
+      this as unknown as Device,
+      queue,
+      commandBuffers,
+      bindingTables,
+      this.names.queueExecute,
+    );
     const op = this.record(OpKind.EXECUTE, queue, wait, signal);
     op.commandBuffers = commandBuffers;
     op.tables = bindingTables ?? undefined;
@@ -358,7 +360,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
       throw invalid(`${what}: size must be an integer in [0, ${max}], got ${describeValue(size)}`);
     }
     this.checkSize(size, what, 'size');
-    const request = this.#alloca;
+    const request = this.allocaRequest;
     request.params = params;
     request.usage = usage;
     request.size = size;
@@ -372,7 +374,12 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
 
   queueDealloca(affinity: QueueAffinity, wait: Fence, signal: Fence, buffer: Buffer): void {
     const queue = this.begin('queueDealloca', affinity, wait, signal);
-    const b = checkDeallocaBuffer(this.#self, this.bufferClass, buffer, this.names.queueDealloca);
+    const b = checkDeallocaBuffer(
+      this as unknown as Device,
+      this.bufferClass,
+      buffer,
+      this.names.queueDealloca,
+    );
     this.deallocate(queue, wait, signal, b);
   }
 
