@@ -62,11 +62,11 @@ import { type BufferOwner, CpuBuffer } from './cpu-buffer';
 import { bindKernels, CpuExecutable, moduleUrl } from './cpu-executable';
 import { CpuPlan, resolvedLength, resolveTableInto } from './cpu-plan';
 import { type LoadedKernel, PlanRuntime } from './executor';
-import { Operation, type OperationSink } from './operation';
+import { Operation } from './operation';
 import { buildPlan } from './plan-builder';
 import { SlabTable } from './slab-table';
 import { SyncQueue } from './sync-queue';
-import { TaskQueue, type TaskQueueHost } from './task-queue';
+import { TaskQueue } from './task-queue';
 
 /** How a CPU device runs its queues. */
 export type CpuDeviceMode = 'sync' | 'task';
@@ -126,10 +126,9 @@ const OPTION_RULES: OptionRules = {
   onUnhandledFailure: { type: 'function' },
 };
 
-export class CpuDevice
-  extends QueueFront<CpuBuffer, Operation>
-  implements Device, OperationSink, TaskQueueHost
-{
+// OperationSink and TaskQueueHost (internal interfaces) are met structurally, not declared: their
+// members are internal and left out of the published types.
+export class CpuDevice extends QueueFront<CpuBuffer, Operation> implements Device {
   readonly info: DeviceInfo;
   readonly lost: Promise<KeelError>;
   readonly mode: CpuDeviceMode;
@@ -418,7 +417,7 @@ export class CpuDevice
     if (op.state === 'waiting') op.registration = registration;
   }
 
-  /** OperationSink: the wait of `op` was reached (or failed). */
+  /** @internal OperationSink: the wait of `op` was reached (or failed). */
   operationReady(op: Operation, error: KeelError | undefined): void {
     if (op.state !== 'waiting') return;
     op.registration = undefined;
@@ -544,6 +543,7 @@ export class CpuDevice
    * TaskQueueHost: the execute message of an operation about to be posted, in one Float64Array:
    * [seq, plan count, then per plan (id, table words), then the tables back to back]. Throws the
    * reason the operation cannot run.
+   * @internal
    */
   encodeExecute(op: Operation, seq: number): Float64Array {
     const plans = op.plans!;
@@ -566,7 +566,7 @@ export class CpuDevice
     return out;
   }
 
-  /** TaskQueueHost / internal: completes `op` once. */
+  /** @internal TaskQueueHost / internal: completes `op` once. */
   complete(op: Operation, error?: unknown): void {
     if (op.state === 'done') return;
     op.state = 'done';
@@ -691,7 +691,7 @@ export class CpuDevice
     for (const op of ops) this.complete(op, reason);
   }
 
-  /** TaskQueueHost: a worker died. The device is lost: pending work fails UNAVAILABLE, workers end. */
+  /** @internal TaskQueueHost: a worker died. The device is lost: pending work fails UNAVAILABLE, workers end. */
   lose(reason: KeelError): void {
     if (this.lostReason !== undefined || this.destroyed) return;
     this.lostReason = reason;

@@ -302,7 +302,7 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueOp> implements D
     }
   }
 
-  /** BufferOwner: a dedicated buffer was destroyed by its owner. */
+  /** @internal BufferOwner: a dedicated buffer was destroyed by its owner. */
   releaseBuffer(buffer: WebGpuBuffer): void {
     if (this.destroyed) return;
     this.#buffers.delete(buffer);
