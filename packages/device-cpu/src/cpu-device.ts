@@ -2,13 +2,13 @@
  * The CPU device (hal Device). See the package README for modes, affinity policy, memory and failure
  * behaviour; in short:
  *
- * - Every queue operation checks its arguments synchronously (KeelError, nothing enqueued), then waits
- *   for its wait fence with the promise-free `onReached`. Ready operations go through one run list
- *   (a trampoline), so chains of operations completed inside one `signal` never recurse deeply.
- * - Transfers, barriers and host calls run on the main thread in both modes. Executes run inline
- *   (sync mode) or on the selected queue's workers (task mode).
- * - Completion releases the buffers the operation retained, then signals its signal fence (timepoints
- *   already reached are skipped) or fails it with the operation's error.
+ * - The queue methods and their argument checks are hal's driver kit (`QueueFront`, @keel/hal/driver):
+ *   a bad argument throws a KeelError synchronously and enqueues nothing. This file implements the
+ *   kit's narrow surface (`record`, `submit`, `submitExecute`, `allocate`, `deallocate`), resources
+ *   (buffers, executables, command buffers, semaphores), plans, and loss and destruction.
+ * - Accepted operations go to the run loop (cpu-run-loop.ts): it waits for their wait fence, runs them
+ *   (transfers on the main thread; executes inline in sync mode or on the queue's workers in task mode,
+ *   task-queue.ts) and completes them (buffers released, signal fence signalled or failed).
  */
 import { availableParallelism } from 'node:os';
 import { type AllocatorStats, type Block, PoolRegistry, TlsfPool } from '@keel/allocator';
@@ -44,24 +44,22 @@ import {
 } from '@keel/hal';
 import {
   type AllocaRequest,
-  abortedBy,
   checkBufferByteLength,
   checkBufferParams,
-  completeSignal,
   type FrontMethod,
   invalid,
   madeByCreateBuffer,
   OP_NAMES,
   OpKind,
   QueueFront,
-  RunList,
   unhandledFailureReporter,
 } from '@keel/hal/driver';
-import { copyBytes, fillBytes } from './byte-ops';
+import { fillBytes } from './byte-ops';
 import { type BufferOwner, CpuBuffer } from './cpu-buffer';
 import { bindKernels, CpuExecutable, moduleUrl } from './cpu-executable';
-import { CpuPlan, resolvedLength, resolveTableInto } from './cpu-plan';
-import { type LoadedKernel, PlanRuntime } from './executor';
+import { CpuPlan } from './cpu-plan';
+import { CpuRunLoop } from './cpu-run-loop';
+import type { LoadedKernel } from './executor';
 import { Operation } from './operation';
 import { buildPlan } from './plan-builder';
 import { SlabTable } from './slab-table';
@@ -108,13 +106,6 @@ const LIMITS: DeviceLimits = Object.freeze({
 });
 const BLOCK_ALIGNMENT = 16;
 
-/** Reports what a semaphore threw while the device completed a fence (one warning per device). */
-function warnSemaphoreThrew(device: CpuDevice, thrown: unknown): void {
-  if (device.warnedSemaphore) return;
-  device.warnedSemaphore = true;
-  globalThis.console?.warn(`${device.info.name}: a semaphore threw while an operation completed:`, thrown);
-}
-
 /** The options `createCpuDevice` takes (unknown keys, wrong types and ranges are INVALID_ARGUMENT). */
 const OPTION_RULES: OptionRules = {
   mode: { type: 'string', oneOf: ['sync', 'task'] },
@@ -126,18 +117,13 @@ const OPTION_RULES: OptionRules = {
   onUnhandledFailure: { type: 'function' },
 };
 
-// OperationSink and TaskQueueHost (internal interfaces) are met structurally, not declared: their
-// members are internal and left out of the published types.
 export class CpuDevice extends QueueFront<CpuBuffer, Operation> implements Device {
   readonly info: DeviceInfo;
   readonly lost: Promise<KeelError>;
   readonly mode: CpuDeviceMode;
   readonly workersPerQueue: number;
-  /** @internal Set once a semaphore threw while an operation completed (warned once). */
-  warnedSemaphore = false;
   private resolveLost!: (reason: KeelError) => void;
   private destroyPromise: Promise<void> | undefined;
-  private readonly reportUnhandled: (error: unknown, operation: string) => void;
 
   private readonly slabs: SlabTable;
   private readonly bufferPool: TlsfPool<ArrayBufferLike>;
@@ -148,11 +134,9 @@ export class CpuDevice extends QueueFront<CpuBuffer, Operation> implements Devic
   private readonly planKey = {};
   private readonly planRegistry: FinalizationRegistry<CpuPlan> | undefined;
 
-  private readonly taskQueues: TaskQueue[] = [];
-  private readonly syncQueues: SyncQueue<Operation>[] = [];
-  private readonly pending = new Set<Operation>();
-  /** Operations whose waits were reached, run in order by one trampoline (hal/driver RunList). */
-  private readonly ready = new RunList<Operation>((op) => this.runReady(op));
+  /** Runs operations once their waits are reached, and completes them (cpu-run-loop.ts). */
+  private readonly loop: CpuRunLoop;
+  private readonly taskQueues: TaskQueue[];
   private readonly bufferOwner: BufferOwner = {
     releaseBlock: (block: Block<ArrayBufferLike>) => {
       if (!this.destroyed) this.bufferPool.release(block);
@@ -166,10 +150,6 @@ export class CpuDevice extends QueueFront<CpuBuffer, Operation> implements Devic
       throw invalid(`${this.names.queueExecute}: a dispatch names an executable of another device`);
     }
     return executable.id;
-  };
-  private readonly syncDone = (op: Operation, failure: { error: unknown } | undefined): void => {
-    if (failure === undefined) this.complete(op);
-    else this.complete(op, failure.error);
   };
   private readonly syncKernel = (executable: number, entry: number): LoadedKernel | undefined =>
     this.executables[executable]?.kernels?.[entry];
@@ -185,7 +165,6 @@ export class CpuDevice extends QueueFront<CpuBuffer, Operation> implements Devic
       mode === 'sync' ? 0 : (options.workersPerQueue ?? Math.max(1, Math.floor(cores / queueCount)));
     const slabSize = options.slabSize ?? 4 * 1024 * 1024;
     const label = options.label ?? 'cpu';
-    this.reportUnhandled = unhandledFailureReporter(options.onUnhandledFailure, this.deviceName);
     this.info = Object.freeze({
       backend: 'cpu',
       name:
@@ -202,6 +181,15 @@ export class CpuDevice extends QueueFront<CpuBuffer, Operation> implements Devic
       this.resolveLost = resolve;
     });
     this.slabs = new SlabTable(mode === 'task');
+    this.loop = new CpuRunLoop({
+      name: this.info.name,
+      device: this,
+      slabs: this.slabs,
+      report: unhandledFailureReporter(options.onUnhandledFailure, this.deviceName),
+      gone: () => this.destroyed || this.lostReason !== undefined,
+      lose: (reason) => this.lose(reason),
+    });
+    this.taskQueues = this.loop.taskQueues;
     this.bufferPool = new TlsfPool(this.slabs, {
       label: `${label} buffers`,
       slabSize,
@@ -219,7 +207,7 @@ export class CpuDevice extends QueueFront<CpuBuffer, Operation> implements Devic
       const workerUrl = new URL('./worker.js', import.meta.url);
       for (let q = 0; q < queueCount; q++) {
         this.taskQueues.push(
-          new TaskQueue(q, this.workersPerQueue, workerUrl, this, MAX_WORKGROUP_COUNT, []),
+          new TaskQueue(q, this.workersPerQueue, workerUrl, this.loop, MAX_WORKGROUP_COUNT, []),
         );
       }
       this.slabs.setListener({
@@ -235,8 +223,8 @@ export class CpuDevice extends QueueFront<CpuBuffer, Operation> implements Devic
       this.planRegistry = new FinalizationRegistry((plan: CpuPlan) => this.freePlan(plan));
     } else {
       for (let q = 0; q < queueCount; q++) {
-        this.syncQueues.push(
-          new SyncQueue(this.slabs.memories, this.syncKernel, MAX_WORKGROUP_COUNT, this.syncDone),
+        this.loop.syncQueues.push(
+          new SyncQueue(this.slabs.memories, this.syncKernel, MAX_WORKGROUP_COUNT, this.loop.syncDone),
         );
       }
     }
@@ -411,183 +399,8 @@ export class CpuDevice extends QueueFront<CpuBuffer, Operation> implements Devic
   // ---------------------------------------------------------------------------------------------------
   // Operations
 
-  private enqueue(op: Operation, wait: Fence): void {
-    this.pending.add(op);
-    const registration = wait.onReached(op.onReady);
-    if (op.state === 'waiting') op.registration = registration;
-  }
-
-  /** @internal OperationSink: the wait of `op` was reached (or failed). */
-  operationReady(op: Operation, error: KeelError | undefined): void {
-    if (op.state !== 'waiting') return;
-    op.registration = undefined;
-    if (error !== undefined) {
-      this.complete(op, abortedBy(error, op.name));
-      return;
-    }
-    op.state = 'ready';
-    this.ready.push(op);
-  }
-
-  private runReady(op: Operation): void {
-    if (op.state !== 'ready') return;
-    op.state = 'running';
-    try {
-      this.run(op);
-    } catch (error) {
-      this.complete(op, error);
-    }
-  }
-
-  private run(op: Operation): void {
-    switch (op.kind) {
-      case OpKind.FILL: {
-        const target = op.target!.resolve(op.name);
-        fillBytes(target.memory, target.offset + op.targetOffset, op.length, op.pattern, op.patternLength);
-        this.complete(op);
-        return;
-      }
-      case OpKind.UPDATE:
-      case OpKind.WRITE: {
-        const target = op.target!.resolve(op.name);
-        const host = op.bytes!;
-        new Uint8Array(target.memory, target.offset + op.targetOffset, op.length).set(host);
-        this.complete(op);
-        return;
-      }
-      case OpKind.COPY: {
-        const source = op.source!.resolve(op.name);
-        const target = op.target!.resolve(op.name);
-        copyBytes(
-          source.memory,
-          source.offset + op.sourceOffset,
-          target.memory,
-          target.offset + op.targetOffset,
-          op.length,
-        );
-        this.complete(op);
-        return;
-      }
-      case OpKind.READ: {
-        const source = op.source!.resolve(op.name);
-        op.bytes!.set(new Uint8Array(source.memory, source.offset + op.sourceOffset, op.length));
-        this.complete(op);
-        return;
-      }
-      case OpKind.BARRIER:
-        this.complete(op);
-        return;
-      case OpKind.HOST_CALL:
-        this.runHostCall(op);
-        return;
-      case OpKind.EXECUTE:
-        if (this.mode === 'task') {
-          this.taskQueues[op.queue]!.execute(op);
-        } else {
-          this.runSync(op);
-        }
-        return;
-    }
-  }
-
-  private runHostCall(op: Operation): void {
-    const callback = op.callback!;
-    op.callback = undefined;
-    let result: void | Promise<void>;
-    try {
-      result = callback();
-    } catch (error) {
-      this.complete(op, error);
-      return;
-    }
-    if (
-      result !== null &&
-      typeof result === 'object' &&
-      typeof (result as Promise<void>).then === 'function'
-    ) {
-      (result as Promise<void>).then(
-        () => this.complete(op),
-        (error: unknown) =>
-          this.complete(op, error ?? new KeelError(ErrorCode.INTERNAL, `${op.name}: rejected`)),
-      );
-      return;
-    }
-    this.complete(op);
-  }
-
-  private runSync(op: Operation): void {
-    const tables = this.resolveTables(op);
-    const runtimes: PlanRuntime[] = [];
-    for (const plan of op.plans!) {
-      plan.runtime ??= new PlanRuntime(plan.arrays);
-      runtimes.push(plan.runtime);
-    }
-    this.syncQueues[op.queue]!.run(runtimes, tables, op);
-  }
-
-  /** Resolves the binding tables of an execute operation about to run (sync mode: one array each). */
-  private resolveTables(op: Operation): Float64Array[] {
-    const plans = op.plans!;
-    const tables = op.tables!;
-    const out: Float64Array[] = [];
-    for (let i = 0; i < plans.length; i++) {
-      const plan = plans[i]!;
-      const resolved = new Float64Array(resolvedLength(plan));
-      resolveTableInto(resolved, 0, plan, tables[i], this.slabs, this, op.name);
-      out.push(resolved);
-    }
-    return out;
-  }
-
-  /**
-   * TaskQueueHost: the execute message of an operation about to be posted, in one Float64Array:
-   * [seq, plan count, then per plan (id, table words), then the tables back to back]. Throws the
-   * reason the operation cannot run.
-   * @internal
-   */
-  encodeExecute(op: Operation, seq: number): Float64Array {
-    const plans = op.plans!;
-    const tables = op.tables!;
-    const count = plans.length;
-    let size = 2 + 2 * count;
-    for (let i = 0; i < count; i++) size += resolvedLength(plans[i]!);
-    const out = new Float64Array(size);
-    out[0] = seq;
-    out[1] = count;
-    let at = 2 + 2 * count;
-    for (let i = 0; i < count; i++) {
-      const plan = plans[i]!;
-      const length = resolvedLength(plan);
-      out[2 + 2 * i] = plan.id;
-      out[3 + 2 * i] = length;
-      resolveTableInto(out, at, plan, tables[i], this.slabs, this, op.name);
-      at += length;
-    }
-    return out;
-  }
-
-  /** @internal TaskQueueHost / internal: completes `op` once. */
-  complete(op: Operation, error?: unknown): void {
-    if (op.state === 'done') return;
-    op.state = 'done';
-    this.pending.delete(op);
-    op.registration?.cancel();
-    op.registration = undefined;
-    const buffers = op.buffers;
-    if (buffers !== undefined) {
-      op.buffers = undefined;
-      for (let i = 0; i < buffers.length; i++) buffers[i]!.unretain();
-    }
-    op.plans = undefined;
-    const signal = op.signal;
-    op.resetRecord();
-    const gone = this.destroyed || this.lostReason !== undefined;
-    const thrown = completeSignal(signal, error, op.name, gone ? undefined : this.reportUnhandled);
-    if (thrown !== undefined) warnSemaphoreThrew(this, thrown);
-  }
-
   protected record(kind: OpKind, queue: number, wait: Fence, signal: Fence): Operation {
-    const op = new Operation(kind, this.names[OP_NAMES[kind] as FrontMethod], queue, this);
+    const op = new Operation(kind, this.names[OP_NAMES[kind] as FrontMethod], queue, this.loop);
     op.wait = wait;
     op.signal = signal;
     return op;
@@ -605,7 +418,7 @@ export class CpuDevice extends QueueFront<CpuBuffer, Operation> implements Devic
       for (const buffer of buffers) buffer.retain();
       op.buffers = buffers;
     }
-    this.enqueue(op, op.wait);
+    this.loop.enqueue(op);
   }
 
   protected submitExecute(op: Operation): void {
@@ -649,7 +462,7 @@ export class CpuDevice extends QueueFront<CpuBuffer, Operation> implements Devic
     op.plans = plans;
     op.tables = tables;
     op.buffers = retained;
-    this.enqueue(op, op.wait);
+    this.loop.enqueue(op);
   }
 
   private readonly buildPlan = (commandBuffer: CommandBuffer): CpuPlan => {
@@ -685,17 +498,11 @@ export class CpuDevice extends QueueFront<CpuBuffer, Operation> implements Devic
   // ---------------------------------------------------------------------------------------------------
   // Loss and destruction
 
-  /** Fails every pending operation with `reason`. */
-  private failPending(reason: KeelError): void {
-    const ops = [...this.pending];
-    for (const op of ops) this.complete(op, reason);
-  }
-
-  /** @internal TaskQueueHost: a worker died. The device is lost: pending work fails UNAVAILABLE, workers end. */
-  lose(reason: KeelError): void {
+  /** A worker died. The device is lost: pending work fails UNAVAILABLE, workers end. */
+  private lose(reason: KeelError): void {
     if (this.lostReason !== undefined || this.destroyed) return;
     this.lostReason = reason;
-    this.failPending(reason);
+    this.loop.failPending(reason);
     for (const queue of this.taskQueues) void queue.terminate(reason);
     this.resolveLost(reason);
   }
@@ -708,7 +515,7 @@ export class CpuDevice extends QueueFront<CpuBuffer, Operation> implements Devic
   private async doDestroy(): Promise<void> {
     this.destroyed = true;
     const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.deviceName}: the device was destroyed`);
-    this.failPending(reason);
+    this.loop.failPending(reason);
     this.pools.destroy();
     for (const buffer of this.liveBuffers) buffer.markDeviceDestroyed();
     this.liveBuffers.clear();
