@@ -229,11 +229,8 @@ export class NullDevice extends QueueFront<NullBuffer, NullOp> implements Device
   // --- resources -------------------------------------------------------------------------------------
 
   createBuffer(params: BufferParams & { readonly byteLength: number }): Buffer {
-    const what = this.names.createBuffer;
-    this.checkUsable('createBuffer');
-    if (params === null || typeof params !== 'object') throw invalid(`${what}: params must be an object`);
-    const byteLength = checkBufferByteLength(params.byteLength, this.info.limits.maxBufferSize, what);
-    const usage = checkBufferParams(params, what);
+    const usage = this.checkCreateBuffer(params);
+    const byteLength = params.byteLength;
     const placement = { affinity: (params.affinity ?? QueueAffinity.ANY) >>> 0, queueAllocated: false };
     const buffer = new NullBuffer(this, byteLength, usage, HOST_MEMORY, placement, params.label);
     this.#buffers.add(buffer);

@@ -44,8 +44,6 @@ import {
 } from '@keel/hal';
 import {
   type AllocaRequest,
-  checkBufferByteLength,
-  checkBufferParams,
   type FrontMethod,
   invalid,
   madeByCreateBuffer,
@@ -235,10 +233,8 @@ export class CpuDevice extends QueueFront<CpuBuffer, Operation> implements Devic
 
   createBuffer(params: BufferParams & { readonly byteLength: number }): Buffer {
     const what = this.names.createBuffer;
-    this.checkUsable('createBuffer');
-    if (params === null || typeof params !== 'object') throw invalid(`${what}: params must be an object`);
-    const byteLength = checkBufferByteLength(params.byteLength, MAX_BUFFER_SIZE, what);
-    const usage = checkBufferParams(params, what);
+    const usage = this.checkCreateBuffer(params);
+    const byteLength = params.byteLength;
     const block = this.bufferPool.reserve(byteLength, BLOCK_ALIGNMENT);
     if (block === undefined) {
       throw new KeelError(ErrorCode.RESOURCE_EXHAUSTED, `${what}: no memory for ${byteLength} bytes`);

@@ -36,18 +36,18 @@ export { REF_STRIDE } from '@keel/hal/driver';
 /** Field offsets within an op record. */
 export const F = {
   OP: 0,
-  EXPORT: 1,
-  X: 2,
-  Y: 3,
-  Z: 4,
-  PARAMS: 2,
-  SET: 5,
-  CONSTANTS: 6,
-  REF: 1,
-  PATTERN: 2,
-  PATTERN_LENGTH: 3,
-  PAYLOAD: 2,
-  SOURCE: 1,
-  TARGET: 2,
-  LABEL: 1,
+  EXPORT: 1, // DISPATCH, DISPATCH_INDIRECT
+  X: 2, // DISPATCH
+  Y: 3, // DISPATCH
+  Z: 4, // DISPATCH
+  PARAMS: 2, // DISPATCH_INDIRECT: the parameters' ref
+  SET: 5, // DISPATCH, DISPATCH_INDIRECT
+  CONSTANTS: 6, // DISPATCH, DISPATCH_INDIRECT: byte offset in the constants block, -1 for none
+  REF: 1, // FILL, UPDATE
+  PATTERN: 2, // FILL
+  PATTERN_LENGTH: 3, // FILL
+  PAYLOAD: 2, // UPDATE: index into payloads
+  SOURCE: 1, // COPY
+  TARGET: 2, // COPY
+  LABEL: 1, // BEGIN_DEBUG_GROUP: index into labels
 } as const;

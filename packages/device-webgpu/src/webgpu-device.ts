@@ -24,8 +24,6 @@ import {
 } from '@keel/hal';
 import {
   type AllocaRequest,
-  checkBufferByteLength,
-  checkBufferParams,
   type FrontMethod,
   invalid,
   madeByCreateBuffer,
@@ -259,11 +257,9 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueOp> implements D
    * storage memory; `queueRead`/`queueWrite` stage through mappable buffers), whatever was asked for.
    */
   createBuffer(params: BufferParams & { readonly byteLength: number }): Buffer {
-    const what = `${this.name} createBuffer`;
-    this.checkUsable('createBuffer');
-    const usage = checkBufferParams(params, what);
-    const byteLength = checkBufferByteLength(params.byteLength, this.info.limits.maxBufferSize, what);
-    this.checkSize(byteLength, what, 'byteLength');
+    const what = this.names.createBuffer;
+    const usage = this.checkCreateBuffer(params);
+    const byteLength = params.byteLength;
     const gpu = this.gpuDevice;
     pushErrorScopes(gpu);
     const memory = createGpuMemory(gpu, byteLength, params.label);

@@ -17,7 +17,7 @@
  */
 import { describeValue, ErrorCode, type Fence, KeelError } from '@keel/fence';
 import type { BindingTable } from '../binding-table';
-import { type Buffer, type BufferParams, checkBufferParams } from '../buffer';
+import { type Buffer, type BufferParams, checkBufferByteLength, checkBufferParams } from '../buffer';
 import type { DirectBufferRef } from '../buffer-ref';
 import { BufferUsage } from '../buffer-usage';
 import type { CommandBuffer } from '../command-buffer';
@@ -123,6 +123,19 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
 
   // ---------------------------------------------------------------------------------------------------
   // Checks
+
+  /**
+   * createBuffer's shared checks: the device usable, `params` (hal checkBufferParams), `byteLength` an
+   * integer in [0, maxBufferSize], then the device's `checkSize`. Returns the checked usage bits.
+   */
+  protected checkCreateBuffer(params: BufferParams & { readonly byteLength: number }): number {
+    const what = this.names.createBuffer;
+    this.checkUsable('createBuffer');
+    const usage = checkBufferParams(params, what);
+    checkBufferByteLength(params.byteLength, this.info.limits.maxBufferSize, what);
+    this.checkSize(params.byteLength, what, 'byteLength');
+    return usage;
+  }
 
   /** FAILED_PRECONDITION once destroyed, UNAVAILABLE once lost; nothing otherwise. */
   protected checkUsable(method: FrontMethod): void {
