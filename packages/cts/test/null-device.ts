@@ -37,8 +37,6 @@ import {
 import {
   type AllocaRequest,
   abortedBy,
-  checkBufferByteLength,
-  checkBufferParams,
   completeSignal,
   type FrontMethod,
   invalid,
