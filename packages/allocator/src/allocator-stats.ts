@@ -1,5 +1,5 @@
 /** Statistics of a QueueAllocator (DESIGN.md § allocator: live and reserved bytes, peaks, reuses, growths, waits). */
-import type { QueueAffinity } from '@keel/hal';
+import type { PoolAllocatorStats, QueueAffinity } from '@keel/hal';
 import type { PoolStats } from './pool';
 
 /** Counters per queue affinity mask, as given to alloca/dealloca. */
@@ -10,8 +10,8 @@ export interface QueueStats {
   readonly liveBytes: number;
 }
 
-/** A snapshot of a QueueAllocator's counters. */
-export interface AllocatorStats {
+/** A snapshot of a QueueAllocator's counters (hal's PoolAllocatorStats, plus the engine's details). */
+export interface AllocatorStats extends PoolAllocatorStats {
   readonly allocas: number;
   readonly deallocas: number;
   /** Allocas that failed (their wait failed, the provider failed, or the allocator was destroyed). */

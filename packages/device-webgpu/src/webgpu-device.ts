@@ -363,9 +363,16 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueOp> implements D
   // ---------------------------------------------------------------------------------------------------
   // Queue-ordered allocation
 
-  /** Statistics of a transient pool's allocator ('tlsf' by default; undefined before its first use). */
-  allocatorStats(pool = 'tlsf'): AllocatorStats | undefined {
-    return this.#pools.stats().get(pool);
+  /**
+   * Snapshots of the transient pools' allocator statistics, by pool name (hal's one
+   * `Device.allocatorStats()` shape; a pool never used is absent).
+   */
+  allocatorStats(): Map<string, AllocatorStats>;
+  /** @deprecated Pass no pool and read the map: `allocatorStats().get(pool)`. */
+  allocatorStats(pool: string): AllocatorStats | undefined;
+  allocatorStats(pool?: string): Map<string, AllocatorStats> | AllocatorStats | undefined {
+    const stats = this.#pools.stats();
+    return pool === undefined ? stats : stats.get(pool);
   }
 
   /**

@@ -40,7 +40,7 @@ export {
   TO_END,
 } from './command-sink';
 export { type ConstantValue, constants, packConstants } from './constants';
-export type { AllocaOptions, Device, DeviceInfo, DeviceLimits } from './device';
+export type { AllocaOptions, Device, DeviceInfo, DeviceLimits, PoolAllocatorStats } from './device';
 export {
   ceilDivWorkgroupCount,
   createExecutableExports,
