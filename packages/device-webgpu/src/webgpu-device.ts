@@ -6,6 +6,11 @@
  * (QueueAffinity.select); the queue index only labels the operation (and is what allocations are
  * tagged with): ordering comes from fences alone, and all work meets in the one GPUQueue in submission
  * order. Each operation is one submission (one command encoder, one `queue.submit`).
+ *
+ * The queue methods and their argument checks are hal's driver kit (`QueueFront`, @keel/hal/driver);
+ * this class implements the kit's narrow surface (`record`: a pooled QueueOp from the scheduler;
+ * `submit`/`submitExecute`: issue now or defer, op-scheduler.ts; `allocate`/`deallocate`: the transient
+ * pools, @keel/allocator PoolRegistry), resources, statistics, loss and teardown.
  */
 import { type AllocatorStats, PoolRegistry } from '@keel/allocator';
 import { createCommandBuffer } from '@keel/command-buffer';
