@@ -50,6 +50,7 @@ import {
   OP_NAMES,
   OpKind,
   QueueFront,
+  type QueueRecord,
   unhandledFailureReporter,
 } from '@keel/hal/driver';
 import { fillBytes } from './byte-ops';
@@ -115,7 +116,9 @@ const OPTION_RULES: OptionRules = {
   onUnhandledFailure: { type: 'function' },
 };
 
-export class CpuDevice extends QueueFront<CpuBuffer, Operation> implements Device {
+// The front's record type is the kit's QueueRecord (the device's records are Operations): the
+// published types then name no internal class of this package.
+export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> implements Device {
   readonly info: DeviceInfo;
   readonly lost: Promise<KeelError>;
   readonly mode: CpuDeviceMode;
@@ -395,7 +398,7 @@ export class CpuDevice extends QueueFront<CpuBuffer, Operation> implements Devic
   // ---------------------------------------------------------------------------------------------------
   // Operations
 
-  protected record(kind: OpKind, queue: number, wait: Fence, signal: Fence): Operation {
+  protected record(kind: OpKind, queue: number, wait: Fence, signal: Fence): QueueRecord<CpuBuffer> {
     const op = new Operation(kind, this.names[OP_NAMES[kind] as FrontMethod], queue, this.loop);
     op.wait = wait;
     op.signal = signal;
@@ -403,7 +406,8 @@ export class CpuDevice extends QueueFront<CpuBuffer, Operation> implements Devic
   }
 
   /** Retains the buffers a transfer uses (released at completion), then waits for its wait fence. */
-  protected submit(op: Operation): void {
+  protected submit(record: QueueRecord<CpuBuffer>): void {
+    const op = record as Operation;
     if (op.kind === OpKind.UPDATE) op.bytes = op.bytes!.slice();
     const source = op.source;
     const target = op.target;
@@ -417,7 +421,8 @@ export class CpuDevice extends QueueFront<CpuBuffer, Operation> implements Devic
     this.loop.enqueue(op);
   }
 
-  protected submitExecute(op: Operation): void {
+  protected submitExecute(record: QueueRecord<CpuBuffer>): void {
+    const op = record as Operation;
     const commandBuffers = op.commandBuffers;
     const bindingTables = op.tables;
     const count = commandBuffers.length;

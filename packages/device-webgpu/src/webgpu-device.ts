@@ -34,6 +34,7 @@ import {
   madeByCreateBuffer,
   OpKind,
   QueueFront,
+  type QueueRecord,
 } from '@keel/hal/driver';
 import type { BindingLayouts } from './binding-layouts';
 import type { BuiltinKernels } from './builtin-kernels';
@@ -104,7 +105,9 @@ export interface WebGpuDeviceStats {
   readonly bindGroupLayouts: number;
 }
 
-export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueOp> implements Device {
+// The front's record type is the kit's QueueRecord (the device's records are QueueOps): the published
+// types then name no internal class of this package.
+export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuffer>> implements Device {
   readonly info: DeviceInfo;
   readonly lost: Promise<KeelError>;
   /** The GPUDevice Keel runs on (shared with the caller when one was given). */
@@ -427,7 +430,7 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueOp> implements D
   // ---------------------------------------------------------------------------------------------------
   // Operations
 
-  protected record(kind: OpKind, queue: number, wait: Fence, signal: Fence): QueueOp {
+  protected record(kind: OpKind, queue: number, wait: Fence, signal: Fence): QueueRecord<WebGpuBuffer> {
     return this.#scheduler.acquire(kind, queue, wait, signal);
   }
 
@@ -436,11 +439,13 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueOp> implements D
    * at the call (prepareDefer); a write's source is read when it runs (into pooled staging buffers,
    * op-runner.ts) and must stay unchanged until its signal.
    */
-  protected submit(op: QueueOp): void {
+  protected submit(record: QueueRecord<WebGpuBuffer>): void {
+    const op = record as QueueOp;
     this.#issue(op, op.kind === OpKind.UPDATE ? this.#prepareUpdateDefer : undefined);
   }
 
-  protected submitExecute(op: QueueOp): void {
+  protected submitExecute(record: QueueRecord<WebGpuBuffer>): void {
+    const op = record as QueueOp;
     const commandBuffers = op.commandBuffers;
     const count = commandBuffers.length;
     try {
