@@ -1,5 +1,5 @@
 /** Statistics of a QueueAllocator (DESIGN.md § allocator: live and reserved bytes, peaks, reuses, growths, waits). */
-import type { QueueAffinity } from '@keel/hal';
+import type { PoolAllocatorStats, QueueAffinity } from '@keel/hal';
 import type { PoolStats } from './pool';
 
 /** Counters per queue affinity mask, as given to alloca/dealloca. */
@@ -10,20 +10,11 @@ export interface QueueStats {
   readonly liveBytes: number;
 }
 
-/** A snapshot of a QueueAllocator's counters. */
-export interface AllocatorStats {
-  readonly allocas: number;
-  readonly deallocas: number;
-  /** Allocas that failed (their wait failed, the provider failed, or the allocator was destroyed). */
-  readonly failures: number;
-  /** Bytes (as asked for) of allocations that hold a block and were not deallocated. */
-  readonly liveBytes: number;
-  readonly peakLiveBytes: number;
-  /** Bytes of deallocated blocks whose death frontier is not reached yet (and nobody took). */
-  readonly dyingBytes: number;
-  /** The pool's slab bytes, and their peak. */
-  readonly reservedBytes: number;
-  readonly peakReservedBytes: number;
+/**
+ * A snapshot of a QueueAllocator's counters: hal's PoolAllocatorStats (allocas, deallocas, failures,
+ * live/peak live, dying, reserved/peak reserved and quarantined bytes), plus the engine's details.
+ */
+export interface AllocatorStats extends PoolAllocatorStats {
   /** Rule a: allocas served from free memory the pool already held. */
   readonly reuseFrontierReached: number;
   /** Rule b: allocas that took a dying block whose frontier their wait dominates (no waiting at all). */
@@ -36,9 +27,8 @@ export interface AllocatorStats {
   readonly queuedRequests: number;
   /** Allocas whose signal was not signalled yet. */
   readonly pendingAllocas: number;
-  /** Blocks (and their bytes) kept out of the pool forever because their death frontier failed. */
+  /** Blocks kept out of the pool forever because their death frontier failed (bytes: quarantinedBytes). */
   readonly quarantinedBlocks: number;
-  readonly quarantinedBytes: number;
   /** Per affinity mask. */
   readonly queues: ReadonlyMap<QueueAffinity, QueueStats>;
   /** The pool's own counters. */

@@ -4,6 +4,7 @@ export type { Block, Slab } from './block';
 export { fenceDominates } from './dominance';
 export { PassthroughPool, type PassthroughPoolOptions } from './passthrough-pool';
 export type { Pool, PoolKind, PoolStats } from './pool';
+export { ALLOCA_POOLS, PoolRegistry, type PoolRegistryOptions } from './pool-registry';
 export type { PoolOptions } from './pool-support';
 export { type QueueAllocaOptions, QueueAllocator, type QueueAllocatorOptions } from './queue-allocator';
 export { RingPool, type RingPoolOptions } from './ring-pool';

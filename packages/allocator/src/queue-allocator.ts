@@ -46,16 +46,8 @@
  * console warning per allocator). Nothing is ever thrown from a microtask.
  */
 import { describeValue, Fence, type Registration, type Semaphore } from '@keel/fence';
-import {
-  abortedBy,
-  checkOptions,
-  ErrorCode,
-  failTimepoints,
-  KeelError,
-  type OptionRules,
-  QueueAffinity,
-  signalPendingTimepoints,
-} from '@keel/hal';
+import { checkOptions, ErrorCode, KeelError, type OptionRules, QueueAffinity } from '@keel/hal';
+import { abortedBy, failTimepoints, isFence, signalPendingTimepoints } from '@keel/hal/driver';
 import { type Allocation, AllocationBlock, type AllocationSource, QueueAllocation } from './allocation';
 import type { AllocatorStats, QueueStats } from './allocator-stats';
 import type { Block } from './block';
@@ -132,13 +124,6 @@ function warnOnce(label: string): (error: unknown) => void {
 /** The bytes a pool keeps behind a block (what a later request may reuse). */
 function capacityOf<M>(block: Block<M>): number {
   return block instanceof PoolBlock ? block.capacity : block.byteLength;
-}
-
-function isFence(value: unknown): value is Fence {
-  if (value instanceof Fence) return true;
-  if (typeof value !== 'object' || value === null) return false;
-  const f = value as Partial<Fence>;
-  return typeof f.onReached === 'function' && Array.isArray(f.timepoints) && typeof f.signal === 'function';
 }
 
 export class QueueAllocator<M> {

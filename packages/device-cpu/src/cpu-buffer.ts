@@ -32,7 +32,7 @@ export interface BufferOwner {
 
 export class CpuBuffer implements Buffer {
   readonly placement: BufferPlacement;
-  /** Operations in flight that use this buffer (destroy waits for them). */
+  /** @internal Operations in flight that use this buffer (destroy waits for them). */
   uses = 0;
   private st: BufferState = 'live';
   private released = false;
@@ -57,7 +57,7 @@ export class CpuBuffer implements Buffer {
     return this.st;
   }
 
-  /** The block holding the bytes, or undefined (a queue allocation without memory yet, or failed). */
+  /** @internal The block holding the bytes, or undefined (a queue allocation without memory yet, or failed). */
   get block(): Block<ArrayBufferLike> | undefined {
     return this.ownBlock ?? this.allocation?.block;
   }
@@ -79,23 +79,23 @@ export class CpuBuffer implements Buffer {
     if (this.uses === 0) this.release();
   }
 
-  /** Marks a queue-allocated buffer deallocated (queueDealloca). */
+  /** @internal Marks a queue-allocated buffer deallocated (queueDealloca). */
   markDeallocated(): void {
     this.st = 'deallocated';
   }
 
-  /** Marks the buffer destroyed because its device was destroyed (memory goes with the device). */
+  /** @internal Marks the buffer destroyed because its device was destroyed (memory goes with the device). */
   markDeviceDestroyed(): void {
     this.st = 'destroyed';
     this.released = true;
   }
 
-  /** One more operation in flight uses the buffer. */
+  /** @internal One more operation in flight uses the buffer. */
   retain(): void {
     this.uses++;
   }
 
-  /** One operation fewer; releases the memory of a destroyed device buffer with the last one. */
+  /** @internal One operation fewer; releases the memory of a destroyed device buffer with the last one. */
   unretain(): void {
     if (--this.uses === 0 && this.st === 'destroyed') this.release();
   }
@@ -106,7 +106,7 @@ export class CpuBuffer implements Buffer {
     this.owner.releaseBlock(this.ownBlock);
   }
 
-  /** The bytes, for an operation about to run; FAILED_PRECONDITION when there is no memory. */
+  /** @internal The bytes, for an operation about to run; FAILED_PRECONDITION when there is no memory. */
   resolve(what: string): ResolvedMemory {
     const block = this.block;
     if (block === undefined || (this.st === 'destroyed' && this.released)) {

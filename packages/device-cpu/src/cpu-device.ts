@@ -2,23 +2,15 @@
  * The CPU device (hal Device). See the package README for modes, affinity policy, memory and failure
  * behaviour; in short:
  *
- * - Every queue operation checks its arguments synchronously (KeelError, nothing enqueued), then waits
- *   for its wait fence with the promise-free `onReached`. Ready operations go through one run list
- *   (a trampoline), so chains of operations completed inside one `signal` never recurse deeply.
- * - Transfers, barriers and host calls run on the main thread in both modes. Executes run inline
- *   (sync mode) or on the selected queue's workers (task mode).
- * - Completion releases the buffers the operation retained, then signals its signal fence (timepoints
- *   already reached are skipped) or fails it with the operation's error.
+ * - The queue methods and their argument checks are hal's driver kit (`QueueFront`, @keel/hal/driver):
+ *   a bad argument throws a KeelError synchronously and enqueues nothing. This file implements the
+ *   kit's narrow surface (`record`, `submit`, `submitExecute`, `allocate`, `deallocate`), resources
+ *   (buffers, executables, command buffers, semaphores), plans, and loss and destruction.
+ * - Accepted operations go to the run loop (cpu-run-loop.ts): it waits for their wait fence, runs them
+ *   (transfers on the main thread; executes inline in sync mode or on the queue's workers in task mode,
+ *   task-queue.ts) and completes them (buffers released, signal fence signalled or failed).
  */
-import {
-  type AllocatorStats,
-  type Block,
-  PassthroughPool,
-  type Pool,
-  QueueAllocator,
-  RingPool,
-  TlsfPool,
-} from '@keel/allocator';
+import { type AllocatorStats, type Block, PoolRegistry, TlsfPool } from '@keel/allocator';
 import { createCommandBuffer } from '@keel/command-buffer';
 import {
   describeValue,
@@ -30,56 +22,48 @@ import {
   TimelineSemaphore,
 } from '@keel/fence';
 import {
-  type AllocaOptions,
-  abortedBy,
   type BindingTable,
   type Buffer,
   type BufferParams,
   BufferUsage,
-  type ByteRange,
   type CommandBuffer,
   type CommandBufferOptions,
-  checkBufferByteLength,
-  checkBufferParams,
-  checkCopyRanges,
-  checkDeallocaBuffer,
-  checkExecuteArguments,
-  checkFillPattern,
-  checkFillRange,
-  checkHostLength,
   checkOptions,
-  checkQueueFences,
-  checkQueueRef,
   createExecutableExports,
   type Device,
   type DeviceInfo,
   type DeviceLimits,
-  type DirectBufferRef,
   describeBuffer,
   type Executable,
   type ExecutableSource,
-  failOperation,
-  hostBytes,
   MemoryType,
-  madeByCreateBuffer,
   type OptionRules,
   QueueAffinity,
-  signalPendingTimepoints,
   type UnhandledFailureHook,
-  type UnhandledFailureReport,
-  unhandledFailureReporter,
 } from '@keel/hal';
-import { copyBytes, fillBytes } from './byte-ops';
+import {
+  type AllocaRequest,
+  type FrontMethod,
+  invalid,
+  madeByCreateBuffer,
+  OP_NAMES,
+  OpKind,
+  QueueFront,
+  type QueueRecord,
+  unhandledFailureReporter,
+} from '@keel/hal/driver';
+import { fillBytes } from './byte-ops';
 import { type BufferOwner, CpuBuffer } from './cpu-buffer';
 import { bindKernels, CpuExecutable, moduleUrl } from './cpu-executable';
-import { CpuPlan, resolvedLength, resolveTableInto } from './cpu-plan';
-import { type LoadedKernel, PlanRuntime } from './executor';
-import { Operation, type OperationSink, OpKind } from './operation';
+import { CpuPlan } from './cpu-plan';
+import { CpuRunLoop } from './cpu-run-loop';
+import type { LoadedKernel } from './executor';
+import { Operation } from './operation';
 import { buildPlan } from './plan-builder';
 import { platform } from './platform/current';
 import { SlabTable } from './slab-table';
 import { SyncQueue } from './sync-queue';
-import { TaskQueue, type TaskQueueHost } from './task-queue';
+import { TaskQueue } from './task-queue';
 
 /** How a CPU device runs its queues. */
 export type CpuDeviceMode = 'sync' | 'task';
@@ -121,17 +105,6 @@ const LIMITS: DeviceLimits = Object.freeze({
 });
 const BLOCK_ALIGNMENT = 16;
 
-function invalid(message: string): KeelError {
-  return new KeelError(ErrorCode.INVALID_ARGUMENT, message);
-}
-
-/** Reports what a semaphore threw while the device completed a fence (one warning per device). */
-function warnSemaphoreThrew(device: CpuDevice, thrown: unknown): void {
-  if (device.warnedSemaphore) return;
-  device.warnedSemaphore = true;
-  globalThis.console?.warn(`${device.info.name}: a semaphore threw while an operation completed:`, thrown);
-}
-
 /** The options `createCpuDevice` takes (unknown keys, wrong types and ranges are INVALID_ARGUMENT). */
 const OPTION_RULES: OptionRules = {
   mode: { type: 'string', oneOf: ['sync', 'task'] },
@@ -143,39 +116,28 @@ const OPTION_RULES: OptionRules = {
   onUnhandledFailure: { type: 'function' },
 };
 
-export class CpuDevice implements Device, OperationSink, TaskQueueHost {
+// The front's record type is the kit's QueueRecord (the device's records are Operations): the
+// published types then name no internal class of this package.
+export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> implements Device {
   readonly info: DeviceInfo;
   readonly lost: Promise<KeelError>;
   readonly mode: CpuDeviceMode;
   readonly workersPerQueue: number;
-  /** @internal Set once a semaphore threw while an operation completed (warned once). */
-  warnedSemaphore = false;
   private resolveLost!: (reason: KeelError) => void;
-  private lostReason: KeelError | undefined;
-  private destroyed = false;
   private destroyPromise: Promise<void> | undefined;
-  private readonly name: string;
-  private readonly reportUnhandled: UnhandledFailureReport;
 
   private readonly slabs: SlabTable;
   private readonly bufferPool: TlsfPool<ArrayBufferLike>;
-  private readonly allocators = new Map<string, QueueAllocator<ArrayBufferLike>>();
-  private readonly slabSize: number;
-  private readonly ringCapacity: number;
+  private readonly pools: PoolRegistry<ArrayBufferLike>;
   private readonly liveBuffers = new Set<CpuBuffer>();
   private readonly executables: CpuExecutable[] = [];
   private nextPlanId = 0;
   private readonly planKey = {};
-  /** Where checkQueueRef leaves a checked range (reused: no allocation per check). */
-  private readonly range: ByteRange = { offset: 0, length: 0 };
   private readonly planRegistry: FinalizationRegistry<CpuPlan> | undefined;
 
-  private readonly taskQueues: TaskQueue[] = [];
-  private readonly syncQueues: SyncQueue<Operation>[] = [];
-  private readonly pending = new Set<Operation>();
-  private readonly ready: Operation[] = [];
-  private readyHead = 0;
-  private draining = false;
+  /** Runs operations once their waits are reached, and completes them (cpu-run-loop.ts). */
+  private readonly loop: CpuRunLoop;
+  private readonly taskQueues: TaskQueue[];
   private readonly bufferOwner: BufferOwner = {
     releaseBlock: (block: Block<ArrayBufferLike>) => {
       if (!this.destroyed) this.bufferPool.release(block);
@@ -186,19 +148,16 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   };
   private readonly executableId = (executable: Executable): number => {
     if (!(executable instanceof CpuExecutable) || executable.device !== this) {
-      throw invalid(`${this.name} queueExecute: a dispatch names an executable of another device`);
+      throw invalid(`${this.names.queueExecute}: a dispatch names an executable of another device`);
     }
     return executable.id;
-  };
-  private readonly syncDone = (op: Operation, failure: { error: unknown } | undefined): void => {
-    if (failure === undefined) this.complete(op);
-    else this.complete(op, failure.error);
   };
   private readonly syncKernel = (executable: number, entry: number): LoadedKernel | undefined =>
     this.executables[executable]?.kernels?.[entry];
 
   constructor(rawOptions?: CpuDeviceOptions) {
     const options = checkOptions<CpuDeviceOptions>('createCpuDevice', rawOptions, OPTION_RULES);
+    super(`device '${options.label ?? 'cpu'}'`, CpuBuffer);
     const mode = options.mode ?? platform.defaultMode();
     const unavailable = mode === 'task' ? platform.taskModeUnavailable() : undefined;
     if (unavailable !== undefined)
@@ -208,11 +167,8 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     const cores = platform.availableParallelism();
     this.workersPerQueue =
       mode === 'sync' ? 0 : (options.workersPerQueue ?? Math.max(1, Math.floor(cores / queueCount)));
-    this.slabSize = options.slabSize ?? 4 * 1024 * 1024;
-    this.ringCapacity = options.ringCapacity ?? 64 * 1024 * 1024;
+    const slabSize = options.slabSize ?? 4 * 1024 * 1024;
     const label = options.label ?? 'cpu';
-    this.name = `device '${label}'`;
-    this.reportUnhandled = unhandledFailureReporter(options.onUnhandledFailure, this.name);
     this.info = Object.freeze({
       backend: 'cpu',
       name:
@@ -229,14 +185,31 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
       this.resolveLost = resolve;
     });
     this.slabs = new SlabTable(mode === 'task');
+    this.loop = new CpuRunLoop({
+      name: this.info.name,
+      device: this,
+      slabs: this.slabs,
+      report: unhandledFailureReporter(options.onUnhandledFailure, this.deviceName),
+      gone: () => this.destroyed || this.lostReason !== undefined,
+      lose: (reason) => this.lose(reason),
+    });
+    this.taskQueues = this.loop.taskQueues;
     this.bufferPool = new TlsfPool(this.slabs, {
       label: `${label} buffers`,
-      slabSize: this.slabSize,
+      slabSize,
       alignment: BLOCK_ALIGNMENT,
+    });
+    this.pools = new PoolRegistry(this.slabs, {
+      poolLabel: 'alloca',
+      deviceLabel: this.info.name,
+      backend: 'cpu',
+      alignment: BLOCK_ALIGNMENT,
+      slabSize,
+      ringCapacity: options.ringCapacity ?? 64 * 1024 * 1024,
     });
     if (mode === 'task') {
       for (let q = 0; q < queueCount; q++) {
-        this.taskQueues.push(new TaskQueue(q, this.workersPerQueue, this, MAX_WORKGROUP_COUNT, []));
+        this.taskQueues.push(new TaskQueue(q, this.workersPerQueue, this.loop, MAX_WORKGROUP_COUNT, []));
       }
       this.slabs.setListener({
         slabCreated: (index, memory) => {
@@ -251,46 +224,20 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
       this.planRegistry = new FinalizationRegistry((plan: CpuPlan) => this.freePlan(plan));
     } else {
       for (let q = 0; q < queueCount; q++) {
-        this.syncQueues.push(
-          new SyncQueue(this.slabs.memories, this.syncKernel, MAX_WORKGROUP_COUNT, this.syncDone),
+        this.loop.syncQueues.push(
+          new SyncQueue(this.slabs.memories, this.syncKernel, MAX_WORKGROUP_COUNT, this.loop.syncDone),
         );
       }
     }
   }
 
   // ---------------------------------------------------------------------------------------------------
-  // Checks
-
-  private checkUsable(what: string): void {
-    if (this.destroyed) {
-      throw new KeelError(ErrorCode.FAILED_PRECONDITION, `${this.name} ${what}: the device was destroyed`);
-    }
-    if (this.lostReason !== undefined) {
-      throw new KeelError(
-        ErrorCode.UNAVAILABLE,
-        `${this.name} ${what}: the device is lost (${this.lostReason.message})`,
-        { cause: this.lostReason },
-      );
-    }
-  }
-
-  /** Checks the device, the affinity and both fences; returns the selected queue. */
-  private begin(what: string, affinity: QueueAffinity, wait: Fence, signal: Fence): number {
-    this.checkUsable(what);
-    const queue = QueueAffinity.select(affinity, this.info.queueCount, `${this.name} ${what}`);
-    checkQueueFences(wait, signal, `${this.name} ${what}`);
-    return queue;
-  }
-
-  // ---------------------------------------------------------------------------------------------------
   // Resources
 
   createBuffer(params: BufferParams & { readonly byteLength: number }): Buffer {
-    const what = `${this.name} createBuffer`;
-    this.checkUsable('createBuffer');
-    if (params === null || typeof params !== 'object') throw invalid(`${what}: params must be an object`);
-    const byteLength = checkBufferByteLength(params.byteLength, MAX_BUFFER_SIZE, what);
-    const usage = checkBufferParams(params, what);
+    const what = this.names.createBuffer;
+    const usage = this.checkCreateBuffer(params);
+    const byteLength = params.byteLength;
     const block = this.bufferPool.reserve(byteLength, BLOCK_ALIGNMENT);
     if (block === undefined) {
       throw new KeelError(ErrorCode.RESOURCE_EXHAUSTED, `${what}: no memory for ${byteLength} bytes`);
@@ -316,7 +263,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
    * MAPPING usage is viewed in place, without a copy. See hal's Device.mapHostView for the contract.
    */
   mapHostView(buffer: Buffer): Uint8Array {
-    const what = `${this.name} mapHostView`;
+    const what = this.names.mapHostView;
     this.checkUsable('mapHostView');
     if (!(buffer instanceof CpuBuffer) || buffer.device !== this) {
       throw invalid(`${what}: the buffer does not belong to this device`);
@@ -337,7 +284,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   }
 
   async createExecutable(source: ExecutableSource): Promise<Executable> {
-    const what = `${this.name} createExecutable`;
+    const what = this.names.createExecutable;
     this.checkUsable('createExecutable');
     if (source === null || typeof source !== 'object') throw invalid(`${what}: source must be an object`);
     if (source.format !== 'js-module') {
@@ -396,57 +343,10 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
   // ---------------------------------------------------------------------------------------------------
   // Queue-ordered allocation
 
-  private allocator(pool: string, what: string): QueueAllocator<ArrayBufferLike> {
-    let allocator = this.allocators.get(pool);
-    if (allocator !== undefined) return allocator;
-    let p: Pool<ArrayBufferLike>;
-    switch (pool) {
-      case 'tlsf':
-        p = new TlsfPool(this.slabs, {
-          label: 'alloca tlsf',
-          slabSize: this.slabSize,
-          alignment: BLOCK_ALIGNMENT,
-        });
-        break;
-      case 'passthrough':
-        p = new PassthroughPool(this.slabs, { label: 'alloca passthrough', alignment: BLOCK_ALIGNMENT });
-        break;
-      case 'ring':
-        p = new RingPool(this.slabs, {
-          label: 'alloca ring',
-          capacity: this.ringCapacity,
-          alignment: BLOCK_ALIGNMENT,
-        });
-        break;
-      default:
-        throw invalid(
-          `${what}: unknown pool '${pool}' (the cpu device has 'tlsf', 'ring' and 'passthrough')`,
-        );
-    }
-    allocator = new QueueAllocator(p, { label: `${this.info.name} ${pool}` });
-    this.allocators.set(pool, allocator);
-    return allocator;
-  }
-
-  queueAlloca(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
-    params: BufferParams,
-    size: number,
-    options?: AllocaOptions,
-  ): Buffer {
-    const what = `${this.name} queueAlloca`;
-    const queue = this.begin('queueAlloca', affinity, wait, signalFence);
-    const usage = checkBufferParams(params, what);
-    if (typeof size !== 'number' || !Number.isInteger(size) || size < 0 || size > MAX_BUFFER_SIZE) {
-      throw invalid(
-        `${what}: size must be an integer in [0, ${MAX_BUFFER_SIZE}], got ${describeValue(size)}`,
-      );
-    }
-    const pool = options?.pool ?? 'tlsf';
-    const allocator = this.allocator(pool, what);
-    const allocation = allocator.alloca(QueueAffinity.of(queue), wait, signalFence, size, {
+  protected allocate(queue: number, wait: Fence, signal: Fence, request: AllocaRequest): Buffer {
+    const { params, size, pool } = request;
+    const allocator = this.pools.allocator(pool, this.names.queueAlloca);
+    const allocation = allocator.alloca(QueueAffinity.of(queue), wait, signal, size, {
       alignment: BLOCK_ALIGNMENT,
       label: params.label,
     });
@@ -454,7 +354,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
       this,
       this.bufferOwner,
       size,
-      usage,
+      request.usage,
       params.memoryType ?? MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE | MemoryType.HOST_COHERENT,
       { affinity: (params.affinity ?? QueueAffinity.of(queue)) >>> 0, pool, queueAllocated: true },
       params.label,
@@ -465,16 +365,14 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     return buffer;
   }
 
-  queueDealloca(affinity: QueueAffinity, wait: Fence, signalFence: Fence, buffer: Buffer): void {
-    const what = `${this.name} queueDealloca`;
-    const queue = this.begin('queueDealloca', affinity, wait, signalFence);
-    const b = checkDeallocaBuffer(this, CpuBuffer, buffer, what);
-    const allocation = b.allocation;
-    if (allocation === undefined) throw madeByCreateBuffer(b, what);
-    const allocator = this.allocator(buffer.placement.pool ?? 'tlsf', what);
-    allocator.dealloca(QueueAffinity.of(queue), wait, signalFence, allocation);
-    b.markDeallocated();
-    this.liveBuffers.delete(b);
+  protected deallocate(queue: number, wait: Fence, signal: Fence, buffer: CpuBuffer): void {
+    const what = this.names.queueDealloca;
+    const allocation = buffer.allocation;
+    if (allocation === undefined) throw madeByCreateBuffer(buffer, what);
+    const allocator = this.pools.ownerOf(allocation, what);
+    allocator.dealloca(QueueAffinity.of(queue), wait, signal, allocation);
+    buffer.markDeallocated();
+    this.liveBuffers.delete(buffer);
   }
 
   /** Worker threads of this device still running (0 in sync mode, and after `destroy()` resolved). */
@@ -489,426 +387,50 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
    * blocks whose death frontier is pending, and blocks kept back after a failed dealloca.
    */
   heldQueueBytes(): number {
-    let bytes = 0;
-    for (const allocator of this.allocators.values()) {
-      const stats = allocator.stats;
-      bytes += stats.liveBytes + stats.dyingBytes + stats.quarantinedBytes;
-    }
-    return bytes;
+    return this.pools.heldBytes();
   }
 
   /** Snapshots of the queue allocators' statistics, by pool name. */
   allocatorStats(): Map<string, AllocatorStats> {
-    const out = new Map<string, AllocatorStats>();
-    for (const [pool, allocator] of this.allocators) out.set(pool, allocator.stats);
-    return out;
+    return this.pools.stats();
   }
 
   // ---------------------------------------------------------------------------------------------------
   // Operations
 
-  private enqueue(op: Operation, wait: Fence): void {
-    this.pending.add(op);
-    const registration = wait.onReached(op.onReady);
-    if (op.state === 'waiting') op.registration = registration;
+  protected record(kind: OpKind, queue: number, wait: Fence, signal: Fence): QueueRecord<CpuBuffer> {
+    const op = new Operation(kind, this.names[OP_NAMES[kind] as FrontMethod], queue, this.loop);
+    op.wait = wait;
+    op.signal = signal;
+    return op;
   }
 
-  /** OperationSink: the wait of `op` was reached (or failed). */
-  operationReady(op: Operation, error: KeelError | undefined): void {
-    if (op.state !== 'waiting') return;
-    op.registration = undefined;
-    if (error !== undefined) {
-      this.complete(op, abortedBy(error, op.name));
-      return;
+  /** Retains the buffers a transfer uses (released at completion), then waits for its wait fence. */
+  protected submit(record: QueueRecord<CpuBuffer>): void {
+    const op = record as Operation;
+    if (op.kind === OpKind.UPDATE) op.bytes = op.bytes!.slice();
+    const source = op.source;
+    const target = op.target;
+    if (source !== undefined || target !== undefined) {
+      const buffers: CpuBuffer[] = [];
+      if (source !== undefined) buffers.push(source);
+      if (target !== undefined) buffers.push(target);
+      for (const buffer of buffers) buffer.retain();
+      op.buffers = buffers;
     }
-    op.state = 'ready';
-    this.ready.push(op);
-    this.drain();
+    this.loop.enqueue(op);
   }
 
-  private drain(): void {
-    if (this.draining) return;
-    this.draining = true;
-    try {
-      while (this.readyHead < this.ready.length) {
-        const op = this.ready[this.readyHead]!;
-        this.ready[this.readyHead++] = undefined as unknown as Operation;
-        if (op.state !== 'ready') continue;
-        op.state = 'running';
-        try {
-          this.run(op);
-        } catch (error) {
-          this.complete(op, error);
-        }
-      }
-    } finally {
-      this.ready.length = 0;
-      this.readyHead = 0;
-      this.draining = false;
-    }
-  }
-
-  private run(op: Operation): void {
-    switch (op.kind) {
-      case OpKind.FILL: {
-        const target = op.target!.resolve(op.name);
-        fillBytes(target.memory, target.offset + op.targetOffset, op.length, op.pattern, op.patternLength);
-        this.complete(op);
-        return;
-      }
-      case OpKind.UPDATE:
-      case OpKind.WRITE: {
-        const target = op.target!.resolve(op.name);
-        const host = op.host!;
-        new Uint8Array(target.memory, target.offset + op.targetOffset, op.length).set(host);
-        this.complete(op);
-        return;
-      }
-      case OpKind.COPY: {
-        const source = op.source!.resolve(op.name);
-        const target = op.target!.resolve(op.name);
-        copyBytes(
-          source.memory,
-          source.offset + op.sourceOffset,
-          target.memory,
-          target.offset + op.targetOffset,
-          op.length,
-        );
-        this.complete(op);
-        return;
-      }
-      case OpKind.READ: {
-        const source = op.source!.resolve(op.name);
-        op.host!.set(new Uint8Array(source.memory, source.offset + op.sourceOffset, op.length));
-        this.complete(op);
-        return;
-      }
-      case OpKind.BARRIER:
-        this.complete(op);
-        return;
-      case OpKind.HOST_CALL:
-        this.runHostCall(op);
-        return;
-      case OpKind.EXECUTE:
-        if (this.mode === 'task') {
-          this.taskQueues[op.queue]!.execute(op);
-        } else {
-          this.runSync(op);
-        }
-        return;
-    }
-  }
-
-  private runHostCall(op: Operation): void {
-    const callback = op.callback!;
-    op.callback = undefined;
-    let result: void | Promise<void>;
-    try {
-      result = callback();
-    } catch (error) {
-      this.complete(op, error);
-      return;
-    }
-    if (
-      result !== null &&
-      typeof result === 'object' &&
-      typeof (result as Promise<void>).then === 'function'
-    ) {
-      (result as Promise<void>).then(
-        () => this.complete(op),
-        (error: unknown) =>
-          this.complete(op, error ?? new KeelError(ErrorCode.INTERNAL, `${op.name}: rejected`)),
-      );
-      return;
-    }
-    this.complete(op);
-  }
-
-  private runSync(op: Operation): void {
-    const tables = this.resolveTables(op);
-    const runtimes: PlanRuntime[] = [];
-    for (const plan of op.plans!) {
-      plan.runtime ??= new PlanRuntime(plan.arrays);
-      runtimes.push(plan.runtime);
-    }
-    this.syncQueues[op.queue]!.run(runtimes, tables, op);
-  }
-
-  /** Resolves the binding tables of an execute operation about to run (sync mode: one array each). */
-  private resolveTables(op: Operation): Float64Array[] {
-    const plans = op.plans!;
-    const tables = op.tables!;
-    const out: Float64Array[] = [];
-    for (let i = 0; i < plans.length; i++) {
-      const plan = plans[i]!;
-      const resolved = new Float64Array(resolvedLength(plan));
-      resolveTableInto(resolved, 0, plan, tables[i], this.slabs, this, op.name);
-      out.push(resolved);
-    }
-    return out;
-  }
-
-  /**
-   * TaskQueueHost: the execute message of an operation about to be posted, in one Float64Array:
-   * [seq, plan count, then per plan (id, table words), then the tables back to back]. Throws the
-   * reason the operation cannot run.
-   */
-  encodeExecute(op: Operation, seq: number): Float64Array {
-    const plans = op.plans!;
-    const tables = op.tables!;
-    const count = plans.length;
-    let size = 2 + 2 * count;
-    for (let i = 0; i < count; i++) size += resolvedLength(plans[i]!);
-    const out = new Float64Array(size);
-    out[0] = seq;
-    out[1] = count;
-    let at = 2 + 2 * count;
-    for (let i = 0; i < count; i++) {
-      const plan = plans[i]!;
-      const length = resolvedLength(plan);
-      out[2 + 2 * i] = plan.id;
-      out[3 + 2 * i] = length;
-      resolveTableInto(out, at, plan, tables[i], this.slabs, this, op.name);
-      at += length;
-    }
-    return out;
-  }
-
-  /** TaskQueueHost / internal: completes `op` once. */
-  complete(op: Operation, error?: unknown): void {
-    if (op.state === 'done') return;
-    op.state = 'done';
-    this.pending.delete(op);
-    op.registration?.cancel();
-    op.registration = undefined;
-    const buffers = op.buffers;
-    if (buffers !== undefined) {
-      op.buffers = undefined;
-      for (let i = 0; i < buffers.length; i++) buffers[i]!.unretain();
-    }
-    op.host = undefined;
-    op.tables = undefined;
-    op.commandBuffers = undefined;
-    op.plans = undefined;
-    let thrown: unknown;
-    if (error === undefined) {
-      thrown = signalPendingTimepoints(op.signal);
-    } else {
-      // Undeliverable failures are reported (hal's failOperation), except after destroy or loss.
-      const report = this.destroyed || this.lostReason !== undefined ? undefined : this.reportUnhandled;
-      thrown = failOperation(op.signal, error, op.name, report);
-    }
-    if (thrown !== undefined) warnSemaphoreThrew(this, thrown);
-  }
-
-  private operation(kind: OpKind, what: string, queue: number, signal: Fence): Operation {
-    return new Operation(kind, `${this.name} ${what}`, queue, signal, this);
-  }
-
-  private retain(op: Operation, ...buffers: CpuBuffer[]): void {
-    for (const buffer of buffers) buffer.retain();
-    op.buffers = buffers;
-  }
-
-  queueFill(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
-    target: DirectBufferRef,
-    pattern: number,
-    patternLength: 1 | 2 | 4,
-  ): void {
-    const what = `${this.name} queueFill`;
-    const queue = this.begin('queueFill', affinity, wait, signalFence);
-    checkFillPattern(pattern, patternLength, what);
-    const r = this.range;
-    const t = checkQueueRef(
-      this,
-      CpuBuffer,
-      target,
-      BufferUsage.TRANSFER_TARGET,
-      what,
-      'target',
-      undefined,
-      r,
-    );
-    checkFillRange(r, patternLength, what);
-    const op = this.operation(OpKind.FILL, 'queueFill', queue, signalFence);
-    op.target = t;
-    op.targetOffset = r.offset;
-    op.length = r.length;
-    op.pattern = pattern;
-    op.patternLength = patternLength;
-    this.retain(op, t);
-    this.enqueue(op, wait);
-  }
-
-  queueUpdate(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
-    source: ArrayBufferView,
-    target: DirectBufferRef,
-  ): void {
-    this.hostToDevice('queueUpdate', affinity, wait, signalFence, source, target);
-  }
-
-  queueCopy(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
-    source: DirectBufferRef,
-    target: DirectBufferRef,
-  ): void {
-    const what = `${this.name} queueCopy`;
-    const queue = this.begin('queueCopy', affinity, wait, signalFence);
-    const r = this.range;
-    const length = source?.length ?? target?.length;
-    const s = checkQueueRef(this, CpuBuffer, source, BufferUsage.TRANSFER_SOURCE, what, 'source', length, r);
-    const sourceOffset = r.offset;
-    const sourceLength = r.length;
-    const t = checkQueueRef(
-      this,
-      CpuBuffer,
-      target,
-      BufferUsage.TRANSFER_TARGET,
-      what,
-      'target',
-      sourceLength,
-      r,
-    );
-    checkCopyRanges(s, sourceOffset, sourceLength, t, r.offset, r.length, what);
-    const op = this.operation(OpKind.COPY, 'queueCopy', queue, signalFence);
-    op.source = s;
-    op.sourceOffset = sourceOffset;
-    op.target = t;
-    op.targetOffset = r.offset;
-    op.length = sourceLength;
-    this.retain(op, s, t);
-    this.enqueue(op, wait);
-  }
-
-  queueRead(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
-    source: DirectBufferRef,
-    target: ArrayBufferView,
-  ): void {
-    const what = `${this.name} queueRead`;
-    const queue = this.begin('queueRead', affinity, wait, signalFence);
-    const bytes = hostBytes(target, what, 'target');
-    const r = this.range;
-    const s = checkQueueRef(
-      this,
-      CpuBuffer,
-      source,
-      BufferUsage.TRANSFER_SOURCE,
-      what,
-      'source',
-      bytes.byteLength,
-      r,
-    );
-    checkHostLength('queueRead', r.length, bytes.byteLength, what);
-    const op = this.operation(OpKind.READ, 'queueRead', queue, signalFence);
-    op.source = s;
-    op.sourceOffset = r.offset;
-    op.length = r.length;
-    op.host = bytes;
-    this.retain(op, s);
-    this.enqueue(op, wait);
-  }
-
-  queueWrite(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
-    source: ArrayBufferView,
-    target: DirectBufferRef,
-  ): void {
-    this.hostToDevice('queueWrite', affinity, wait, signalFence, source, target);
-  }
-
-  /**
-   * queueUpdate and queueWrite: host bytes into a buffer range. An update copies `source` now (at most
-   * maxUpdateSize bytes); a write reads it when the operation runs.
-   */
-  private hostToDevice(
-    name: 'queueUpdate' | 'queueWrite',
-    affinity: QueueAffinity,
-    wait: Fence,
-    signal: Fence,
-    source: ArrayBufferView,
-    target: DirectBufferRef,
-  ): void {
-    const what = `${this.name} ${name}`;
-    const queue = this.begin(name, affinity, wait, signal);
-    const bytes = hostBytes(source, what, 'source');
-    const update = name === 'queueUpdate';
-    if (update && bytes.byteLength > LIMITS.maxUpdateSize) {
-      throw invalid(
-        `${what}: ${bytes.byteLength} bytes exceed the device's maxUpdateSize of ${LIMITS.maxUpdateSize} bytes (use queueWrite)`,
-      );
-    }
-    const r = this.range;
-    const t = checkQueueRef(
-      this,
-      CpuBuffer,
-      target,
-      BufferUsage.TRANSFER_TARGET,
-      what,
-      'target',
-      bytes.byteLength,
-      r,
-    );
-    checkHostLength(name, r.length, bytes.byteLength, what);
-    const op = this.operation(update ? OpKind.UPDATE : OpKind.WRITE, name, queue, signal);
-    op.target = t;
-    op.targetOffset = r.offset;
-    op.length = r.length;
-    op.host = update ? bytes.slice() : bytes;
-    this.retain(op, t);
-    this.enqueue(op, wait);
-  }
-
-  queueBarrier(affinity: QueueAffinity, wait: Fence, signalFence: Fence): void {
-    const queue = this.begin('queueBarrier', affinity, wait, signalFence);
-    this.enqueue(this.operation(OpKind.BARRIER, 'queueBarrier', queue, signalFence), wait);
-  }
-
-  queueHostCall(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
-    callback: () => void | Promise<void>,
-  ): void {
-    const queue = this.begin('queueHostCall', affinity, wait, signalFence);
-    if (typeof callback !== 'function') {
-      throw invalid(
-        `${this.name} queueHostCall: callback must be a function, got ${describeValue(callback)}`,
-      );
-    }
-    const op = this.operation(OpKind.HOST_CALL, 'queueHostCall', queue, signalFence);
-    op.callback = callback;
-    this.enqueue(op, wait);
-  }
-
-  queueExecute(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
-    commandBuffers: readonly CommandBuffer[],
-    bindingTables?: readonly (BindingTable | undefined)[],
-  ): void {
-    const what = `${this.name} queueExecute`;
-    const queue = this.begin('queueExecute', affinity, wait, signalFence);
-    checkExecuteArguments(this, queue, commandBuffers, bindingTables, what);
+  protected submitExecute(record: QueueRecord<CpuBuffer>): void {
+    const op = record as Operation;
+    const commandBuffers = op.commandBuffers;
+    const bindingTables = op.tables;
     const count = commandBuffers.length;
     const plans: CpuPlan[] = [];
     for (let i = 0; i < count; i++) plans.push(commandBuffers[i]!.devicePlan(this.planKey, this.buildPlan));
     for (let i = 0; i < count; i++) commandBuffers[i]!.markSubmitted();
     if (count === 0) {
-      this.queueBarrier(affinity, wait, signalFence);
+      this.submit(this.record(OpKind.BARRIER, op.queue, op.wait, op.signal));
       return;
     }
     // Snapshot the tables (the caller may reuse the arrays) and retain what the operation uses.
@@ -937,12 +459,11 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
         retained.push(direct[d]!);
       }
     }
-    const op = this.operation(OpKind.EXECUTE, 'queueExecute', queue, signalFence);
     op.commandBuffers = commandBuffers.slice();
     op.plans = plans;
     op.tables = tables;
     op.buffers = retained;
-    this.enqueue(op, wait);
+    this.loop.enqueue(op);
   }
 
   private readonly buildPlan = (commandBuffer: CommandBuffer): CpuPlan => {
@@ -952,7 +473,7 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     const direct: CpuBuffer[] = [];
     for (const buffer of built.directBuffers) {
       if (!(buffer instanceof CpuBuffer) || buffer.device !== this) {
-        throw invalid(`${this.name} queueExecute: a command references a buffer of another device`);
+        throw invalid(`${this.names.queueExecute}: a command references a buffer of another device`);
       }
       direct.push(buffer);
     }
@@ -975,25 +496,14 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
     }
   }
 
-  flush(affinity: QueueAffinity): void {
-    this.checkUsable('flush');
-    QueueAffinity.select(affinity, this.info.queueCount, `${this.name} flush`);
-  }
-
   // ---------------------------------------------------------------------------------------------------
   // Loss and destruction
 
-  /** Fails every pending operation with `reason`. */
-  private failPending(reason: KeelError): void {
-    const ops = [...this.pending];
-    for (const op of ops) this.complete(op, reason);
-  }
-
-  /** TaskQueueHost: a worker died. The device is lost: pending work fails UNAVAILABLE, workers end. */
-  lose(reason: KeelError): void {
+  /** A worker died. The device is lost: pending work fails UNAVAILABLE, workers end. */
+  private lose(reason: KeelError): void {
     if (this.lostReason !== undefined || this.destroyed) return;
     this.lostReason = reason;
-    this.failPending(reason);
+    this.loop.failPending(reason);
     for (const queue of this.taskQueues) void queue.terminate(reason);
     this.resolveLost(reason);
   }
@@ -1005,10 +515,9 @@ export class CpuDevice implements Device, OperationSink, TaskQueueHost {
 
   private async doDestroy(): Promise<void> {
     this.destroyed = true;
-    const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.name}: the device was destroyed`);
-    this.failPending(reason);
-    for (const allocator of this.allocators.values()) allocator.destroy();
-    this.allocators.clear();
+    const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.deviceName}: the device was destroyed`);
+    this.loop.failPending(reason);
+    this.pools.destroy();
     for (const buffer of this.liveBuffers) buffer.markDeviceDestroyed();
     this.liveBuffers.clear();
     this.bufferPool.destroy();

@@ -1,6 +1,7 @@
 /**
  * The main thread's side of a plan: its arrays, the direct buffers its table entries name, and which
- * queues already have it. Also resolves a binding table into the per-submission form workers read.
+ * queues already have it. Also resolves a binding table into the per-submission form workers read, and
+ * encodes an execute operation's tables (sync: one array per plan; task: one message per operation).
  */
 import { type BindingTable, ErrorCode, KeelError } from '@keel/hal';
 import { CpuBuffer } from './cpu-buffer';
@@ -77,4 +78,56 @@ export function resolveTableInto(
     out[o + 1] = block!.offset;
     out[o + 2] = buffer.byteLength;
   }
+}
+
+/** An execute operation as table encoding reads it: its plans, their tables and its name. */
+export interface ExecuteTables {
+  readonly plans: readonly CpuPlan[] | undefined;
+  readonly tables: readonly (BindingTable | undefined)[] | undefined;
+  readonly name: string;
+}
+
+/** Resolves the binding tables of an execute operation about to run (sync mode: one array each). */
+export function resolveTables(op: ExecuteTables, slabs: SlabTable, device: object): Float64Array[] {
+  const plans = op.plans!;
+  const tables = op.tables!;
+  const out: Float64Array[] = [];
+  for (let i = 0; i < plans.length; i++) {
+    const plan = plans[i]!;
+    const resolved = new Float64Array(resolvedLength(plan));
+    resolveTableInto(resolved, 0, plan, tables[i], slabs, device, op.name);
+    out.push(resolved);
+  }
+  return out;
+}
+
+/**
+ * The execute message of an operation about to be posted to a task queue's workers as operation `seq`,
+ * in one Float64Array: [seq, plan count, then per plan (id, table words), then the tables back to
+ * back]. Throws the reason the operation cannot run.
+ */
+export function encodeExecute(
+  op: ExecuteTables,
+  seq: number,
+  slabs: SlabTable,
+  device: object,
+): Float64Array {
+  const plans = op.plans!;
+  const tables = op.tables!;
+  const count = plans.length;
+  let size = 2 + 2 * count;
+  for (let i = 0; i < count; i++) size += resolvedLength(plans[i]!);
+  const out = new Float64Array(size);
+  out[0] = seq;
+  out[1] = count;
+  let at = 2 + 2 * count;
+  for (let i = 0; i < count; i++) {
+    const plan = plans[i]!;
+    const length = resolvedLength(plan);
+    out[2 + 2 * i] = plan.id;
+    out[3 + 2 * i] = length;
+    resolveTableInto(out, at, plan, tables[i], slabs, device, op.name);
+    at += length;
+  }
+  return out;
 }

@@ -459,7 +459,7 @@ export class Executor {
       case Opcode.DISPATCH:
       case Opcode.DISPATCH_INDIRECT: {
         if (this.setupPlan !== plan || this.setupCommand !== command || this.setupEpoch !== this.epoch) {
-          this.setupDispatch(plan, table, command, base, op);
+          this.setupDispatch(plan, table, command, base);
         }
         const ctx = this.context;
         const cx = ctx.workgroupCount[0];
@@ -518,13 +518,7 @@ export class Executor {
     return new KeelError(ErrorCode.INTERNAL, `${what} threw ${message}`, { cause: error });
   }
 
-  private setupDispatch(
-    plan: PlanRuntime,
-    table: Float64Array,
-    command: number,
-    base: number,
-    op: number,
-  ): void {
+  private setupDispatch(plan: PlanRuntime, table: Float64Array, command: number, base: number): void {
     const a = plan.arrays;
     const commands = a.commands;
     this.setupPlan = plan;
@@ -543,7 +537,7 @@ export class Executor {
     this.kernelFn = kernel.fn;
     this.kernelName = kernel.name;
     ctx.workgroupSize = kernel.workgroupSize;
-    if (op === Opcode.DISPATCH) {
+    if (commands[base + Field.OP] === Opcode.DISPATCH) {
       ctx.workgroupCount[0] = commands[base + Field.X]!;
       ctx.workgroupCount[1] = commands[base + Field.Y]!;
       ctx.workgroupCount[2] = commands[base + Field.Z]!;

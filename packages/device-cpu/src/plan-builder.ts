@@ -4,31 +4,9 @@
  * O(commands) once per command buffer (at its first submission on this device); later submissions
  * reuse the plan and only resolve the table.
  */
-import {
-  type Buffer,
-  type CommandBuffer,
-  ErrorCode,
-  type Executable,
-  KeelError,
-  type StructureBindings,
-  type StructureRef,
-  type StructureSink,
-} from '@keel/hal';
-import { CMD_STRIDE, Field, MAX_DISPATCH_ITEMS, Opcode, type PlanArrays, REF_STRIDE } from './plan-format';
-
-/** Grows typed arrays by doubling. */
-class Int32Builder {
-  array = new Int32Array(64);
-  length = 0;
-  reserve(n: number): void {
-    if (this.length + n <= this.array.length) return;
-    let size = this.array.length * 2;
-    while (size < this.length + n) size *= 2;
-    const next = new Int32Array(size);
-    next.set(this.array.subarray(0, this.length));
-    this.array = next;
-  }
-}
+import { type Buffer, type CommandBuffer, ErrorCode, type Executable, KeelError } from '@keel/hal';
+import { type DispatchArgs, PlanSink, TypedArrayBuilder } from '@keel/hal/driver';
+import { CMD_STRIDE, Field, MAX_DISPATCH_ITEMS, Opcode, type PlanArrays } from './plan-format';
 
 /** What a plan holds besides its arrays: the objects its indices name. */
 export interface BuiltPlan {
@@ -43,51 +21,21 @@ export type ExecutableId = (executable: Executable) => number;
 /** Allocates the plan's memory: a SharedArrayBuffer in task mode, an ArrayBuffer in sync mode. */
 export type PlanMemory = (byteLength: number) => ArrayBufferLike;
 
-class PlanBuilder implements StructureSink {
-  private readonly commands = new Int32Builder();
-  private refs = new Float64Array(64);
-  private refCount = 0;
-  private readonly bindingRefs = new Int32Builder();
-  private constants = new Uint32Array(64);
-  private constantCount = 0;
-  private data = new Uint8Array(256);
-  private dataLength = 0;
-  private slotCount = 0;
+/** Replayed commands → plan arrays (refs through the driver kit's PlanSink, one encoding). */
+class PlanBuilder extends PlanSink<Buffer> {
+  private readonly commands = new TypedArrayBuilder('Int32');
+  private readonly bindingRefs = new TypedArrayBuilder('Int32');
+  private readonly constants = new TypedArrayBuilder('Uint32');
+  private readonly data = new TypedArrayBuilder('Uint8', 256);
   private indirectCount = 0;
   private commandCount = 0;
-  readonly directBuffers: Buffer[] = [];
-  private readonly directIndex = new Map<Buffer, number>();
 
   constructor(
     private readonly executableId: ExecutableId,
     private readonly maxWorkgroupCount: number,
-  ) {}
-
-  private ref(buffer: StructureRef, offset: number, length: number): number {
-    if (this.refCount * REF_STRIDE + REF_STRIDE > this.refs.length) {
-      const next = new Float64Array(this.refs.length * 2);
-      next.set(this.refs);
-      this.refs = next;
-    }
-    const at = this.refCount * REF_STRIDE;
-    if (typeof buffer === 'number') {
-      // A slot: its length is concrete or TO_END (-1), which is also the plan's "to the end".
-      if (buffer + 1 > this.slotCount) this.slotCount = buffer + 1;
-      this.refs[at] = buffer;
-      this.refs[at + 1] = offset;
-      this.refs[at + 2] = length;
-    } else {
-      let index = this.directIndex.get(buffer);
-      if (index === undefined) {
-        index = this.directBuffers.length;
-        this.directBuffers.push(buffer);
-        this.directIndex.set(buffer, index);
-      }
-      this.refs[at] = -index - 1;
-      this.refs[at + 1] = offset;
-      this.refs[at + 2] = length;
-    }
-    return this.refCount++;
+  ) {
+    // Direct buffers are checked by the device once the plan is built (cpu-device.ts buildPlan).
+    super((buffer) => buffer);
   }
 
   private command(op: number): number {
@@ -101,14 +49,7 @@ class PlanBuilder implements StructureSink {
     return at;
   }
 
-  fill(
-    target: StructureRef,
-    offset: number,
-    length: number,
-    pattern: number,
-    patternLength: 1 | 2 | 4,
-  ): void {
-    const ref = this.ref(target, offset, length);
+  protected onFill(ref: number, pattern: number, patternLength: 1 | 2 | 4): void {
     const at = this.command(Opcode.FILL);
     const a = this.commands.array;
     a[at + Field.REF] = ref;
@@ -116,18 +57,9 @@ class PlanBuilder implements StructureSink {
     a[at + Field.PATTERN_LENGTH] = patternLength;
   }
 
-  update(source: Uint8Array, target: StructureRef, offset: number, length: number): void {
-    const ref = this.ref(target, offset, length);
-    const start = this.dataLength;
-    if (start + length > this.data.length) {
-      let size = this.data.length * 2;
-      while (size < start + length) size *= 2;
-      const next = new Uint8Array(size);
-      next.set(this.data.subarray(0, start));
-      this.data = next;
-    }
-    this.data.set(source.subarray(0, length), start);
-    this.dataLength = start + length;
+  protected onUpdate(source: Uint8Array, ref: number, length: number): void {
+    const start = this.data.length;
+    this.data.append(source.subarray(0, length));
     const at = this.command(Opcode.UPDATE);
     const a = this.commands.array;
     a[at + Field.REF] = ref;
@@ -135,113 +67,71 @@ class PlanBuilder implements StructureSink {
     a[at + Field.DATA_LENGTH] = length;
   }
 
-  copy(
-    source: StructureRef,
-    sourceOffset: number,
-    target: StructureRef,
-    targetOffset: number,
-    length: number,
-  ): void {
-    const s = this.ref(source, sourceOffset, length);
-    const t = this.ref(target, targetOffset, length);
+  protected onCopy(source: number, target: number): void {
     const at = this.command(Opcode.COPY);
     const a = this.commands.array;
-    a[at + Field.SOURCE] = s;
-    a[at + Field.TARGET] = t;
+    a[at + Field.SOURCE] = source;
+    a[at + Field.TARGET] = target;
   }
 
-  private dispatchCommon(
-    op: number,
-    executable: Executable,
-    entry: number,
-    constants: Uint32Array,
-    bindings: StructureBindings,
-  ): number {
-    const id = this.executableId(executable);
-    const constStart = this.constantCount;
-    const n = constants.length;
-    if (constStart + n > this.constants.length) {
-      let size = this.constants.length * 2;
-      while (size < constStart + n) size *= 2;
-      const next = new Uint32Array(size);
-      next.set(this.constants.subarray(0, constStart));
-      this.constants = next;
-    }
-    this.constants.set(constants, constStart);
-    this.constantCount = constStart + n;
-    const count = bindings.count;
-    const b = this.bindingRefs;
-    b.reserve(count);
-    const bindStart = b.length;
-    for (let i = 0; i < count; i++) {
-      b.array[bindStart + i] = this.ref(bindings.refs[i]!, bindings.offsets[i]!, bindings.lengths[i]!);
-    }
-    b.length = bindStart + count;
-    const at = this.command(op);
-    const a = this.commands.array;
-    a[at + Field.EXECUTABLE] = id;
-    a[at + Field.ENTRY] = entry;
-    a[at + Field.CONST_START] = constStart;
-    a[at + Field.CONST_COUNT] = n;
-    a[at + Field.BIND_START] = bindStart;
-    a[at + Field.BIND_COUNT] = count;
-    return at;
-  }
-
-  dispatch(
-    executable: Executable,
-    entry: number,
-    x: number,
-    y: number,
-    z: number,
-    constants: Uint32Array,
-    bindings: StructureBindings,
-  ): void {
+  protected onDispatch(d: DispatchArgs): void {
+    const { x, y, z } = d;
     const max = this.maxWorkgroupCount;
-    if (!(x <= max && y <= max && z <= max && x * y * z <= MAX_DISPATCH_ITEMS)) {
+    if (d.params === undefined && !(x <= max && y <= max && z <= max && x * y * z <= MAX_DISPATCH_ITEMS)) {
       throw new KeelError(
         ErrorCode.OUT_OF_RANGE,
         `cpu device: dispatch of [${x}, ${y}, ${z}] workgroups exceeds ${max} per dimension or ${MAX_DISPATCH_ITEMS} in all`,
       );
     }
-    const at = this.dispatchCommon(Opcode.DISPATCH, executable, entry, constants, bindings);
+    const id = this.executableId(d.executable);
+    const constStart = this.constants.length;
+    const n = d.constants.length;
+    this.constants.append(d.constants);
+    const bindings = d.bindings;
+    const count = bindings.count;
+    const b = this.bindingRefs;
+    b.reserve(count);
+    const bindStart = b.length;
+    for (let i = 0; i < count; i++) {
+      b.array[bindStart + i] = this.refs.push(
+        bindings.buffers[i]!,
+        bindings.offsets[i]!,
+        bindings.lengths[i]!,
+        'binding',
+      );
+    }
+    b.length = bindStart + count;
+    const at = this.command(d.params === undefined ? Opcode.DISPATCH : Opcode.DISPATCH_INDIRECT);
     const a = this.commands.array;
-    a[at + Field.X] = x;
-    a[at + Field.Y] = y;
-    a[at + Field.Z] = z;
+    a[at + Field.EXECUTABLE] = id;
+    a[at + Field.ENTRY] = d.entry;
+    a[at + Field.CONST_START] = constStart;
+    a[at + Field.CONST_COUNT] = n;
+    a[at + Field.BIND_START] = bindStart;
+    a[at + Field.BIND_COUNT] = count;
+    if (d.params === undefined) {
+      a[at + Field.X] = x;
+      a[at + Field.Y] = y;
+      a[at + Field.Z] = z;
+    } else {
+      // The params ref is made after the bindings' refs; its index goes in the command.
+      a[at + Field.PARAMS_REF] = this.refs.push(d.params, d.paramsOffset, 12, 'indirect parameters');
+      a[at + Field.INDIRECT_INDEX] = this.indirectCount++;
+    }
   }
 
-  dispatchIndirect(
-    executable: Executable,
-    entry: number,
-    params: StructureRef,
-    paramsOffset: number,
-    constants: Uint32Array,
-    bindings: StructureBindings,
-  ): void {
-    const at = this.dispatchCommon(Opcode.DISPATCH_INDIRECT, executable, entry, constants, bindings);
-    // The params ref is made after the bindings' refs; its index goes in the command.
-    const ref = this.ref(params, paramsOffset, 12);
-    const a = this.commands.array;
-    a[at + Field.PARAMS_REF] = ref;
-    a[at + Field.INDIRECT_INDEX] = this.indirectCount++;
-  }
-
-  barrier(): void {
+  override barrier(): void {
     this.command(Opcode.BARRIER);
   }
-
-  beginDebugGroup(_label: string): void {}
-
-  endDebugGroup(): void {}
 
   /** Lays the arrays out in one block of `memory` (8-byte aligned sections). */
   finish(memory: PlanMemory): BuiltPlan {
     const commandBytes = this.commands.length * 4;
-    const refBytes = this.refCount * REF_STRIDE * 8;
+    const refTable = this.refs;
+    const refBytes = refTable.values.length * 8;
     const bindBytes = this.bindingRefs.length * 4;
-    const constBytes = this.constantCount * 4;
-    const dataBytes = this.dataLength;
+    const constBytes = this.constants.length * 4;
+    const dataBytes = this.data.length;
     const align = (n: number) => (n + 7) & ~7;
     const oRefs = 0;
     const oCommands = align(oRefs + refBytes);
@@ -250,21 +140,21 @@ class PlanBuilder implements StructureSink {
     const oData = align(oConst + constBytes);
     const total = Math.max(8, align(oData + dataBytes));
     const buffer = memory(total);
-    const refs = new Float64Array(buffer, oRefs, this.refCount * REF_STRIDE);
-    refs.set(this.refs.subarray(0, this.refCount * REF_STRIDE));
+    const refs = new Float64Array(buffer, oRefs, refTable.values.length);
+    refs.set(refTable.values.array.subarray(0, refTable.values.length));
     const commands = new Int32Array(buffer, oCommands, this.commands.length);
     commands.set(this.commands.array.subarray(0, this.commands.length));
     const bindingRefs = new Int32Array(buffer, oBind, this.bindingRefs.length);
     bindingRefs.set(this.bindingRefs.array.subarray(0, this.bindingRefs.length));
-    const constants = new Uint32Array(buffer, oConst, this.constantCount);
-    constants.set(this.constants.subarray(0, this.constantCount));
+    const constants = new Uint32Array(buffer, oConst, this.constants.length);
+    constants.set(this.constants.array.subarray(0, this.constants.length));
     const data = new Uint8Array(buffer, oData, dataBytes);
-    data.set(this.data.subarray(0, dataBytes));
+    data.set(this.data.array.subarray(0, dataBytes));
     return {
       arrays: {
         commandCount: this.commandCount,
-        slotCount: this.slotCount,
-        directCount: this.directBuffers.length,
+        slotCount: refTable.slotCount,
+        directCount: refTable.buffers.length,
         indirectCount: this.indirectCount,
         commands,
         refs,
@@ -272,7 +162,7 @@ class PlanBuilder implements StructureSink {
         constants,
         data,
       },
-      directBuffers: this.directBuffers,
+      directBuffers: refTable.buffers,
     };
   }
 }

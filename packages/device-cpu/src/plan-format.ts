@@ -6,8 +6,9 @@
  *
  * Layout (all little-endian typed arrays, in one SharedArrayBuffer in task mode):
  * - `commands`: CMD_STRIDE int32 per command, field meaning per opcode (see Cmd below);
- * - `refs`: REF_STRIDE float64 per buffer reference: [source, offset, length]. `source` ≥ 0 is a
- *   binding-table slot; `source` < 0 is direct buffer `-source - 1`. `length` −1 means "to the end of
+ * - `refs`: REF_STRIDE float64 per buffer reference: [source, offset, length], in the driver kit's one
+ *   encoding (@keel/hal/driver ref-table.ts): `source` ≥ 0 is a binding-table slot; `source` < 0 is
+ *   direct buffer `-source - 1`. `length` −1 means "to the end of
  *   the binding" (only for slots; direct refs are resolved at record time);
  * - `bindingRefs`: ref indices of dispatch bindings, `bindCount` per dispatch from `bindStart`;
  * - `constants`: u32 constants of dispatches;
@@ -26,7 +27,7 @@ export const Opcode = {
 
 /** int32 fields per command. */
 export const CMD_STRIDE = 10;
-/** float64 fields per reference. */
+/** float64 fields per reference (the driver kit's REF_STRIDE, restated: the worker bundle stays small). */
 export const REF_STRIDE = 3;
 /** float64 fields per resolved table entry: [slab index, absolute byte offset, byte length]. */
 export const RESOLVED_STRIDE = 3;

@@ -12,26 +12,18 @@
  * - At most RING_SIZE operations are in flight per queue; more wait in a backlog.
  * - Workers are unref'd while the queue is idle and ref'd while operations or loads are in flight, so
  *   pending work keeps the process alive and an idle device does not.
- * - A worker that exits or crashes loses the device (the host's `lose`), which fails all pending work
+ * - A worker that exits or crashes loses the device (the run loop's `lose`), which fails all pending work
  *   with UNAVAILABLE and terminates every worker.
  */
 import { ErrorCode, KeelError, type Registration, SharedTimelineSemaphore } from '@keel/fence';
 import { CTL_FAILED_BASE, CTL_WORDS, RING_MASK, RING_SIZE } from './control-block';
 import type { CpuExecutable } from './cpu-executable';
+import { encodeExecute } from './cpu-plan';
+import type { CpuRunLoop } from './cpu-run-loop';
 import type { Operation } from './operation';
 import { platform } from './platform/current';
 import type { WorkerThread } from './platform/platform';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol';
-
-/** What a queue needs from its device. */
-export interface TaskQueueHost {
-  /** Encodes an execute operation about to be posted as operation `seq` (throws the reason it cannot run). */
-  encodeExecute(op: Operation, seq: number): Float64Array;
-  /** Completes an operation: signals its fence, or fails it with `error`. */
-  complete(op: Operation, error?: unknown): void;
-  /** A worker died: the device is lost. */
-  lose(reason: KeelError): void;
-}
 
 interface PendingLoad {
   remaining: number;
@@ -65,7 +57,7 @@ export class TaskQueue {
   constructor(
     readonly index: number,
     workerCount: number,
-    private readonly host: TaskQueueHost,
+    private readonly loop: CpuRunLoop,
     maxWorkgroupCount: number,
     slabs: readonly (ArrayBufferLike | undefined)[],
   ) {
@@ -114,7 +106,7 @@ export class TaskQueue {
 
   private workerDied(worker: number, what: string): void {
     if (this.terminating) return;
-    this.host.lose(
+    this.loop.lose(
       new KeelError(ErrorCode.UNAVAILABLE, `cpu device: worker ${worker} of queue ${this.index} ${what}`),
     );
   }
@@ -163,7 +155,7 @@ export class TaskQueue {
       return;
     }
     this.parked.delete(message.seq);
-    this.host.complete(op, error);
+    this.loop.complete(op, error);
   }
 
   /** Runs an execute operation whose waits are reached. */
@@ -179,9 +171,9 @@ export class TaskQueue {
     const seq = this.nextSeq;
     let data: Float64Array;
     try {
-      data = this.host.encodeExecute(op, seq);
+      data = encodeExecute(op, seq, this.loop.parts.slabs, this.loop.parts.device);
     } catch (error) {
-      this.host.complete(op, error);
+      this.loop.complete(op, error);
       return;
     }
     const plans = op.plans!;
@@ -247,7 +239,7 @@ export class TaskQueue {
       if (plan.oneShot) this.broadcast({ t: 'plan-free', id: plan.id });
     }
     if (Atomics.load(this.control, CTL_FAILED_BASE + (seq & RING_MASK)) === 0) {
-      this.host.complete(op);
+      this.loop.complete(op);
       return;
     }
     const error = this.failures.get(seq);
@@ -256,7 +248,7 @@ export class TaskQueue {
       return;
     }
     this.failures.delete(seq);
-    this.host.complete(op, error);
+    this.loop.complete(op, error);
   }
 
   /**

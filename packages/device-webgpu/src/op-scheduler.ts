@@ -43,11 +43,12 @@ import {
   abortedBy,
   failOperation,
   failTimepoints,
+  OP_NAMES,
   signalPendingTimepoints,
   type UnhandledFailureReport,
-} from '@keel/hal';
+} from '@keel/hal/driver';
 import { describeError, ERROR_SCOPES, fromGpuError, pushErrorScopes } from './gpu-errors';
-import { OP_NAMES, type OpCallbacks, OpKind, QueueOp } from './queue-op';
+import { type OpCallbacks, OpKind, QueueOp } from './queue-op';
 
 /** What the device does to run an operation (encode and submit; throws a KeelError to fail it). */
 export interface OpRunner {

@@ -3,114 +3,46 @@
  * ref as recorded: a direct buffer, or a slot index with its slot-relative range. O(commands), once per
  * command buffer and device (`devicePlan`); submissions then only resolve their table.
  */
-import {
-  type CommandBuffer,
-  type Device,
-  ErrorCode,
-  type Executable,
-  KeelError,
-  type StructureBindings,
-  type StructureRef,
-  type StructureSink,
-} from '@keel/hal';
+import type { Buffer, CommandBindings, CommandBuffer, Device, Executable, StructureRef } from '@keel/hal';
+import { type DispatchArgs, invalid, PlanSink, REF_STRIDE, TypedArrayBuilder } from '@keel/hal/driver';
 import type { BindingLayout } from './binding-layouts';
 import { alignUp } from './gpu-memory';
-import { PlanOp, REF_STRIDE } from './plan-format';
+import { PlanOp } from './plan-format';
 import { type PlanData, ReplayPlan } from './replay-plan';
 import { WebGpuBuffer } from './webgpu-buffer';
 import { type CompiledExport, WebGpuExecutable } from './webgpu-executable';
 
-function invalid(message: string): KeelError {
-  return new KeelError(ErrorCode.INVALID_ARGUMENT, message);
-}
-
-/** Growable typed arrays. */
-class Int32List {
-  array = new Int32Array(64);
-  length = 0;
-  push(value: number): void {
-    if (this.length === this.array.length) {
-      const grown = new Int32Array(this.array.length * 2);
-      grown.set(this.array);
-      this.array = grown;
-    }
-    this.array[this.length++] = value;
+/** `buffer` as a buffer of `device` (INVALID_ARGUMENT naming the command buffer and `what` otherwise). */
+function acceptBuffer(device: Device, name: string, buffer: Buffer, what: string): WebGpuBuffer {
+  if (!(buffer instanceof WebGpuBuffer) || buffer.device !== device) {
+    throw invalid(`${name}: ${what}: the buffer is not a buffer of this webgpu device`);
   }
-  toArray(): Int32Array {
-    return this.array.slice(0, this.length);
-  }
-}
-
-class Float64List {
-  array = new Float64Array(96);
-  length = 0;
-  push(value: number): void {
-    if (this.length === this.array.length) {
-      const grown = new Float64Array(this.array.length * 2);
-      grown.set(this.array);
-      this.array = grown;
-    }
-    this.array[this.length++] = value;
-  }
-  toArray(): Float64Array {
-    return this.array.slice(0, this.length);
-  }
+  return buffer;
 }
 
 /** The sink that turns replayed commands into plan arrays. */
-class PlanBuilder implements StructureSink {
-  readonly ops = new Int32List();
-  readonly refs = new Float64List();
-  readonly buffers: WebGpuBuffer[] = [];
-  readonly #bufferIndex = new Map<WebGpuBuffer, number>();
+class PlanBuilder extends PlanSink<WebGpuBuffer> {
+  readonly ops = new TypedArrayBuilder('Int32');
   readonly exports: CompiledExport[] = [];
   readonly #exportIndex = new Map<CompiledExport, number>();
   readonly labels: string[] = [];
   readonly payloads: Uint8Array[] = [];
   readonly setLayouts: BindingLayout[] = [];
-  readonly setFirstRef = new Int32List();
-  readonly setCount = new Int32List();
-  readonly setUsesSlots = new Int32List();
+  readonly setFirstRef = new TypedArrayBuilder('Int32');
+  readonly setCount = new TypedArrayBuilder('Int32');
+  readonly setUsesSlots = new TypedArrayBuilder('Int32');
   readonly #setIndex = new Map<string, number>();
   readonly #constantsIndex = new Map<string, number>();
   readonly constants: number[] = [];
-  readonly slots = new Set<number>();
   opCount = 0;
   dispatchCount = 0;
-  #lastRefUsesSlot = false;
 
   constructor(
     private readonly device: Device,
     private readonly name: string,
     private readonly uniformAlignment: number,
-  ) {}
-
-  /** Appends a ref; returns its index. */
-  #ref(buffer: StructureRef, offset: number, length: number, what: string): number {
-    const index = this.refs.length / REF_STRIDE;
-    if (typeof buffer === 'number') {
-      // A slot: its length is concrete or hal's TO_END, which is also the plan's.
-      this.slots.add(buffer);
-      this.refs.push(-buffer - 1);
-      this.refs.push(offset);
-      this.refs.push(length);
-      this.#lastRefUsesSlot = true;
-      return index;
-    }
-    if (!(buffer instanceof WebGpuBuffer) || buffer.device !== this.device) {
-      throw invalid(`${this.name}: ${what}: the buffer is not a buffer of this webgpu device`);
-    }
-    let b = this.#bufferIndex.get(buffer);
-    if (b === undefined) {
-      b = this.buffers.length;
-      this.buffers.push(buffer);
-      this.#bufferIndex.set(buffer, b);
-    }
-    this.refs.push(b);
-    this.refs.push(offset);
-    this.refs.push(length);
-    this.#lastRefUsesSlot = false;
-    return index;
+  ) {
+    super((buffer, what) => acceptBuffer(device, name, buffer, what));
   }
 
   #op(op: number, a: number, b: number, c: number, d: number, e: number, f: number): void {
@@ -141,26 +73,27 @@ class PlanBuilder implements StructureSink {
   }
 
   /** The binding set of a dispatch (de-duplicated by layout and refs). */
-  #set(compiled: CompiledExport, bindings: StructureBindings): number {
-    const firstRef = this.refs.length / REF_STRIDE;
+  #set(compiled: CompiledExport, bindings: CommandBindings<StructureRef>): number {
+    const refs = this.refs;
+    const firstRef = refs.count;
     let usesSlots = false;
     let signature = `${compiled.bindings.id}`;
     const count = bindings.count;
     for (let i = 0; i < count; i++) {
-      this.#ref(
-        bindings.refs[i] as StructureRef,
+      refs.push(
+        bindings.buffers[i] as StructureRef,
         bindings.offsets[i] as number,
         bindings.lengths[i] as number,
         `binding ${i}`,
       );
-      usesSlots ||= this.#lastRefUsesSlot;
+      usesSlots ||= refs.lastUsesSlot;
       const at = (firstRef + i) * REF_STRIDE;
-      const r = this.refs.array;
+      const r = refs.values.array;
       signature += `|${r[at]},${r[at + 1]},${r[at + 2]}`;
     }
     const existing = this.#setIndex.get(signature);
     if (existing !== undefined) {
-      this.refs.length = firstRef * REF_STRIDE;
+      refs.truncate(firstRef);
       return existing;
     }
     const set = this.setLayouts.length;
@@ -187,77 +120,40 @@ class PlanBuilder implements StructureSink {
     return offset;
   }
 
-  fill(
-    target: StructureRef,
-    offset: number,
-    length: number,
-    pattern: number,
-    patternLength: 1 | 2 | 4,
-  ): void {
-    const ref = this.#ref(target, offset, length, 'fill target');
+  protected onFill(ref: number, pattern: number, patternLength: 1 | 2 | 4): void {
     this.#op(PlanOp.FILL, ref, pattern | 0, patternLength, 0, 0, 0);
   }
 
-  update(source: Uint8Array, target: StructureRef, offset: number, length: number): void {
-    const ref = this.#ref(target, offset, length, 'update target');
+  protected onUpdate(source: Uint8Array, ref: number, length: number): void {
     this.payloads.push(source.slice(0, length));
     this.#op(PlanOp.UPDATE, ref, this.payloads.length - 1, 0, 0, 0, 0);
   }
 
-  copy(
-    source: StructureRef,
-    sourceOffset: number,
-    target: StructureRef,
-    targetOffset: number,
-    length: number,
-  ): void {
-    const s = this.#ref(source, sourceOffset, length, 'copy source');
-    const t = this.#ref(target, targetOffset, length, 'copy target');
-    this.#op(PlanOp.COPY, s, t, 0, 0, 0, 0);
+  protected onCopy(source: number, target: number): void {
+    this.#op(PlanOp.COPY, source, target, 0, 0, 0, 0);
   }
 
-  dispatch(
-    executable: Executable,
-    entry: number,
-    x: number,
-    y: number,
-    z: number,
-    constants: Uint32Array,
-    bindings: StructureBindings,
-  ): void {
-    const e = this.#export(executable, entry);
+  protected onDispatch(d: DispatchArgs): void {
+    const e = this.#export(d.executable, d.entry);
     const compiled = this.exports[e] as CompiledExport;
-    const set = this.#set(compiled, bindings);
-    this.#op(PlanOp.DISPATCH, e, x, y, z, set, this.#constants(compiled, constants));
+    const set = this.#set(compiled, d.bindings);
+    if (d.params === undefined) {
+      this.#op(PlanOp.DISPATCH, e, d.x, d.y, d.z, set, this.#constants(compiled, d.constants));
+    } else {
+      const paramsRef = this.refs.push(d.params, d.paramsOffset, 12, 'indirect parameters');
+      this.#op(PlanOp.DISPATCH_INDIRECT, e, paramsRef, 0, 0, set, this.#constants(compiled, d.constants));
+    }
     this.dispatchCount++;
   }
 
-  dispatchIndirect(
-    executable: Executable,
-    entry: number,
-    params: StructureRef,
-    paramsOffset: number,
-    constants: Uint32Array,
-    bindings: StructureBindings,
-  ): void {
-    const e = this.#export(executable, entry);
-    const compiled = this.exports[e] as CompiledExport;
-    const set = this.#set(compiled, bindings);
-    const paramsRef = this.#ref(params, paramsOffset, 12, 'indirect parameters');
-    this.#op(PlanOp.DISPATCH_INDIRECT, e, paramsRef, 0, 0, set, this.#constants(compiled, constants));
-    this.dispatchCount++;
-  }
+  // barrier: WebGPU orders the commands of a queue, every command sees the results of the ones before it.
 
-  barrier(): void {
-    // WebGPU orders the commands of a queue: every command sees the results of the ones before it.
-  }
-
-  beginDebugGroup(label: string): void {
+  override beginDebugGroup(label: string): void {
     this.labels.push(label);
     this.#op(PlanOp.BEGIN_DEBUG_GROUP, this.labels.length - 1, 0, 0, 0, 0, 0);
   }
 
-  endDebugGroup(): void {
+  override endDebugGroup(): void {
     this.#op(PlanOp.END_DEBUG_GROUP, 0, 0, 0, 0, 0, 0);
   }
 }
@@ -283,8 +179,8 @@ export function buildReplayPlan(
     reusable: commandBuffer.mode === 'reusable',
     ops: builder.ops.toArray(),
     opCount: builder.opCount,
-    refs: builder.refs.toArray(),
-    buffers: builder.buffers,
+    refs: builder.refs.values.toArray(),
+    buffers: builder.refs.buffers,
     exports: builder.exports,
     labels: builder.labels,
     payloads: builder.payloads,
@@ -293,7 +189,7 @@ export function buildReplayPlan(
     setCount: builder.setCount.toArray(),
     setUsesSlots: Uint8Array.from(builder.setUsesSlots.toArray()),
     constants: Uint32Array.from(builder.constants),
-    slots: Int32Array.from([...builder.slots].sort((a, b) => a - b)),
+    slots: Int32Array.from([...builder.refs.slots].sort((a, b) => a - b)),
     dispatchCount: builder.dispatchCount,
   };
   return new ReplayPlan(data, options.tableCacheSize);

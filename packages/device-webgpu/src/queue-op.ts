@@ -1,35 +1,15 @@
 /**
- * The record of one queue operation while it waits, runs and completes. Records are pooled by the
+ * The record of one queue operation while it waits, runs and completes: the driver kit's QueueRecord
+ * (hal/driver) plus WebGPU's staging and error-scope state. Records are pooled by the
  * scheduler (op-scheduler.ts), and their callbacks are bound once per record, so the hot path
  * (an operation whose waits are ready) allocates no record and no closure.
  */
-import { Fence, type KeelError, type Registration } from '@keel/fence';
-import type { BindingTable, CommandBuffer } from '@keel/hal';
+import type { KeelError } from '@keel/fence';
+import { OpKind, QueueRecord } from '@keel/hal/driver';
 import type { ReplayPlan } from './replay-plan';
 import type { WebGpuBuffer } from './webgpu-buffer';
 
-export const OpKind = {
-  EXECUTE: 1,
-  FILL: 2,
-  UPDATE: 3,
-  COPY: 4,
-  READ: 5,
-  WRITE: 6,
-  HOST_CALL: 7,
-  BARRIER: 8,
-} as const;
-export type OpKind = (typeof OpKind)[keyof typeof OpKind];
-
-export const OP_NAMES: Readonly<Record<number, string>> = {
-  1: 'queueExecute',
-  2: 'queueFill',
-  3: 'queueUpdate',
-  4: 'queueCopy',
-  5: 'queueRead',
-  6: 'queueWrite',
-  7: 'queueHostCall',
-  8: 'queueBarrier',
-};
+export { OpKind };
 
 /** Callbacks the scheduler binds to each record. */
 export interface OpCallbacks {
@@ -45,31 +25,12 @@ export interface OpCallbacks {
   scopePopped(op: QueueOp, error: GPUError | null): void;
 }
 
-export class QueueOp {
-  kind: OpKind = OpKind.EXECUTE;
-  queue = 0;
-  wait: Fence = Fence.empty;
-  signal: Fence = Fence.empty;
+export class QueueOp extends QueueRecord<WebGpuBuffer> {
   /** Submitted while some wait timepoint was only GPU-ordered (not reached): checked at completion. */
   early = false;
   /** Waiting in the deferred set. */
   deferred = false;
-  registration: Registration | undefined;
-
-  // Payload (which fields are used depends on `kind`).
-  commandBuffers: readonly CommandBuffer[] = [];
-  tables: readonly (BindingTable | undefined)[] | undefined;
   readonly plans: ReplayPlan[] = [];
-  target: WebGpuBuffer | undefined;
-  targetOffset = 0;
-  source: WebGpuBuffer | undefined;
-  sourceOffset = 0;
-  length = 0;
-  pattern = 0;
-  patternLength = 1;
-  /** queueUpdate/queueWrite source bytes; queueRead target bytes. */
-  bytes: Uint8Array | undefined;
-  callback: (() => void | Promise<void>) | undefined;
   /** queueRead: the staging buffer being mapped, its size, and the copied range's offset in it. */
   staging: GPUBuffer | undefined;
   stagingSize = 0;
@@ -98,6 +59,7 @@ export class QueueOp {
   readonly onScopeFailed: () => void;
 
   constructor(callbacks: OpCallbacks) {
+    super();
     this.onWaitReached = (error) => callbacks.waitReached(this, error);
     this.onSettled = (error) => callbacks.settled(this, error);
     this.onMapped = () => callbacks.mapped(this);
@@ -111,18 +73,10 @@ export class QueueOp {
 
   /** Drops every reference so a pooled record keeps nothing alive. */
   reset(): void {
-    this.wait = Fence.empty;
-    this.signal = Fence.empty;
+    this.resetRecord();
     this.early = false;
     this.deferred = false;
-    this.registration = undefined;
-    this.commandBuffers = [];
-    this.tables = undefined;
     this.plans.length = 0;
-    this.target = undefined;
-    this.source = undefined;
-    this.bytes = undefined;
-    this.callback = undefined;
     this.staging = undefined;
     this.mapping = false;
     this.scopes = 0;
@@ -132,7 +86,8 @@ export class QueueOp {
     this.uploads.length = 0;
   }
 
+  /** The Device method that made it ("queueFill", …): how messages name it. */
   get name(): string {
-    return OP_NAMES[this.kind] ?? 'operation';
+    return this.method;
   }
 }

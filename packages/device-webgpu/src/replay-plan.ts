@@ -131,12 +131,12 @@ export class ReplayPlan {
     const offset = refs[at + 1] as number;
     const length = refs[at + 2] as number;
     let buffer: WebGpuBuffer;
-    if (code >= 0) {
-      buffer = this.data.buffers[code] as WebGpuBuffer;
+    if (code < 0) {
+      buffer = this.data.buffers[-code - 1] as WebGpuBuffer;
       this.#offset = offset;
       this.#length = length;
     } else {
-      const slot = -code - 1;
+      const slot = code;
       const binding = table?.[slot];
       if (binding === undefined || binding === null) {
         throw new KeelError(

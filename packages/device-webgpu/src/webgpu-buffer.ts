@@ -18,10 +18,10 @@ export interface BufferOwner {
 let nextBufferId = 1;
 
 export class WebGpuBuffer implements Buffer {
-  /** Unique per buffer object (never reused). */
+  /** @internal Unique per buffer object (never reused). */
   readonly id = nextBufferId++;
   #state: BufferState = 'live';
-  /** The GPU error its creation raised (out of memory...): operations on the buffer fail with it. */
+  /** @internal The GPU error its creation raised (out of memory...): operations on the buffer fail with it. */
   gpuFailure: KeelError | undefined;
   #memory: GpuMemory | undefined;
   #base = 0;
@@ -48,13 +48,14 @@ export class WebGpuBuffer implements Buffer {
   /**
    * The GPU memory, or undefined while a queue allocation has no block yet (use only in operations
    * ordered after the alloca's signal, by which time it has one).
+   * @internal
    */
   get memory(): GpuMemory | undefined {
     if (this.#memory === undefined) this.#resolve();
     return this.#memory;
   }
 
-  /** Byte offset of this buffer in `memory` (0 for dedicated buffers). */
+  /** @internal Byte offset of this buffer in `memory` (0 for dedicated buffers). */
   get base(): number {
     if (this.#memory === undefined) this.#resolve();
     return this.#base;
@@ -84,16 +85,17 @@ export class WebGpuBuffer implements Buffer {
     this.owner.releaseBuffer(this);
   }
 
-  /** Marks a queue-allocated buffer as released by queueDealloca. */
+  /** @internal Marks a queue-allocated buffer as released by queueDealloca. */
   markDeallocated(): void {
     this.#state = 'deallocated';
   }
 
-  /** Marks the buffer destroyed with its device (no GPU call: the device destroys its memory). */
+  /** @internal Marks the buffer destroyed with its device (no GPU call: the device destroys its memory). */
   markDestroyed(): void {
     if (this.#state === 'live') this.#state = 'destroyed';
   }
 
+  /** @internal */
   describe(): string {
     return this.label === undefined
       ? `buffer (${this.byteLength} bytes)`

@@ -6,53 +6,40 @@
  * (QueueAffinity.select); the queue index only labels the operation (and is what allocations are
  * tagged with): ordering comes from fences alone, and all work meets in the one GPUQueue in submission
  * order. Each operation is one submission (one command encoder, one `queue.submit`).
+ *
+ * The queue methods and their argument checks are hal's driver kit (`QueueFront`, @keel/hal/driver);
+ * this class implements the kit's narrow surface (`record`: a pooled QueueOp from the scheduler;
+ * `submit`/`submitExecute`: issue now or defer, op-scheduler.ts; `allocate`/`deallocate`: the transient
+ * pools, @keel/allocator PoolRegistry), resources, statistics, loss and teardown.
  */
-import {
-  type AllocatorStats,
-  PassthroughPool,
-  type Pool,
-  QueueAllocator,
-  RingPool,
-  TlsfPool,
-} from '@keel/allocator';
+import { type AllocatorStats, PoolRegistry } from '@keel/allocator';
 import { createCommandBuffer } from '@keel/command-buffer';
 import { ErrorCode, type Fence, KeelError, type Semaphore, TimelineSemaphore } from '@keel/fence';
 import {
-  type AllocaOptions,
-  type BindingTable,
   type Buffer,
   type BufferParams,
-  BufferUsage,
-  type ByteRange,
   type CommandBuffer,
   type CommandBufferOptions,
-  checkBufferByteLength,
-  checkBufferParams,
-  checkCopyRanges,
-  checkDeallocaBuffer,
-  checkExecuteArguments,
-  checkFillPattern,
-  checkFillRange,
-  checkHostLength,
-  checkQueueFences,
-  checkQueueRef,
   type Device,
   type DeviceInfo,
-  type DirectBufferRef,
-  describeValue,
   type Executable,
   type ExecutableSource,
-  hostBytes,
-  isFence,
   MemoryType,
-  madeByCreateBuffer,
   QueueAffinity,
   type UnhandledFailureHook,
-  unhandledFailureReporter,
 } from '@keel/hal';
+import {
+  type AllocaRequest,
+  type FrontMethod,
+  invalid,
+  madeByCreateBuffer,
+  OpKind,
+  QueueFront,
+  type QueueRecord,
+  unhandledFailureReporter,
+} from '@keel/hal/driver';
 import type { BindingLayouts } from './binding-layouts';
 import type { BuiltinKernels } from './builtin-kernels';
-import { MAX_UPDATE_SIZE } from './device-info';
 import { GpuEncoding } from './gpu-encoding';
 import { fromGpuError, popErrorScopes, pushErrorScopes } from './gpu-errors';
 import { alignUp, createGpuMemory, type GpuMemory } from './gpu-memory';
@@ -63,7 +50,7 @@ import { GpuOpRunner } from './op-runner';
 import { OpScheduler } from './op-scheduler';
 import { PendingWork } from './pending-work';
 import { buildReplayPlan } from './plan-builder';
-import { OpKind, type QueueOp } from './queue-op';
+import type { QueueOp } from './queue-op';
 import { ReadbackPool } from './readback-pool';
 import type { PlanContext, ReplayPlan } from './replay-plan';
 import { ResidentConstants } from './resident-constants';
@@ -72,30 +59,6 @@ import { UniformRing } from './uniform-ring';
 import { UploadPool, type UploadPoolStats } from './upload-pool';
 import { WebGpuBuffer } from './webgpu-buffer';
 import { compileExecutable } from './webgpu-executable';
-
-/** The operations whose messages name the device (see #names). */
-const OP_NAMES = [
-  'createBuffer',
-  'createExecutable',
-  'createCommandBuffer',
-  'createSemaphore',
-  'queueAlloca',
-  'queueDealloca',
-  'queueExecute',
-  'queueFill',
-  'queueUpdate',
-  'queueCopy',
-  'queueRead',
-  'queueWrite',
-  'queueBarrier',
-  'queueHostCall',
-  'flush',
-] as const;
-type OpName = (typeof OP_NAMES)[number];
-
-function invalid(message: string): KeelError {
-  return new KeelError(ErrorCode.INVALID_ARGUMENT, message);
-}
 
 /** Everything the device is made of (built by createWebGpuDevice). */
 export interface WebGpuDeviceParts {
@@ -145,7 +108,9 @@ export interface WebGpuDeviceStats {
   readonly bindGroupLayouts: number;
 }
 
-export class WebGpuDevice implements Device {
+// The front's record type is the kit's QueueRecord (the device's records are QueueOps): the published
+// types then name no internal class of this package.
+export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuffer>> implements Device {
   readonly info: DeviceInfo;
   readonly lost: Promise<KeelError>;
   /** The GPUDevice Keel runs on (shared with the caller when one was given). */
@@ -168,9 +133,7 @@ export class WebGpuDevice implements Device {
   readonly #scheduler: OpScheduler;
   readonly #context: PlanContext;
   readonly #slabs: GpuSlabProvider;
-  readonly #allocators = new Map<string, QueueAllocator<GpuMemory>>();
-  readonly #transientSlabSize: number;
-  readonly #transientBudget: number;
+  readonly #pools: PoolRegistry<GpuMemory>;
   readonly #tableCacheSize: number;
   readonly #storageAlignment: number;
   readonly #uniformAlignment: number;
@@ -185,20 +148,16 @@ export class WebGpuDevice implements Device {
     op.bytes = (op.bytes as Uint8Array).slice();
   };
   #resolveLost: (reason: KeelError) => void = () => {};
-  #lostReason: KeelError | undefined;
-  #destroyed = false;
   #destroying: Promise<void> | undefined;
   #deferrals = 0;
   #plansBuilt = 0;
   readonly #perQueue: number[];
-  /** "webgpu device '…' queueFill" per operation, built once (messages only). */
-  readonly #names: Readonly<Record<OpName, string>>;
-  readonly #queueMask: number;
   readonly #onUncapturedError: (event: Event) => void;
   /** Pipeline compilations and resource error scopes not settled yet (awaited by destroy). */
   readonly #compiles = new PendingWork();
 
   constructor(parts: WebGpuDeviceParts) {
+    super(`webgpu device '${parts.info.name}'`, WebGpuBuffer);
     const gpu = parts.gpu;
     this.gpuDevice = gpu;
     this.info = parts.info;
@@ -206,16 +165,11 @@ export class WebGpuDevice implements Device {
     this.#owned = parts.owned;
     this.#instance = parts.instance;
     this.#layouts = parts.layouts;
-    this.#transientSlabSize = parts.transientSlabSize;
-    this.#transientBudget = parts.transientBudget;
     this.#tableCacheSize = parts.tableCacheSize;
     this.#storageAlignment = parts.info.limits.minStorageBufferOffsetAlignment;
     this.#uniformAlignment = Math.max(16, gpu.limits.minUniformBufferOffsetAlignment);
     this.#perQueue = new Array<number>(parts.info.queueCount).fill(0);
-    this.#queueMask = QueueAffinity.firstN(parts.info.queueCount);
-    const names = {} as Record<OpName, string>;
-    for (const op of OP_NAMES) names[op] = `${this.name} ${op}`;
-    this.#names = names;
+    const names = this.names;
     this.#encoding = new GpuEncoding(gpu);
     this.#ring = new UniformRing(gpu, parts.layouts.constants, this.#uniformAlignment);
     this.#scratch = new GpuScratch(gpu);
@@ -243,6 +197,15 @@ export class WebGpuDevice implements Device {
       indirect: this.#indirect,
     };
     this.#slabs = new GpuSlabProvider(gpu, 'keel transient slab');
+    this.#pools = new PoolRegistry(this.#slabs, {
+      poolLabel: 'webgpu alloca',
+      deviceLabel: parts.info.name,
+      backend: 'webgpu',
+      alignment: Math.max(16, this.#storageAlignment),
+      slabSize: parts.transientSlabSize,
+      ringCapacity: parts.transientSlabSize,
+      budget: parts.transientBudget,
+    });
     this.#runner = new GpuOpRunner({
       gpu,
       name: this.name,
@@ -255,7 +218,7 @@ export class WebGpuDevice implements Device {
       uploads: this.#uploads,
       indirect: this.#indirect,
       context: this.#context,
-      gone: () => this.#destroyed || this.#lostReason !== undefined,
+      gone: () => this.destroyed || this.lostReason !== undefined,
     });
     this.#scheduler = new OpScheduler(
       this.#runner,
@@ -284,62 +247,22 @@ export class WebGpuDevice implements Device {
   }
 
   #onLost(info: GPUDeviceLostInfo | undefined): void {
-    if (this.#destroyed || this.#lostReason !== undefined) return;
+    if (this.destroyed || this.lostReason !== undefined) return;
     const reason = new KeelError(
       ErrorCode.UNAVAILABLE,
       `${this.name}: the GPU device was lost (${info?.reason ?? 'unknown'}: ${info?.message ?? 'no message'})`,
     );
-    this.#lostReason = reason;
+    this.lostReason = reason;
     this.#scheduler.failAll(reason);
-    for (const allocator of this.#allocators.values()) allocator.destroy();
+    this.#pools.destroy(false);
     this.#resolveLost(reason);
   }
 
-  // ---------------------------------------------------------------------------------------------------
-  // Checks
-
-  #checkUsable(what: OpName): void {
-    if (this.#destroyed) {
-      throw new KeelError(ErrorCode.FAILED_PRECONDITION, `${this.name} ${what}: the device was destroyed`);
-    }
-    if (this.#lostReason !== undefined) {
-      throw new KeelError(
-        ErrorCode.UNAVAILABLE,
-        `${this.name} ${what}: the device is lost (${this.#lostReason.message})`,
-        {
-          cause: this.#lostReason,
-        },
-      );
-    }
-  }
-
-  /**
-   * Checks the device, the affinity and both fences; returns the selected logical queue (the lowest set
-   * bit below queueCount, QueueAffinity.select's policy). Builds no string unless it throws.
-   */
-  #begin(op: OpName, affinity: number, wait: Fence, signal: Fence): number {
-    this.#checkUsable(op);
-    // Fast path only for a valid 32-bit mask (QueueAffinity.isValid): 2**32 + 1 must not alias queue 0.
-    const m = QueueAffinity.isValid(affinity) ? (affinity & this.#queueMask) >>> 0 : 0;
-    const queue =
-      m !== 0
-        ? 31 - Math.clz32(m & -m)
-        : QueueAffinity.select(affinity, this.info.queueCount, this.#names[op]);
-    if (!isFence(wait) || !isFence(signal)) checkQueueFences(wait, signal, this.#names[op]);
+  /** Counts the operations of each logical queue (stats.operationsPerQueue). */
+  protected override begin(method: FrontMethod, affinity: number, wait: Fence, signal: Fence): number {
+    const queue = super.begin(method, affinity, wait, signal);
     this.#perQueue[queue] = (this.#perQueue[queue] as number) + 1;
     return queue;
-  }
-
-  /** Where checkQueueRef leaves a checked range (reused: no allocation per check). */
-  readonly #range: ByteRange = { offset: 0, length: 0 };
-
-  /**
-   * Checks a direct ref (hal's checkQueueRef: a live buffer of this device with `usage`, a range inside
-   * it; length defaults to `defaultLength` when given, else to the end) and leaves its range in #range.
-   * `op` and `role` name it in messages ("… queueCopy source"); nothing is built unless it throws.
-   */
-  #ref(ref: DirectBufferRef, usage: number, op: OpName, role: string, defaultLength?: number): WebGpuBuffer {
-    return checkQueueRef(this, WebGpuBuffer, ref, usage, this.#names[op], role, defaultLength, this.#range);
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -350,11 +273,9 @@ export class WebGpuDevice implements Device {
    * storage memory; `queueRead`/`queueWrite` stage through mappable buffers), whatever was asked for.
    */
   createBuffer(params: BufferParams & { readonly byteLength: number }): Buffer {
-    const what = `${this.name} createBuffer`;
-    this.#checkUsable('createBuffer');
-    const usage = checkBufferParams(params, what);
-    const byteLength = checkBufferByteLength(params.byteLength, this.info.limits.maxBufferSize, what);
-    this.#checkGpuSize(byteLength, what, 'byteLength');
+    const what = this.names.createBuffer;
+    const usage = this.checkCreateBuffer(params);
+    const byteLength = params.byteLength;
     const gpu = this.gpuDevice;
     pushErrorScopes(gpu);
     const memory = createGpuMemory(gpu, byteLength, params.label);
@@ -383,7 +304,7 @@ export class WebGpuDevice implements Device {
    * INVALID_ARGUMENT when a GPUBuffer for `byteLength` bytes (rounded up to 4, as WebGPU buffers are)
    * would exceed the device's maxBufferSize (WebGPU's validation rule for createBuffer).
    */
-  #checkGpuSize(byteLength: number, what: string, name: string): void {
+  protected override checkSize(byteLength: number, what: string, name: string): void {
     const size = alignUp(Math.max(4, byteLength), 4);
     const max = this.info.limits.maxBufferSize;
     if (size > max) {
@@ -393,9 +314,9 @@ export class WebGpuDevice implements Device {
     }
   }
 
-  /** BufferOwner: a dedicated buffer was destroyed by its owner. */
+  /** @internal BufferOwner: a dedicated buffer was destroyed by its owner. */
   releaseBuffer(buffer: WebGpuBuffer): void {
-    if (this.#destroyed) return;
+    if (this.destroyed) return;
     this.#buffers.delete(buffer);
     if (this.#scheduler.deferredCount > 0) this.#releases.push(buffer);
     else buffer.memory?.buffer.destroy();
@@ -409,7 +330,7 @@ export class WebGpuDevice implements Device {
 
   createExecutable(source: ExecutableSource): Promise<Executable> {
     try {
-      this.#checkUsable('createExecutable');
+      this.checkUsable('createExecutable');
     } catch (error) {
       return Promise.reject(error);
     }
@@ -434,9 +355,9 @@ export class WebGpuDevice implements Device {
   }
 
   /** UNAVAILABLE when the device was lost or destroyed (else undefined): device loss is never a caller's mistake. */
-  #unavailable(what: OpName): KeelError | undefined {
-    const reason = this.#lostReason;
-    if (reason === undefined && !this.#destroyed) return undefined;
+  #unavailable(what: FrontMethod): KeelError | undefined {
+    const reason = this.lostReason;
+    if (reason === undefined && !this.destroyed) return undefined;
     return new KeelError(
       ErrorCode.UNAVAILABLE,
       `${this.name} ${what}: the device was ${reason === undefined ? 'destroyed' : 'lost'}`,
@@ -445,90 +366,52 @@ export class WebGpuDevice implements Device {
   }
 
   createCommandBuffer(options?: CommandBufferOptions): CommandBuffer {
-    this.#checkUsable('createCommandBuffer');
+    this.checkUsable('createCommandBuffer');
     return createCommandBuffer(this, options);
   }
 
   /** A TimelineSemaphore (WebGPU work completes on this thread's event loop). */
   createSemaphore(initialValue = 0): Semaphore {
-    this.#checkUsable('createSemaphore');
+    this.checkUsable('createSemaphore');
     return new TimelineSemaphore(initialValue, { label: `${this.info.name} semaphore` });
   }
 
   // ---------------------------------------------------------------------------------------------------
   // Queue-ordered allocation
 
-  #allocator(pool: string, what: string): QueueAllocator<GpuMemory> {
-    let allocator = this.#allocators.get(pool);
-    if (allocator !== undefined) return allocator;
-    const alignment = Math.max(16, this.#storageAlignment);
-    let p: Pool<GpuMemory>;
-    switch (pool) {
-      case 'tlsf':
-        p = new TlsfPool(this.#slabs, {
-          label: 'webgpu alloca tlsf',
-          slabSize: this.#transientSlabSize,
-          alignment,
-          budget: this.#transientBudget,
-        });
-        break;
-      case 'passthrough':
-        p = new PassthroughPool(this.#slabs, { label: 'webgpu alloca passthrough', alignment });
-        break;
-      case 'ring':
-        p = new RingPool(this.#slabs, {
-          label: 'webgpu alloca ring',
-          capacity: this.#transientSlabSize,
-          alignment,
-        });
-        break;
-      default:
-        throw invalid(
-          `${what}: unknown pool '${pool}' (the webgpu device has 'tlsf', 'ring' and 'passthrough')`,
-        );
-    }
-    allocator = new QueueAllocator(p, { label: `${this.info.name} ${pool}` });
-    this.#allocators.set(pool, allocator);
-    return allocator;
-  }
-
-  /** Statistics of a transient pool's allocator ('tlsf' by default; undefined before its first use). */
-  allocatorStats(pool = 'tlsf'): AllocatorStats | undefined {
-    return this.#allocators.get(pool)?.stats;
+  /**
+   * Snapshots of the transient pools' allocator statistics, by pool name (hal's one
+   * `Device.allocatorStats()` shape; a pool never used is absent).
+   */
+  allocatorStats(): Map<string, AllocatorStats>;
+  /** @deprecated Pass no pool and read the map: `allocatorStats().get(pool)`. */
+  allocatorStats(pool: string): AllocatorStats | undefined;
+  allocatorStats(pool?: string): Map<string, AllocatorStats> | AllocatorStats | undefined {
+    const stats = this.#pools.stats();
+    return pool === undefined ? stats : stats.get(pool);
   }
 
   /**
    * A buffer from the transient pool (TLSF over GPUBuffer slabs by default), usable by operations
    * ordered after `signal`. Offsets are aligned to minStorageBufferOffsetAlignment (at least 16).
    */
-  queueAlloca(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
-    params: BufferParams,
-    size: number,
-    options?: AllocaOptions,
-  ): Buffer {
-    const what = this.#names.queueAlloca;
-    const queue = this.#begin('queueAlloca', affinity, wait, signalFence);
-    const usage = checkBufferParams(params, what);
-    const max = this.info.limits.maxBufferSize;
-    if (typeof size !== 'number' || !Number.isInteger(size) || size < 0 || size > max) {
-      throw invalid(`${what}: size must be an integer in [0, ${max}], got ${describeValue(size)}`);
-    }
-    this.#checkGpuSize(size, what, 'size');
-    const pool = options?.pool ?? 'tlsf';
-    const allocator = this.#allocator(pool, what);
+  /**
+   * queueAlloca: a buffer from the transient pool (TLSF over GPUBuffer slabs by default), usable by
+   * operations ordered after `signal`. Offsets are aligned to minStorageBufferOffsetAlignment (at least 16).
+   */
+  protected allocate(queue: number, wait: Fence, signal: Fence, request: AllocaRequest): Buffer {
+    const { params, size, pool } = request;
+    const allocator = this.#pools.allocator(pool, this.names.queueAlloca);
     const ordered = this.#scheduler.isOrdered(wait);
     // Sizes are rounded to 4 so every binding and copy of the buffer stays inside its block.
-    const allocation = allocator.alloca(QueueAffinity.of(queue), wait, signalFence, alignUp(size, 4), {
+    const allocation = allocator.alloca(QueueAffinity.of(queue), wait, signal, alignUp(size, 4), {
       label: params.label,
     });
     const buffer = new WebGpuBuffer(
       this,
       this,
       size,
-      usage,
+      request.usage,
       MemoryType.DEVICE_LOCAL,
       { affinity: (params.affinity ?? QueueAffinity.of(queue)) >>> 0, pool, queueAllocated: true },
       params.label,
@@ -537,37 +420,42 @@ export class WebGpuDevice implements Device {
     );
     // Memory found at the call and waits already ordered: work ordered after `signal` may be submitted
     // right away (the allocator signals it once `wait` is reached).
-    if (ordered && allocation.block !== undefined) this.#scheduler.markOrdered(signalFence);
+    if (ordered && allocation.block !== undefined) this.#scheduler.markOrdered(signal);
     return buffer;
   }
 
-  queueDealloca(affinity: QueueAffinity, wait: Fence, signalFence: Fence, buffer: Buffer): void {
-    const what = this.#names.queueDealloca;
-    const queue = this.#begin('queueDealloca', affinity, wait, signalFence);
-    const b = checkDeallocaBuffer(this, WebGpuBuffer, buffer, what);
-    const allocation = b.allocation;
-    if (allocation === undefined) throw madeByCreateBuffer(b, what);
-    const allocator = this.#allocator(buffer.placement.pool ?? 'tlsf', what);
+  protected deallocate(queue: number, wait: Fence, signal: Fence, buffer: WebGpuBuffer): void {
+    const what = this.names.queueDealloca;
+    const allocation = buffer.allocation;
+    if (allocation === undefined) throw madeByCreateBuffer(buffer, what);
+    const allocator = this.#pools.ownerOf(allocation, what);
     const ordered = this.#scheduler.isOrdered(wait);
-    allocator.dealloca(QueueAffinity.of(queue), wait, signalFence, allocation);
-    b.markDeallocated();
-    if (ordered) this.#scheduler.markOrdered(signalFence);
+    allocator.dealloca(QueueAffinity.of(queue), wait, signal, allocation);
+    buffer.markDeallocated();
+    if (ordered) this.#scheduler.markOrdered(signal);
   }
 
   // ---------------------------------------------------------------------------------------------------
   // Operations
 
-  queueExecute(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
-    commandBuffers: readonly CommandBuffer[],
-    bindingTables?: readonly (BindingTable | undefined)[],
-  ): void {
-    const queue = this.#begin('queueExecute', affinity, wait, signalFence);
-    checkExecuteArguments(this, queue, commandBuffers, bindingTables, this.#names.queueExecute);
+  protected record(kind: OpKind, queue: number, wait: Fence, signal: Fence): QueueRecord<WebGpuBuffer> {
+    return this.#scheduler.acquire(kind, queue, wait, signal);
+  }
+
+  /**
+   * Issues `op`: submitted now when its waits allow, else deferred. A deferred update copies its bytes
+   * at the call (prepareDefer); a write's source is read when it runs (into pooled staging buffers,
+   * op-runner.ts) and must stay unchanged until its signal.
+   */
+  protected submit(record: QueueRecord<WebGpuBuffer>): void {
+    const op = record as QueueOp;
+    this.#issue(op, op.kind === OpKind.UPDATE ? this.#prepareUpdateDefer : undefined);
+  }
+
+  protected submitExecute(record: QueueRecord<WebGpuBuffer>): void {
+    const op = record as QueueOp;
+    const commandBuffers = op.commandBuffers;
     const count = commandBuffers.length;
-    const op = this.#scheduler.acquire(OpKind.EXECUTE, queue, wait, signalFence);
     try {
       for (let i = 0; i < count; i++)
         op.plans.push((commandBuffers[i] as CommandBuffer).devicePlan(this.#planKey, this.#buildPlan));
@@ -576,8 +464,6 @@ export class WebGpuDevice implements Device {
       throw error;
     }
     for (let i = 0; i < count; i++) (commandBuffers[i] as CommandBuffer).markSubmitted();
-    op.commandBuffers = commandBuffers;
-    op.tables = bindingTables ?? undefined;
     this.#issue(op, this.#prepareExecuteDefer);
   }
 
@@ -593,157 +479,6 @@ export class WebGpuDevice implements Device {
     const before = this.#scheduler.deferredCount;
     this.#scheduler.issue(op, prepareDefer);
     if (this.#scheduler.deferredCount > before) this.#deferrals++;
-  }
-
-  queueFill(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
-    target: DirectBufferRef,
-    pattern: number,
-    patternLength: 1 | 2 | 4,
-  ): void {
-    const what = this.#names.queueFill;
-    const queue = this.#begin('queueFill', affinity, wait, signalFence);
-    checkFillPattern(pattern, patternLength, what);
-    const t = this.#ref(target, BufferUsage.TRANSFER_TARGET, 'queueFill', 'target');
-    const r = this.#range;
-    checkFillRange(r, patternLength, what);
-    const op = this.#scheduler.acquire(OpKind.FILL, queue, wait, signalFence);
-    op.target = t;
-    op.targetOffset = r.offset;
-    op.length = r.length;
-    op.pattern = pattern;
-    op.patternLength = patternLength;
-    this.#issue(op);
-  }
-
-  queueUpdate(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
-    source: ArrayBufferView,
-    target: DirectBufferRef,
-  ): void {
-    this.#hostToDevice('queueUpdate', affinity, wait, signalFence, source, target);
-  }
-
-  queueCopy(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
-    source: DirectBufferRef,
-    target: DirectBufferRef,
-  ): void {
-    const what = this.#names.queueCopy;
-    const queue = this.#begin('queueCopy', affinity, wait, signalFence);
-    const r = this.#range;
-    const length = source?.length ?? target?.length;
-    const s = this.#ref(source, BufferUsage.TRANSFER_SOURCE, 'queueCopy', 'source', length);
-    const sourceOffset = r.offset;
-    const sourceLength = r.length;
-    const t = this.#ref(target, BufferUsage.TRANSFER_TARGET, 'queueCopy', 'target', sourceLength);
-    checkCopyRanges(s, sourceOffset, sourceLength, t, r.offset, r.length, what);
-    const op = this.#scheduler.acquire(OpKind.COPY, queue, wait, signalFence);
-    op.source = s;
-    op.sourceOffset = sourceOffset;
-    op.target = t;
-    op.targetOffset = r.offset;
-    op.length = sourceLength;
-    this.#issue(op);
-  }
-
-  queueRead(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
-    source: DirectBufferRef,
-    target: ArrayBufferView,
-  ): void {
-    const what = this.#names.queueRead;
-    const queue = this.#begin('queueRead', affinity, wait, signalFence);
-    const bytes = hostBytes(target, what, 'target');
-    const s = this.#ref(source, BufferUsage.TRANSFER_SOURCE, 'queueRead', 'source', bytes.byteLength);
-    const r = this.#range;
-    checkHostLength('queueRead', r.length, bytes.byteLength, what);
-    const op = this.#scheduler.acquire(OpKind.READ, queue, wait, signalFence);
-    op.source = s;
-    op.sourceOffset = r.offset;
-    op.length = r.length;
-    op.bytes = bytes;
-    this.#issue(op);
-  }
-
-  queueWrite(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
-    source: ArrayBufferView,
-    target: DirectBufferRef,
-  ): void {
-    this.#hostToDevice('queueWrite', affinity, wait, signalFence, source, target);
-  }
-
-  /**
-   * queueUpdate and queueWrite: host bytes into a buffer range. An update (at most maxUpdateSize bytes)
-   * goes through `queue.writeBuffer` when it runs and is copied at the call when it is deferred
-   * (prepareDefer). A write's source is read when it runs (into pooled staging buffers, op-runner.ts)
-   * and must stay unchanged until its signal.
-   */
-  #hostToDevice(
-    name: 'queueUpdate' | 'queueWrite',
-    affinity: QueueAffinity,
-    wait: Fence,
-    signal: Fence,
-    source: ArrayBufferView,
-    target: DirectBufferRef,
-  ): void {
-    const what = this.#names[name];
-    const queue = this.#begin(name, affinity, wait, signal);
-    const bytes = hostBytes(source, what, 'source');
-    const update = name === 'queueUpdate';
-    if (update && bytes.byteLength > MAX_UPDATE_SIZE) {
-      throw invalid(
-        `${what}: ${bytes.byteLength} bytes exceed the device's maxUpdateSize of ${MAX_UPDATE_SIZE} bytes (use queueWrite)`,
-      );
-    }
-    const t = this.#ref(target, BufferUsage.TRANSFER_TARGET, name, 'target', bytes.byteLength);
-    const r = this.#range;
-    checkHostLength(name, r.length, bytes.byteLength, what);
-    const op = this.#scheduler.acquire(update ? OpKind.UPDATE : OpKind.WRITE, queue, wait, signal);
-    op.target = t;
-    op.targetOffset = r.offset;
-    op.length = r.length;
-    op.bytes = bytes;
-    this.#issue(op, update ? this.#prepareUpdateDefer : undefined);
-  }
-
-  queueBarrier(affinity: QueueAffinity, wait: Fence, signalFence: Fence): void {
-    const queue = this.#begin('queueBarrier', affinity, wait, signalFence);
-    this.#issue(this.#scheduler.acquire(OpKind.BARRIER, queue, wait, signalFence));
-  }
-
-  queueHostCall(
-    affinity: QueueAffinity,
-    wait: Fence,
-    signalFence: Fence,
-    callback: () => void | Promise<void>,
-  ): void {
-    const queue = this.#begin('queueHostCall', affinity, wait, signalFence);
-    if (typeof callback !== 'function') {
-      throw invalid(
-        `${this.#names.queueHostCall}: callback must be a function, got ${describeValue(callback)}`,
-      );
-    }
-    const op = this.#scheduler.acquire(OpKind.HOST_CALL, queue, wait, signalFence);
-    op.callback = callback;
-    this.#issue(op);
-  }
-
-  /** Nothing is held back: every operation is submitted as soon as its waits allow. */
-  flush(affinity: QueueAffinity): void {
-    this.#checkUsable('flush');
-    QueueAffinity.select(affinity, this.info.queueCount, `${this.name} flush`);
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -804,11 +539,10 @@ export class WebGpuDevice implements Device {
   }
 
   async #destroy(): Promise<void> {
-    this.#destroyed = true;
+    this.destroyed = true;
     const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.name}: the device was destroyed`);
     this.#scheduler.failAll(reason);
-    for (const allocator of this.#allocators.values()) allocator.destroy();
-    this.#allocators.clear();
+    this.#pools.destroy();
     this.#uploads.destroy();
     // Dawn crashes or hangs when a buffer with a pending map and its device are destroyed and
     // collected: let every map and completion callback settle first.
@@ -828,7 +562,7 @@ export class WebGpuDevice implements Device {
     this.#layouts.destroy();
     this.gpuDevice.removeEventListener('uncapturederror', this.#onUncapturedError);
     if (this.#owned) this.gpuDevice.destroy();
-    this.#resolveLost(this.#lostReason ?? reason);
+    this.#resolveLost(this.lostReason ?? reason);
   }
 
   [Symbol.asyncDispose](): Promise<void> {

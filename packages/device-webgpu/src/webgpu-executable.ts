@@ -12,6 +12,7 @@ import {
   type ExecutableSource,
   lookupExport,
 } from '@keel/hal';
+import { invalid } from '@keel/hal/driver';
 import type { BindingLayout, BindingLayouts } from './binding-layouts';
 import { MAX_CONSTANTS } from './device-info';
 import { describeError, fromGpuError, popErrorScopes, pushErrorScopes } from './gpu-errors';
@@ -38,10 +39,6 @@ export class WebGpuExecutable implements Executable {
   lookupExport(entry: string | number): ExecutableExport {
     return lookupExport(this.exports, entry, this.label === undefined ? '(unnamed)' : `'${this.label}'`);
   }
-}
-
-function invalid(message: string, cause?: unknown): KeelError {
-  return new KeelError(ErrorCode.INVALID_ARGUMENT, message, cause === undefined ? undefined : { cause });
 }
 
 /** The limits an executable is checked against. */

@@ -14,7 +14,7 @@ export async function ctsWebGpuDevice(options: WebGpuDeviceOptions = {}): Promis
     heldQueueBytes: () => {
       let held = 0;
       for (const pool of ['tlsf', 'ring', 'passthrough']) {
-        const stats = device.allocatorStats(pool);
+        const stats = device.allocatorStats().get(pool);
         if (stats !== undefined) held += stats.liveBytes + stats.dyingBytes + stats.quarantinedBytes;
       }
       return held;

@@ -656,7 +656,7 @@ export function defineDeviceTests(title: string): void {
         const chain = new Chain();
         const bases: number[] = [];
         const deferredBefore = device.stats.deferred;
-        const reusedBefore = device.allocatorStats()?.reuseDominated ?? 0;
+        const reusedBefore = device.allocatorStats().get('tlsf')?.reuseDominated ?? 0;
         for (let step = 0; step < steps; step++) {
           const t = device.queueAlloca(Q0, chain.now(), chain.next(), { usage: BufferUsage.DEFAULT }, 4 * n);
           device.queueExecute(Q0, chain.now(), chain.next(), [cb], [[{ buffer: input }, { buffer: t }]]);
@@ -679,7 +679,7 @@ export function defineDeviceTests(title: string): void {
         for (const base of bases) expect(base % align).toBe(0);
         // Rule b of the allocator: each alloca's wait dominates the last dealloca's frontier.
         expect(new Set(bases).size).toBe(1);
-        expect((device.allocatorStats()?.reuseDominated ?? 0) - reusedBefore).toBe(steps - 1);
+        expect((device.allocatorStats().get('tlsf')?.reuseDominated ?? 0) - reusedBefore).toBe(steps - 1);
       });
     });
 

@@ -56,6 +56,27 @@ export interface DeviceInfo {
   readonly features: readonly string[];
 }
 
+/**
+ * Statistics of one pool's queue-ordered allocator, the same shape on every device (what
+ * `Device.allocatorStats()` returns per pool; `@keel/allocator`'s AllocatorStats extends it).
+ */
+export interface PoolAllocatorStats {
+  readonly allocas: number;
+  readonly deallocas: number;
+  /** Allocas that failed (their wait failed, the provider failed, or the allocator was destroyed). */
+  readonly failures: number;
+  /** Bytes (as asked for) of allocations that hold a block and were not deallocated, and their peak. */
+  readonly liveBytes: number;
+  readonly peakLiveBytes: number;
+  /** Bytes of deallocated blocks whose death frontier is not reached yet. */
+  readonly dyingBytes: number;
+  /** The pool's slab bytes, and their peak. */
+  readonly reservedBytes: number;
+  readonly peakReservedBytes: number;
+  /** Bytes kept out of the pool forever because their death frontier failed. */
+  readonly quarantinedBytes: number;
+}
+
 export interface AllocaOptions {
   /** Pool to allocate from, when the device has several (e.g. 'tlsf', 'ring'). */
   readonly pool?: string;
@@ -167,6 +188,12 @@ export interface Device extends AsyncDisposable {
    * Devices whose host-visible memory maps only asynchronously (WebGPU) do not implement it.
    */
   mapHostView?(buffer: Buffer): Uint8Array;
+
+  /**
+   * Optional: snapshots of the device's queue allocators' statistics, by pool name ('tlsf', 'ring',
+   * 'passthrough'; a pool never used is absent). Both Keel devices implement it.
+   */
+  allocatorStats?(): ReadonlyMap<string, PoolAllocatorStats>;
 
   /** Pushes deferred work of the selected queues to the hardware now (a no-op where nothing is deferred). */
   flush(affinity: QueueAffinity): void;

@@ -119,19 +119,22 @@ export function unhandledFailureReporter(
 }
 
 /**
- * Fails an operation's `signal` with `error` (failTimepoints) and, when no timepoint of it was still
- * pending (hasPendingTimepoint: nobody waiting for this operation can hear of the failure), reports it
- * through `report` with `operation` (e.g. "device 'cpu' queueExecute"). Not reported: ABORTED (a failed
- * wait propagated: the original failure was delivered, or reported, where it happened), and anything
- * when `report` is undefined (a device passes undefined once destroyed or lost: those failures are
- * the device's, announced by `destroy()` and `lost`). Never throws: returns what a semaphore threw.
+ * Completes an operation's signal: with no `error`, signals its pending timepoints; else fails every
+ * timepoint with `error` (failTimepoints) and, when no timepoint of it was still pending
+ * (hasPendingTimepoint: nobody waiting for this operation can hear of the failure), reports it through
+ * `report` with `operation` (e.g. "device 'cpu' queueExecute"). Not reported: ABORTED (a failed wait
+ * propagated: the original failure was delivered, or reported, where it happened), and anything when
+ * `report` is undefined (a device passes undefined once destroyed or lost: those failures are the
+ * device's, announced by `destroy()` and `lost`). Never throws: returns what a semaphore threw, else
+ * undefined. Allocation-free.
  */
-export function failOperation(
+export function completeSignal(
   signal: Fence,
   error: unknown,
   operation: string,
   report: UnhandledFailureReport | undefined,
 ): unknown {
+  if (error === undefined) return signalPendingTimepoints(signal);
   const undelivered =
     report !== undefined &&
     !(KeelError.is(error) && error.code === ErrorCode.ABORTED) &&
@@ -139,4 +142,14 @@ export function failOperation(
   const thrown = failTimepoints(signal, error);
   if (undelivered) report(error, operation);
   return thrown;
+}
+
+/** Fails an operation's signal with `error` and reports it when undelivered: `completeSignal` with an error. */
+export function failOperation(
+  signal: Fence,
+  error: unknown,
+  operation: string,
+  report: UnhandledFailureReport | undefined,
+): unknown {
+  return completeSignal(signal, error, operation, report);
 }

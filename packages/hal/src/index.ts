@@ -7,13 +7,10 @@ export {
 } from '@keel/fence';
 export type { Binding, BindingTable } from './binding-table';
 export {
-  assertBufferLive,
   type Buffer,
   type BufferParams,
   type BufferPlacement,
   type BufferState,
-  checkBufferByteLength,
-  checkBufferParams,
   describeBuffer,
 } from './buffer';
 export {
@@ -23,7 +20,6 @@ export {
   type IndirectBufferRef,
   isDirectRef,
   isIndirectRef,
-  resolveRange,
   slotRef,
 } from './buffer-ref';
 export { BufferUsage, describeMemoryType, describeUsage, hasAllBits, MemoryType } from './buffer-usage';
@@ -45,7 +41,7 @@ export {
   TO_END,
 } from './command-sink';
 export { type ConstantValue, constants, packConstants } from './constants';
-export type { AllocaOptions, Device, DeviceInfo, DeviceLimits } from './device';
+export type { AllocaOptions, Device, DeviceInfo, DeviceLimits, PoolAllocatorStats } from './device';
 export {
   ceilDivWorkgroupCount,
   createExecutableExports,
@@ -59,32 +55,6 @@ export {
   type WorkgroupCount,
   type WorkgroupSize,
 } from './executable';
-export {
-  abortedBy,
-  failOperation,
-  failTimepoints,
-  hasPendingTimepoint,
-  propagateFailure,
-  signalPendingTimepoints,
-  type UnhandledFailureContext,
-  type UnhandledFailureHook,
-  type UnhandledFailureReport,
-  unhandledFailureReporter,
-} from './failure';
+export type { UnhandledFailureContext, UnhandledFailureHook } from './failure';
 export { checkOptions, type OptionRule, type OptionRules } from './options';
 export { QueueAffinity } from './queue-affinity';
-export {
-  type BufferClass,
-  type ByteRange,
-  checkCopyRanges,
-  checkDeallocaBuffer,
-  checkExecuteArguments,
-  checkFillPattern,
-  checkFillRange,
-  checkHostLength,
-  checkQueueFences,
-  checkQueueRef,
-  hostBytes,
-  isFence,
-  madeByCreateBuffer,
-} from './queue-arguments';

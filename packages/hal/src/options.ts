@@ -7,7 +7,8 @@
  * integer in [1, 64], got "4"`). `undefined` values count as omitted, as with `exactOptionalPropertyTypes`
  * off. Runs once per creation, never on a hot path.
  */
-import { describeValue, ErrorCode, KeelError } from '@keel/fence';
+import { describeValue } from '@keel/fence';
+import { invalid } from './driver/invalid';
 
 /** The rule one option must follow. */
 export type OptionRule =
@@ -31,10 +32,6 @@ export type OptionRule =
 
 /** Rules by option name; keys not listed are refused as unknown. */
 export type OptionRules = Readonly<Record<string, OptionRule>>;
-
-function invalid(message: string): KeelError {
-  return new KeelError(ErrorCode.INVALID_ARGUMENT, message);
-}
 
 /**
  * Checks `options` (undefined means `{}`) against `rules`. `what` names the factory ("createCpuDevice").

@@ -15,11 +15,8 @@ import { type DirectBufferRef, resolveRange } from './buffer-ref';
 import { describeUsage, hasAllBits } from './buffer-usage';
 import type { CommandBuffer } from './command-buffer';
 import type { Device } from './device';
+import { invalid } from './driver/invalid';
 import { QueueAffinity } from './queue-affinity';
-
-function invalid(message: string): KeelError {
-  return new KeelError(ErrorCode.INVALID_ARGUMENT, message);
-}
 
 /** A byte range written by checkQueueRef: owned and reused by the caller. */
 export interface ByteRange {

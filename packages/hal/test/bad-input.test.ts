@@ -1,14 +1,11 @@
 /** Issue 15: shared checks refuse what both devices must refuse, with messages that show values as they are. */
 import { Fence } from '@keel/fence';
 import { describe, expect, it } from 'vitest';
+import { checkBufferParams, checkFillPattern, checkQueueFences, hostBytes } from '../src/driver/index';
 import {
   BufferUsage,
-  checkBufferParams,
-  checkFillPattern,
-  checkQueueFences,
   createExecutableExports,
   type ExportDescriptor,
-  hostBytes,
   KeelError,
   MemoryType,
 } from '../src/index';

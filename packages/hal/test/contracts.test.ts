@@ -1,8 +1,7 @@
 import { Fence, TimelineSemaphore } from '@keel/fence';
 import { describe, expect, it } from 'vitest';
+import { abortedBy, assertBufferLive, propagateFailure, resolveRange } from '../src/driver/index';
 import {
-  abortedBy,
-  assertBufferLive,
   type Buffer,
   BufferUsage,
   ceilDivWorkgroupCount,
@@ -14,8 +13,6 @@ import {
   KeelError,
   lookupExport,
   MemoryType,
-  propagateFailure,
-  resolveRange,
   slotRef,
 } from '../src/index';
 

@@ -4,7 +4,7 @@
  */
 import { ErrorCode, Fence, KeelError, TimelineSemaphore } from '@keel/fence';
 import { describe, expect, it } from 'vitest';
-import { abortedBy, failOperation } from '../src/index';
+import { abortedBy, failOperation } from '../src/driver/index';
 
 describe('failOperation', () => {
   const boom = new KeelError(ErrorCode.INTERNAL, 'boom');

@@ -1,9 +1,7 @@
 import { Fence } from '@keel/fence';
 import { describe, expect, it } from 'vitest';
 import {
-  type Buffer,
   type BufferClass,
-  BufferUsage,
   type ByteRange,
   checkCopyRanges,
   checkDeallocaBuffer,
@@ -12,11 +10,10 @@ import {
   checkHostLength,
   checkQueueFences,
   checkQueueRef,
-  type Device,
   hostBytes,
   isFence,
-  KeelError,
-} from '../src/index';
+} from '../src/driver/index';
+import { type Buffer, BufferUsage, type Device, KeelError } from '../src/index';
 
 const device = { info: { backend: 'fake' } } as unknown as Device;
 const other = { info: { backend: 'fake' } } as unknown as Device;

@@ -8,7 +8,8 @@
  * depends only on hal and fence, so it carries this small helper of its own.)
  */
 import { ErrorCode, Fence, KeelError } from '@keel/fence';
-import { type DirectBufferRef, describeBuffer, resolveRange } from '@keel/hal';
+import { type DirectBufferRef, describeBuffer } from '@keel/hal';
+import { resolveRange } from '@keel/hal/driver';
 import type { SubmitOptions } from './queue-operation';
 import type { Scheduler } from './scheduler';
 

@@ -29,6 +29,7 @@ import {
   type OptionRules,
   QueueAffinity,
 } from '@keel/hal';
+import { isFence } from '@keel/hal/driver';
 import { PlacementPolicy } from './placement-policy';
 import { PLACEMENT_REASONS, type PlacementRecord, type SchedulerStats } from './placement-record';
 import { PlacementTrace } from './placement-trace';
@@ -73,15 +74,6 @@ const WHAT: Readonly<Record<QueueOperationKind, string>> = {
 
 function hex(mask: number): string {
   return `0x${(mask >>> 0).toString(16)}`;
-}
-
-function isFence(value: unknown): value is Fence {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    Array.isArray((value as { timepoints?: unknown }).timepoints) &&
-    typeof (value as { onReached?: unknown }).onReached === 'function'
-  );
 }
 
 /**

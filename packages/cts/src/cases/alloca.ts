@@ -14,6 +14,42 @@ async function settle(_ctx: CtsContext): Promise<void> {
 
 export const allocaCases = [
   defineCase({
+    id: 'alloca.stats',
+    title: "allocatorStats(), where a device has it, maps each used pool to hal's one stats shape",
+    tags: ['alloca'],
+    recordsCommands: false,
+    async run(ctx) {
+      const stats = ctx.device.allocatorStats?.bind(ctx.device);
+      if (stats === undefined) return; // optional in the Device contract
+      const before = stats().get('tlsf')?.allocas ?? 0;
+      const s = ctx.semaphore();
+      const q = ctx.queue(0);
+      const at = (v: number) => Fence.of({ semaphore: s, value: v });
+      const buffer = ctx.device.queueAlloca(q, Fence.empty, at(1), params, 64, { pool: 'tlsf' });
+      ctx.device.queueDealloca(q, at(1), at(2), buffer);
+      await s.wait(2, { timeoutMs: ctx.timeoutMs });
+      const map = stats();
+      check(map instanceof Map, 'allocatorStats() returns a Map');
+      const tlsf = map.get('tlsf');
+      check(tlsf !== undefined, "allocatorStats() has the 'tlsf' pool after an alloca from it");
+      checkEqual(tlsf!.allocas - before, 1, 'allocas counted');
+      for (const key of [
+        'deallocas',
+        'failures',
+        'liveBytes',
+        'peakLiveBytes',
+        'dyingBytes',
+        'reservedBytes',
+      ]) {
+        check(
+          typeof (tlsf as unknown as Record<string, unknown>)[key] === 'number',
+          `stats.${key} is a number`,
+        );
+      }
+      check(!map.has('ring') || map.get('ring')!.allocas >= 0, 'a ring entry has the same shape');
+    },
+  }),
+  defineCase({
     id: 'alloca.basic',
     title: 'alloca → fill → read → dealloca',
     tags: ['alloca'],

@@ -1,0 +1,118 @@
+/**
+ * A device's queue-ordered allocators, one per named pool ('tlsf', 'ring', 'passthrough'), created on
+ * first use over the device's slab provider. `dealloca` finds the allocator through the allocation's
+ * owner (the QueueAllocator that made it), not through a pool name carried by the buffer. Statistics
+ * come back in one shape on every device: a map of pool name → AllocatorStats.
+ */
+import { ErrorCode, KeelError } from '@keel/hal';
+import type { Allocation } from './allocation';
+import { QueueAllocation } from './allocation';
+import type { AllocatorStats } from './allocator-stats';
+import { PassthroughPool } from './passthrough-pool';
+import type { Pool } from './pool';
+import { QueueAllocator } from './queue-allocator';
+import { RingPool } from './ring-pool';
+import type { SlabProvider } from './slab-provider';
+import { TlsfPool } from './tlsf-pool';
+
+/** The names of the pools a registry makes. */
+export const ALLOCA_POOLS = ['tlsf', 'ring', 'passthrough'] as const;
+
+/** How a registry makes its pools. */
+export interface PoolRegistryOptions {
+  /** Prefixes pool labels ("webgpu alloca tlsf") and names allocators ("<device> tlsf"). */
+  readonly poolLabel: string;
+  readonly deviceLabel: string;
+  /** The backend named in the message of an unknown pool ("the cpu device has …"). */
+  readonly backend: string;
+  /** Block alignment of every pool. */
+  readonly alignment: number;
+  /** Bytes a TLSF pool grows by. */
+  readonly slabSize: number;
+  /** Capacity of the ring pool. */
+  readonly ringCapacity: number;
+  /** Most bytes the TLSF pool may reserve (unlimited when omitted). */
+  readonly budget?: number;
+}
+
+export class PoolRegistry<M> {
+  readonly #allocators = new Map<string, QueueAllocator<M>>();
+
+  constructor(
+    private readonly slabs: SlabProvider<M>,
+    private readonly options: PoolRegistryOptions,
+  ) {}
+
+  /** The allocator of `pool`, created on first use; INVALID_ARGUMENT (naming `what`) for an unknown pool. */
+  allocator(pool: string, what: string): QueueAllocator<M> {
+    const existing = this.#allocators.get(pool);
+    if (existing !== undefined) return existing;
+    const allocator = new QueueAllocator(this.#pool(pool, what), {
+      label: `${this.options.deviceLabel} ${pool}`,
+    });
+    this.#allocators.set(pool, allocator);
+    return allocator;
+  }
+
+  #pool(pool: string, what: string): Pool<M> {
+    const { poolLabel, alignment } = this.options;
+    const label = `${poolLabel} ${pool}`;
+    switch (pool) {
+      case 'tlsf':
+        return new TlsfPool(this.slabs, {
+          label,
+          slabSize: this.options.slabSize,
+          alignment,
+          ...(this.options.budget === undefined ? {} : { budget: this.options.budget }),
+        });
+      case 'passthrough':
+        return new PassthroughPool(this.slabs, { label, alignment });
+      case 'ring':
+        return new RingPool(this.slabs, { label, capacity: this.options.ringCapacity, alignment });
+      default:
+        throw new KeelError(
+          ErrorCode.INVALID_ARGUMENT,
+          `${what}: unknown pool '${pool}' (the ${this.options.backend} device has 'tlsf', 'ring' and 'passthrough')`,
+        );
+    }
+  }
+
+  /**
+   * The allocator that made `allocation` (its owner), when it is one of this registry's; INVALID_ARGUMENT
+   * naming `what` otherwise.
+   */
+  ownerOf(allocation: Allocation<M>, what: string): QueueAllocator<M> {
+    const owner = allocation instanceof QueueAllocation ? allocation.owner : undefined;
+    for (const allocator of this.#allocators.values()) if (allocator === owner) return allocator;
+    throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: the allocation was not made by this device`);
+  }
+
+  /** Snapshots of the allocators' statistics, by pool name (pools never used are absent). */
+  stats(): Map<string, AllocatorStats> {
+    const out = new Map<string, AllocatorStats>();
+    for (const [pool, allocator] of this.#allocators) out.set(pool, allocator.stats);
+    return out;
+  }
+
+  /**
+   * Bytes of queue-allocated memory not available for reuse right now: live allocations, deallocated
+   * blocks whose death frontier is pending, and blocks kept back after a failed dealloca.
+   */
+  heldBytes(): number {
+    let bytes = 0;
+    for (const allocator of this.#allocators.values()) {
+      const stats = allocator.stats;
+      bytes += stats.liveBytes + stats.dyingBytes + stats.quarantinedBytes;
+    }
+    return bytes;
+  }
+
+  /**
+   * Destroys every allocator (pending allocas fail UNAVAILABLE); `forget` (default) drops them too, else
+   * their last statistics stay readable (a lost device).
+   */
+  destroy(forget = true): void {
+    for (const allocator of this.#allocators.values()) allocator.destroy();
+    if (forget) this.#allocators.clear();
+  }
+}

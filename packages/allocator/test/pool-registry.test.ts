@@ -1,0 +1,70 @@
+/**
+ * Issue 16: PoolRegistry — pools made on first use, dealloca's allocator found through the allocation's
+ * owner (not a pool name), one stats map, held bytes, destroy with and without forgetting.
+ */
+import { Fence, TimelineSemaphore } from '@keel/fence';
+import { ErrorCode, KeelError, QueueAffinity } from '@keel/hal';
+import { describe, expect, it } from 'vitest';
+import { ArrayBufferSlabProvider, PoolRegistry, QueueAllocator, TlsfPool } from '../src/index';
+
+function registry(): PoolRegistry<ArrayBuffer> {
+  return new PoolRegistry(new ArrayBufferSlabProvider(), {
+    poolLabel: 'test alloca',
+    deviceLabel: 'test',
+    backend: 'test',
+    alignment: 16,
+    slabSize: 64 * 1024,
+    ringCapacity: 64 * 1024,
+  });
+}
+
+function code(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (error) {
+    if (KeelError.is(error)) return `${error.code}: ${error.message}`;
+    throw error;
+  }
+  return undefined;
+}
+
+describe('PoolRegistry', () => {
+  it('makes each named pool once and refuses an unknown one naming it', () => {
+    const pools = registry();
+    const tlsf = pools.allocator('tlsf', 'alloca');
+    expect(pools.allocator('tlsf', 'alloca')).toBe(tlsf);
+    expect(pools.allocator('ring', 'alloca')).not.toBe(tlsf);
+    expect(code(() => pools.allocator('fancy', 'test queueAlloca'))).toBe(
+      `${ErrorCode.INVALID_ARGUMENT}: test queueAlloca: unknown pool 'fancy' (the test device has 'tlsf', 'ring' and 'passthrough')`,
+    );
+    expect([...pools.stats().keys()].sort()).toEqual(['ring', 'tlsf']);
+  });
+
+  it("finds an allocation's allocator through its owner", () => {
+    const pools = registry();
+    const ring = pools.allocator('ring', 'alloca');
+    const tlsf = pools.allocator('tlsf', 'alloca');
+    const s = new TimelineSemaphore(0);
+    const a = ring.alloca(QueueAffinity.ANY, Fence.empty, Fence.of({ semaphore: s, value: 1 }), 128);
+    const b = tlsf.alloca(QueueAffinity.ANY, Fence.empty, Fence.of({ semaphore: s, value: 2 }), 128);
+    expect(pools.ownerOf(a, 'dealloca')).toBe(ring);
+    expect(pools.ownerOf(b, 'dealloca')).toBe(tlsf);
+    expect(pools.heldBytes()).toBe(256);
+    const stranger = new QueueAllocator(new TlsfPool(new ArrayBufferSlabProvider(), { slabSize: 4096 }));
+    const c = stranger.alloca(QueueAffinity.ANY, Fence.empty, Fence.empty, 16);
+    expect(code(() => pools.ownerOf(c, 'test queueDealloca'))).toBe(
+      `${ErrorCode.INVALID_ARGUMENT}: test queueDealloca: the allocation was not made by this device`,
+    );
+    stranger.destroy();
+  });
+
+  it('keeps statistics readable after destroy(false), forgets them after destroy()', () => {
+    const pools = registry();
+    pools.allocator('tlsf', 'alloca').alloca(QueueAffinity.ANY, Fence.empty, Fence.empty, 64);
+    expect(pools.stats().get('tlsf')?.allocas).toBe(1);
+    pools.destroy(false);
+    expect(pools.stats().get('tlsf')?.allocas).toBe(1);
+    pools.destroy();
+    expect(pools.stats().size).toBe(0);
+  });
+});

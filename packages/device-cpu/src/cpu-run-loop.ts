@@ -1,0 +1,202 @@
+/**
+ * The CPU device's run loop: every queue operation after the queue front checked it. An operation
+ * waits for its wait fence with the promise-free `onReached`; ready operations go through one run
+ * list (hal/driver RunList, a trampoline), so chains of operations completed inside one `signal` never
+ * recurse deeply. Transfers, barriers and host calls run here on the main thread; executes go to the
+ * selected queue's workers (task mode, task-queue.ts) or run inline (sync mode, sync-queue.ts).
+ * Completion releases the buffers the operation retained, then signals its signal fence (timepoints
+ * already reached are skipped) or fails it with the operation's error (hal/driver completeSignal).
+ * A worker's death reaches the device through `lose`.
+ */
+import { ErrorCode, KeelError } from '@keel/fence';
+import { abortedBy, completeSignal, OpKind, RunList } from '@keel/hal/driver';
+import { copyBytes, fillBytes } from './byte-ops';
+import { resolveTables } from './cpu-plan';
+import { PlanRuntime } from './executor';
+import type { Operation, OperationSink } from './operation';
+import type { SlabTable } from './slab-table';
+import type { SyncQueue } from './sync-queue';
+import type { TaskQueue } from './task-queue';
+
+/** What the run loop is given by its device. */
+export interface RunLoopParts {
+  /** The device's display name (warnings). */
+  readonly name: string;
+  /** The device (buffers in binding tables must belong to it). */
+  readonly device: object;
+  readonly slabs: SlabTable;
+  /** Reports a failure no signal timepoint could deliver (the device's onUnhandledFailure). */
+  readonly report: (error: unknown, operation: string) => void;
+  /** True once the device is destroyed or lost (failures then are not reported). */
+  readonly gone: () => boolean;
+  /** A worker died: the device is lost. */
+  readonly lose: (reason: KeelError) => void;
+}
+
+export class CpuRunLoop implements OperationSink {
+  /** Task mode: one queue of workers per device queue (empty in sync mode). */
+  readonly taskQueues: TaskQueue[] = [];
+  /** Sync mode: one inline queue per device queue (empty in task mode). */
+  readonly syncQueues: SyncQueue<Operation>[] = [];
+  /** Operations not completed yet. */
+  private readonly pending = new Set<Operation>();
+  /** Operations whose waits were reached, run in order by one trampoline. */
+  private readonly ready = new RunList<Operation>((op) => this.runReady(op));
+  private warnedSemaphore = false;
+  /** A sync queue's completion callback. */
+  readonly syncDone = (op: Operation, failure: { error: unknown } | undefined): void => {
+    if (failure === undefined) this.complete(op);
+    else this.complete(op, failure.error);
+  };
+
+  constructor(readonly parts: RunLoopParts) {}
+
+  /** A worker died: the device is lost (pending work fails UNAVAILABLE, workers end). */
+  lose(reason: KeelError): void {
+    this.parts.lose(reason);
+  }
+
+  /** Fails every pending operation with `reason`. */
+  failPending(reason: KeelError): void {
+    const ops = [...this.pending];
+    for (const op of ops) this.complete(op, reason);
+  }
+
+  /** Tracks `op` and registers it on its wait fence. */
+  enqueue(op: Operation): void {
+    this.pending.add(op);
+    const registration = op.wait.onReached(op.onReady);
+    if (op.state === 'waiting') op.registration = registration;
+  }
+
+  /** OperationSink: the wait of `op` was reached (or failed). */
+  operationReady(op: Operation, error: KeelError | undefined): void {
+    if (op.state !== 'waiting') return;
+    op.registration = undefined;
+    if (error !== undefined) {
+      this.complete(op, abortedBy(error, op.name));
+      return;
+    }
+    op.state = 'ready';
+    this.ready.push(op);
+  }
+
+  private runReady(op: Operation): void {
+    if (op.state !== 'ready') return;
+    op.state = 'running';
+    try {
+      this.run(op);
+    } catch (error) {
+      this.complete(op, error);
+    }
+  }
+
+  private run(op: Operation): void {
+    switch (op.kind) {
+      case OpKind.FILL: {
+        const target = op.target!.resolve(op.name);
+        fillBytes(target.memory, target.offset + op.targetOffset, op.length, op.pattern, op.patternLength);
+        this.complete(op);
+        return;
+      }
+      case OpKind.UPDATE:
+      case OpKind.WRITE: {
+        const target = op.target!.resolve(op.name);
+        const host = op.bytes!;
+        new Uint8Array(target.memory, target.offset + op.targetOffset, op.length).set(host);
+        this.complete(op);
+        return;
+      }
+      case OpKind.COPY: {
+        const source = op.source!.resolve(op.name);
+        const target = op.target!.resolve(op.name);
+        copyBytes(
+          source.memory,
+          source.offset + op.sourceOffset,
+          target.memory,
+          target.offset + op.targetOffset,
+          op.length,
+        );
+        this.complete(op);
+        return;
+      }
+      case OpKind.READ: {
+        const source = op.source!.resolve(op.name);
+        op.bytes!.set(new Uint8Array(source.memory, source.offset + op.sourceOffset, op.length));
+        this.complete(op);
+        return;
+      }
+      case OpKind.BARRIER:
+        this.complete(op);
+        return;
+      case OpKind.HOST_CALL:
+        this.runHostCall(op);
+        return;
+      case OpKind.EXECUTE:
+        if (this.taskQueues.length > 0) {
+          this.taskQueues[op.queue]!.execute(op);
+        } else {
+          this.runSync(op);
+        }
+        return;
+    }
+  }
+
+  private runHostCall(op: Operation): void {
+    const callback = op.callback!;
+    op.callback = undefined;
+    let result: void | Promise<void>;
+    try {
+      result = callback();
+    } catch (error) {
+      this.complete(op, error);
+      return;
+    }
+    if (
+      result !== null &&
+      typeof result === 'object' &&
+      typeof (result as Promise<void>).then === 'function'
+    ) {
+      (result as Promise<void>).then(
+        () => this.complete(op),
+        (error: unknown) =>
+          this.complete(op, error ?? new KeelError(ErrorCode.INTERNAL, `${op.name}: rejected`)),
+      );
+      return;
+    }
+    this.complete(op);
+  }
+
+  private runSync(op: Operation): void {
+    const tables = resolveTables(op, this.parts.slabs, this.parts.device);
+    const runtimes: PlanRuntime[] = [];
+    for (const plan of op.plans!) {
+      plan.runtime ??= new PlanRuntime(plan.arrays);
+      runtimes.push(plan.runtime);
+    }
+    this.syncQueues[op.queue]!.run(runtimes, tables, op);
+  }
+
+  /** Completes `op` once: releases its buffers, then signals its signal fence or fails it. */
+  complete(op: Operation, error?: unknown): void {
+    if (op.state === 'done') return;
+    op.state = 'done';
+    this.pending.delete(op);
+    op.registration?.cancel();
+    op.registration = undefined;
+    const buffers = op.buffers;
+    if (buffers !== undefined) {
+      op.buffers = undefined;
+      for (let i = 0; i < buffers.length; i++) buffers[i]!.unretain();
+    }
+    op.plans = undefined;
+    const signal = op.signal;
+    op.resetRecord();
+    const thrown = completeSignal(signal, error, op.name, this.parts.gone() ? undefined : this.parts.report);
+    if (thrown !== undefined && !this.warnedSemaphore) {
+      // A foreign semaphore threw while the operation completed: warned once per device.
+      this.warnedSemaphore = true;
+      globalThis.console?.warn(`${this.parts.name}: a semaphore threw while an operation completed:`, thrown);
+    }
+  }
+}

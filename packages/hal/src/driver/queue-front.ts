@@ -1,0 +1,404 @@
+/**
+ * The queue front every device shares (the driver kit's counterpart of IREE's `hal/device.c` front):
+ * the Device queue methods check their arguments synchronously (a KeelError, nothing enqueued, the
+ * message naming the operation and the broken rule), fill one QueueRecord and hand it to the device's
+ * narrow surface:
+ *
+ * - `record(kind, queue, wait, signal)`: a record (new or pooled) for an operation on `queue`;
+ * - `submit(op)`: the record is complete; order it after `op.wait` and run it;
+ * - `submitExecute(op)`: queueExecute's device part (plans, tables), after the shared checks;
+ * - `allocate(...)` / `deallocate(...)`: queueAlloca/queueDealloca's device part, after the checks.
+ *
+ * Lifecycle state (`destroyed`, `lostReason`) lives here too, so that every method refuses a destroyed
+ * device (FAILED_PRECONDITION) or a lost one (UNAVAILABLE, cause = the loss) the same way. The front
+ * builds no string and allocates nothing on the success path (messages come from a table built once,
+ * checked ranges land in one reused ByteRange). It declares no `#private` members, so a device wrapped
+ * in a Proxy (methods called with the proxy as `this`) keeps working.
+ */
+import { describeValue, ErrorCode, type Fence, KeelError } from '@keel/fence';
+import type { BindingTable } from '../binding-table';
+import { type Buffer, type BufferParams, checkBufferByteLength, checkBufferParams } from '../buffer';
+import type { DirectBufferRef } from '../buffer-ref';
+import { BufferUsage } from '../buffer-usage';
+import type { CommandBuffer } from '../command-buffer';
+import type { AllocaOptions, Device, DeviceInfo } from '../device';
+import { QueueAffinity } from '../queue-affinity';
+import {
+  type BufferClass,
+  type ByteRange,
+  checkCopyRanges,
+  checkDeallocaBuffer,
+  checkExecuteArguments,
+  checkFillPattern,
+  checkFillRange,
+  checkHostLength,
+  checkQueueFences,
+  checkQueueRef,
+  hostBytes,
+  isFence,
+} from '../queue-arguments';
+import { invalid } from './invalid';
+import { OpKind, type QueueRecord } from './queue-record';
+
+/** The Device methods whose messages name the device (see `QueueFront.names`). */
+export const FRONT_METHODS = [
+  'createBuffer',
+  'createExecutable',
+  'createCommandBuffer',
+  'createSemaphore',
+  'mapHostView',
+  'queueAlloca',
+  'queueDealloca',
+  'queueExecute',
+  'queueFill',
+  'queueUpdate',
+  'queueCopy',
+  'queueRead',
+  'queueWrite',
+  'queueBarrier',
+  'queueHostCall',
+  'flush',
+] as const;
+export type FrontMethod = (typeof FRONT_METHODS)[number];
+
+/** queueAlloca's checked arguments, as the front hands them to `allocate`. */
+export interface AllocaRequest {
+  params: BufferParams;
+  /** The checked usage bits of `params`. */
+  usage: number;
+  /** Bytes, an integer in [0, maxBufferSize]. */
+  size: number;
+  /** The pool named by the options ('tlsf' when none). */
+  pool: string;
+}
+
+const NO_PARAMS: BufferParams = Object.freeze({ usage: 0 });
+
+/**
+ * The shared queue front. A device extends it, passes its display name ("device 'cpu'") to the
+ * constructor, sets `info` and implements the narrow surface (the abstract members below).
+ */
+export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
+  abstract readonly info: DeviceInfo;
+  /** "device 'cpu' queueFill" per method, built once (messages only). */
+  protected readonly names: Readonly<Record<FrontMethod, string>>;
+  /** Set by destroy(): every later call is FAILED_PRECONDITION. */
+  protected destroyed = false;
+  /** Set when the device is lost: every later call is UNAVAILABLE with this cause. */
+  protected lostReason: KeelError | undefined;
+  /** Where checkQueueRef leaves a checked range (reused: no allocation per check). */
+  protected readonly range: ByteRange = { offset: 0, length: 0 };
+  private queueMask = -1;
+  private readonly allocaRequest: AllocaRequest = { params: NO_PARAMS, usage: 0, size: 0, pool: 'tlsf' };
+
+  protected constructor(
+    /** How messages name the device ("device 'cpu'", "webgpu device 'lavapipe'"). */
+    protected readonly deviceName: string,
+    /** The class of the device's buffers (`instanceof` decides whether a buffer is the device's). */
+    protected readonly bufferClass: BufferClass<B>,
+  ) {
+    const names = {} as Record<FrontMethod, string>;
+    for (const method of FRONT_METHODS) names[method] = `${deviceName} ${method}`;
+    this.names = names;
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // The narrow surface a device implements
+
+  /** A record (new or pooled) of `kind` on `queue`, ordered after `wait`, signalling `signal`. */
+  protected abstract record(kind: OpKind, queue: number, wait: Fence, signal: Fence): Op;
+  /** `op` is filled in: order it after `op.wait`, run it, then signal (or fail) `op.signal`. */
+  protected abstract submit(op: Op): void;
+  /**
+   * queueExecute after the shared checks (arguments valid, each submission validated): `op` is an
+   * EXECUTE record whose `commandBuffers` and `tables` are the caller's arrays (copy them to keep them).
+   */
+  protected abstract submitExecute(op: Op): void;
+  /** queueAlloca after the shared checks (`request` is reused: read it during the call only). */
+  protected abstract allocate(queue: number, wait: Fence, signal: Fence, request: AllocaRequest): Buffer;
+  /** queueDealloca after the shared checks: `buffer` is a live queue-allocated buffer of this device. */
+  protected abstract deallocate(queue: number, wait: Fence, signal: Fence, buffer: B): void;
+  /** A device-specific size rule of createBuffer/queueAlloca (none by default). */
+  protected checkSize(_byteLength: number, _what: string, _name: string): void {}
+
+  // ---------------------------------------------------------------------------------------------------
+  // Checks
+
+  /**
+   * createBuffer's shared checks: the device usable, `params` (hal checkBufferParams), `byteLength` an
+   * integer in [0, maxBufferSize], then the device's `checkSize`. Returns the checked usage bits.
+   */
+  protected checkCreateBuffer(params: BufferParams & { readonly byteLength: number }): number {
+    const what = this.names.createBuffer;
+    this.checkUsable('createBuffer');
+    const usage = checkBufferParams(params, what);
+    checkBufferByteLength(params.byteLength, this.info.limits.maxBufferSize, what);
+    this.checkSize(params.byteLength, what, 'byteLength');
+    return usage;
+  }
+
+  /** FAILED_PRECONDITION once destroyed, UNAVAILABLE once lost; nothing otherwise. */
+  protected checkUsable(method: FrontMethod): void {
+    if (this.destroyed) {
+      throw new KeelError(ErrorCode.FAILED_PRECONDITION, `${this.names[method]}: the device was destroyed`);
+    }
+    if (this.lostReason !== undefined) {
+      throw new KeelError(
+        ErrorCode.UNAVAILABLE,
+        `${this.names[method]}: the device is lost (${this.lostReason.message})`,
+        { cause: this.lostReason },
+      );
+    }
+  }
+
+  /**
+   * Checks the device, the affinity and both fences; returns the selected queue (the lowest set bit
+   * below queueCount, QueueAffinity.select's policy). Builds no string unless it throws.
+   */
+  protected begin(method: FrontMethod, affinity: number, wait: Fence, signal: Fence): number {
+    this.checkUsable(method);
+    if (this.queueMask === -1) this.queueMask = QueueAffinity.firstN(this.info.queueCount);
+    // Fast path only for a valid 32-bit mask (QueueAffinity.isValid): 2**32 + 1 must not alias queue 0.
+    const m = QueueAffinity.isValid(affinity) ? (affinity & this.queueMask) >>> 0 : 0;
+    const queue =
+      m !== 0
+        ? 31 - Math.clz32(m & -m)
+        : QueueAffinity.select(affinity, this.info.queueCount, this.names[method]);
+    if (!isFence(wait) || !isFence(signal)) checkQueueFences(wait, signal, this.names[method]);
+    return queue;
+  }
+
+  /**
+   * Checks a direct ref (hal's checkQueueRef: a live buffer of this device with `usage`, a range inside
+   * it; length defaults to `defaultLength` when given, else to the end) and leaves its range in `range`.
+   */
+  protected ref(
+    ref: DirectBufferRef,
+    usage: number,
+    method: FrontMethod,
+    role: string,
+    defaultLength?: number,
+  ): B {
+    return checkQueueRef(
+      this as unknown as Device,
+      this.bufferClass,
+      ref,
+      usage,
+      this.names[method],
+      role,
+      defaultLength,
+      this.range,
+    );
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // Device queue methods
+
+  queueFill(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    target: DirectBufferRef,
+    pattern: number,
+    patternLength: 1 | 2 | 4,
+  ): void {
+    const queue = this.begin('queueFill', affinity, wait, signal);
+    checkFillPattern(pattern, patternLength, this.names.queueFill);
+    const t = this.ref(target, BufferUsage.TRANSFER_TARGET, 'queueFill', 'target');
+    const r = this.range;
+    checkFillRange(r, patternLength, this.names.queueFill);
+    const op = this.record(OpKind.FILL, queue, wait, signal);
+    op.target = t;
+    op.targetOffset = r.offset;
+    op.length = r.length;
+    op.pattern = pattern;
+    op.patternLength = patternLength;
+    this.submit(op);
+  }
+
+  queueUpdate(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    source: ArrayBufferView,
+    target: DirectBufferRef,
+  ): void {
+    this.hostToDevice('queueUpdate', affinity, wait, signal, source, target);
+  }
+
+  queueCopy(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    source: DirectBufferRef,
+    target: DirectBufferRef,
+  ): void {
+    const queue = this.begin('queueCopy', affinity, wait, signal);
+    const r = this.range;
+    const length = source?.length ?? target?.length;
+    const s = this.ref(source, BufferUsage.TRANSFER_SOURCE, 'queueCopy', 'source', length);
+    const sourceOffset = r.offset;
+    const sourceLength = r.length;
+    const t = this.ref(target, BufferUsage.TRANSFER_TARGET, 'queueCopy', 'target', sourceLength);
+    checkCopyRanges(s, sourceOffset, sourceLength, t, r.offset, r.length, this.names.queueCopy);
+    const op = this.record(OpKind.COPY, queue, wait, signal);
+    op.source = s;
+    op.sourceOffset = sourceOffset;
+    op.target = t;
+    op.targetOffset = r.offset;
+    op.length = sourceLength;
+    this.submit(op);
+  }
+
+  queueRead(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    source: DirectBufferRef,
+    target: ArrayBufferView,
+  ): void {
+    const what = this.names.queueRead;
+    const queue = this.begin('queueRead', affinity, wait, signal);
+    const bytes = hostBytes(target, what, 'target');
+    const s = this.ref(source, BufferUsage.TRANSFER_SOURCE, 'queueRead', 'source', bytes.byteLength);
+    const r = this.range;
+    checkHostLength('queueRead', r.length, bytes.byteLength, what);
+    const op = this.record(OpKind.READ, queue, wait, signal);
+    op.source = s;
+    op.sourceOffset = r.offset;
+    op.length = r.length;
+    op.bytes = bytes;
+    this.submit(op);
+  }
+
+  queueWrite(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    source: ArrayBufferView,
+    target: DirectBufferRef,
+  ): void {
+    this.hostToDevice('queueWrite', affinity, wait, signal, source, target);
+  }
+
+  /**
+   * queueUpdate and queueWrite: host bytes into a buffer range. An update is at most maxUpdateSize
+   * bytes (the device copies them if it defers the operation); a write reads `source` when it runs.
+   */
+  private hostToDevice(
+    method: 'queueUpdate' | 'queueWrite',
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    source: ArrayBufferView,
+    target: DirectBufferRef,
+  ): void {
+    const what = this.names[method];
+    const queue = this.begin(method, affinity, wait, signal);
+    const bytes = hostBytes(source, what, 'source');
+    const update = method === 'queueUpdate';
+    const max = this.info.limits.maxUpdateSize;
+    if (update && bytes.byteLength > max) {
+      throw invalid(
+        `${what}: ${bytes.byteLength} bytes exceed the device's maxUpdateSize of ${max} bytes (use queueWrite)`,
+      );
+    }
+    const t = this.ref(target, BufferUsage.TRANSFER_TARGET, method, 'target', bytes.byteLength);
+    const r = this.range;
+    checkHostLength(method, r.length, bytes.byteLength, what);
+    const op = this.record(update ? OpKind.UPDATE : OpKind.WRITE, queue, wait, signal);
+    op.target = t;
+    op.targetOffset = r.offset;
+    op.length = r.length;
+    op.bytes = bytes;
+    this.submit(op);
+  }
+
+  queueBarrier(affinity: QueueAffinity, wait: Fence, signal: Fence): void {
+    const queue = this.begin('queueBarrier', affinity, wait, signal);
+    this.submit(this.record(OpKind.BARRIER, queue, wait, signal));
+  }
+
+  queueHostCall(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    callback: () => void | Promise<void>,
+  ): void {
+    const queue = this.begin('queueHostCall', affinity, wait, signal);
+    if (typeof callback !== 'function') {
+      throw invalid(
+        `${this.names.queueHostCall}: callback must be a function, got ${describeValue(callback)}`,
+      );
+    }
+    const op = this.record(OpKind.HOST_CALL, queue, wait, signal);
+    op.callback = callback;
+    this.submit(op);
+  }
+
+  queueExecute(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    commandBuffers: readonly CommandBuffer[],
+    bindingTables?: readonly (BindingTable | undefined)[],
+  ): void {
+    const queue = this.begin('queueExecute', affinity, wait, signal);
+    checkExecuteArguments(
+      this as unknown as Device,
+      queue,
+      commandBuffers,
+      bindingTables,
+      this.names.queueExecute,
+    );
+    const op = this.record(OpKind.EXECUTE, queue, wait, signal);
+    op.commandBuffers = commandBuffers;
+    op.tables = bindingTables ?? undefined;
+    this.submitExecute(op);
+  }
+
+  queueAlloca(
+    affinity: QueueAffinity,
+    wait: Fence,
+    signal: Fence,
+    params: BufferParams,
+    size: number,
+    options?: AllocaOptions,
+  ): Buffer {
+    const what = this.names.queueAlloca;
+    const queue = this.begin('queueAlloca', affinity, wait, signal);
+    const usage = checkBufferParams(params, what);
+    const max = this.info.limits.maxBufferSize;
+    if (typeof size !== 'number' || !Number.isInteger(size) || size < 0 || size > max) {
+      throw invalid(`${what}: size must be an integer in [0, ${max}], got ${describeValue(size)}`);
+    }
+    this.checkSize(size, what, 'size');
+    const request = this.allocaRequest;
+    request.params = params;
+    request.usage = usage;
+    request.size = size;
+    request.pool = options?.pool ?? 'tlsf';
+    try {
+      return this.allocate(queue, wait, signal, request);
+    } finally {
+      request.params = NO_PARAMS;
+    }
+  }
+
+  queueDealloca(affinity: QueueAffinity, wait: Fence, signal: Fence, buffer: Buffer): void {
+    const queue = this.begin('queueDealloca', affinity, wait, signal);
+    const b = checkDeallocaBuffer(
+      this as unknown as Device,
+      this.bufferClass,
+      buffer,
+      this.names.queueDealloca,
+    );
+    this.deallocate(queue, wait, signal, b);
+  }
+
+  /** Checks the device and the affinity; devices submit as soon as waits allow, so nothing is held. */
+  flush(affinity: QueueAffinity): void {
+    this.checkUsable('flush');
+    QueueAffinity.select(affinity, this.info.queueCount, this.names.flush);
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The one queue-operation record of the driver kit: every kind's payload in one object, so a device's
+ * queue calls fill a record instead of allocating per-kind objects. Devices extend it with their own
+ * fields (CPU: retained buffers and plans; WebGPU: staging and error-scope state) and may pool it
+ * (`reset()` drops every reference the kit's fields hold).
+ *
+ * `OpKind` numbers the kinds once for every device; `OP_NAMES[kind]` is the Device method that made it.
+ */
+import { Fence, type Registration } from '@keel/fence';
+import type { BindingTable } from '../binding-table';
+import type { Buffer } from '../buffer';
+import type { CommandBuffer } from '../command-buffer';
+
+export const OpKind = {
+  FILL: 0,
+  UPDATE: 1,
+  COPY: 2,
+  READ: 3,
+  WRITE: 4,
+  BARRIER: 5,
+  HOST_CALL: 6,
+  EXECUTE: 7,
+} as const;
+export type OpKind = (typeof OpKind)[keyof typeof OpKind];
+
+/** The Device method of each OpKind (index = kind). */
+export const OP_NAMES: readonly string[] = Object.freeze([
+  'queueFill',
+  'queueUpdate',
+  'queueCopy',
+  'queueRead',
+  'queueWrite',
+  'queueBarrier',
+  'queueHostCall',
+  'queueExecute',
+]);
+
+const NO_COMMAND_BUFFERS: readonly CommandBuffer[] = Object.freeze([]);
+
+/** One queue operation's arguments, as the queue front checked them. */
+export class QueueRecord<B extends Buffer = Buffer> {
+  kind: OpKind = OpKind.BARRIER;
+  queue = 0;
+  wait: Fence = Fence.empty;
+  signal: Fence = Fence.empty;
+  /** The registration on `wait` while the operation waits for it. */
+  registration: Registration | undefined;
+
+  // Transfers.
+  target: B | undefined;
+  targetOffset = 0;
+  source: B | undefined;
+  sourceOffset = 0;
+  length = 0;
+  pattern = 0;
+  patternLength = 1;
+  /** queueUpdate/queueWrite: the source bytes; queueRead: the host target bytes. */
+  bytes: Uint8Array | undefined;
+  /** queueHostCall's callback. */
+  callback: (() => void | Promise<void>) | undefined;
+
+  // Executes.
+  commandBuffers: readonly CommandBuffer[] = NO_COMMAND_BUFFERS;
+  tables: readonly (BindingTable | undefined)[] | undefined;
+
+  /** Drops every reference the kit's fields hold (a pooled record keeps nothing alive). */
+  resetRecord(): void {
+    this.wait = Fence.empty;
+    this.signal = Fence.empty;
+    this.registration = undefined;
+    this.target = undefined;
+    this.source = undefined;
+    this.bytes = undefined;
+    this.callback = undefined;
+    this.commandBuffers = NO_COMMAND_BUFFERS;
+    this.tables = undefined;
+  }
+
+  /** The Device method that made the record ("queueFill", …). */
+  get method(): string {
+    return OP_NAMES[this.kind] ?? 'operation';
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Issue 16: pieces of the driver kit on their own — the one ref encoding, the typed-array builder and
+ * the run list's trampoline (a chain of pushes made while running stays iterative and in order).
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  directCode,
+  directIndex,
+  isSlotCode,
+  REF_STRIDE,
+  RefTableBuilder,
+  RunList,
+  TypedArrayBuilder,
+} from '../src/driver/index';
+import type { Buffer } from '../src/index';
+
+const fake = (label: string) => ({ label, byteLength: 64 }) as unknown as Buffer;
+
+describe('driver kit', () => {
+  it('encodes slots as themselves and direct buffers as -(index + 1), de-duplicated', () => {
+    const a = fake('a');
+    const b = fake('b');
+    const refs = new RefTableBuilder((buffer) => buffer);
+    expect(refs.push(a, 0, 16, 'x')).toBe(0);
+    expect(refs.push(3, 8, -1, 'x')).toBe(1);
+    expect(refs.push(b, 4, 4, 'x')).toBe(2);
+    expect(refs.push(a, 32, 8, 'x')).toBe(3);
+    const v = refs.values.toArray();
+    expect(v.length).toBe(4 * REF_STRIDE);
+    expect([...v.subarray(0, 3)]).toEqual([directCode(0), 0, 16]);
+    expect([...v.subarray(3, 6)]).toEqual([3, 8, -1]);
+    expect(isSlotCode(v[3]!)).toBe(true);
+    expect(isSlotCode(v[6]!)).toBe(false);
+    expect(directIndex(v[6]!)).toBe(1);
+    expect(directIndex(v[9]!)).toBe(0);
+    expect(refs.buffers).toEqual([a, b]);
+    expect(refs.slotCount).toBe(4);
+    expect([...refs.slots]).toEqual([3]);
+    refs.truncate(2);
+    expect(refs.count).toBe(2);
+  });
+
+  it('refuses a foreign buffer through accept, naming the role', () => {
+    const refs = new RefTableBuilder<Buffer>((_buffer, what) => {
+      throw new Error(`${what}: foreign`);
+    });
+    expect(() => refs.push(fake('x'), 0, 4, 'copy source')).toThrow('copy source: foreign');
+    expect(refs.push(0, 0, 4, 'slot')).toBe(0);
+  });
+
+  it('grows typed arrays by doubling and keeps the values', () => {
+    const ints = new TypedArrayBuilder('Int32', 2);
+    for (let i = 0; i < 100; i++) ints.push(i);
+    ints.append([100, 101]);
+    expect(ints.length).toBe(102);
+    expect(ints.toArray()).toBeInstanceOf(Int32Array);
+    expect([...ints.toArray().subarray(98)]).toEqual([98, 99, 100, 101]);
+    const bytes = new TypedArrayBuilder('Uint8', 1);
+    bytes.append(new Uint8Array([1, 2, 3]));
+    expect([...bytes.toArray()]).toEqual([1, 2, 3]);
+  });
+
+  it('runs items pushed while running after the current one, without recursion', () => {
+    const order: number[] = [];
+    let depth = 0;
+    let maxDepth = 0;
+    const list: RunList<number> = new RunList((n) => {
+      depth++;
+      maxDepth = Math.max(maxDepth, depth);
+      order.push(n);
+      if (n < 10_000) list.push(n + 1);
+      depth--;
+    });
+    list.push(0);
+    expect(order.length).toBe(10_001);
+    expect(order[10_000]).toBe(10_000);
+    expect(maxDepth).toBe(1);
+  });
+});
