@@ -8,8 +8,8 @@ import { NullDevice } from './null-device';
 
 const KERNELS_URL = new URL('./fixtures/null-kernels.js', import.meta.url);
 
-defineDeviceConformance('null device (driver kit only)', () => ({
-  device: new NullDevice(),
+defineDeviceConformance('null device (driver kit only)', (options) => ({
+  device: new NullDevice('null', options?.onUnhandledFailure),
   kernels: (kernel, exports) => ({ format: 'js-module', url: KERNELS_URL, exports, label: `cts ${kernel}` }),
 }));
 

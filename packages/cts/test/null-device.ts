@@ -33,6 +33,7 @@ import {
   MemoryType,
   QueueAffinity,
   type ResolvedBindings,
+  type UnhandledFailureHook,
 } from '@keel/hal';
 import {
   type AllocaRequest,
@@ -202,7 +203,7 @@ export class NullDevice extends QueueFront<NullBuffer, NullOp> implements Device
   readonly #runList = new RunList<NullOp>((op) => this.#run(op));
   readonly #report: (error: unknown, operation: string) => void;
 
-  constructor(label = 'null') {
+  constructor(label = 'null', onUnhandledFailure?: UnhandledFailureHook) {
     super(`null device '${label}'`, NullBuffer);
     this.info = Object.freeze({
       backend: 'null',
@@ -221,7 +222,7 @@ export class NullDevice extends QueueFront<NullBuffer, NullOp> implements Device
     this.lost = new Promise((resolve) => {
       this.#resolveLost = resolve;
     });
-    this.#report = unhandledFailureReporter(undefined, this.deviceName);
+    this.#report = unhandledFailureReporter(onUnhandledFailure, this.deviceName);
   }
 
   // --- resources -------------------------------------------------------------------------------------
