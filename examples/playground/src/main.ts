@@ -9,7 +9,13 @@
  * core), `autostart=1` (train at once; the end-to-end test uses it).
  */
 import { ErrorCode, KeelError } from '@keel/fence';
-import { type TrainDeviceKind, trainMlp } from '@keel/mlp';
+import {
+  type GemmTiling,
+  type TrainDeviceKind,
+  trainMlp,
+  WGSL_GEMM_TILING,
+  WGSL_GEMM_TILING_GPU,
+} from '@keel/mlp';
 import { LossChart, type Series } from './chart';
 import { DevicePanel } from './panel';
 
@@ -33,6 +39,32 @@ const stopButton = byId<HTMLButtonElement>('stop');
 if (query.has('steps')) stepsInput.value = query.get('steps')!;
 if (query.has('batch')) batchInput.value = query.get('batch')!;
 const workers = query.has('workers') ? Number(query.get('workers')) : undefined;
+const tilingParam = query.get('tiling');
+
+/**
+ * The WGSL GEMM tiling for this browser's adapter. `trainMlp` picks WGSL_GEMM_TILING (16×16×8 per
+ * invocation, tuned for Mesa lavapipe) on every software adapter, but Chromium's SwiftShader spends
+ * minutes compiling those pipelines and then drops the instance ("the device was lost"); the GPU
+ * tiling compiles in about a second there and trains at ~70 ms/step. So: the GPU tiling on
+ * SwiftShader, trainMlp's choice elsewhere; `?tiling=gpu` or `?tiling=software` forces one.
+ */
+interface AdapterInfo {
+  readonly vendor: string;
+  readonly architecture: string;
+  readonly device: string;
+  readonly description: string;
+}
+
+async function wgslTilingHere(): Promise<GemmTiling | undefined> {
+  if (tilingParam === 'gpu') return WGSL_GEMM_TILING_GPU;
+  if (tilingParam === 'software') return WGSL_GEMM_TILING;
+  // The little of the WebGPU API used here, typed locally (this page does not pull in @webgpu/types).
+  const gpu = (navigator as { gpu?: { requestAdapter(): Promise<{ info?: AdapterInfo } | null> } }).gpu;
+  const info = (await gpu?.requestAdapter())?.info;
+  const text =
+    info === undefined ? '' : `${info.vendor} ${info.architecture} ${info.device} ${info.description}`;
+  return /swiftshader/i.test(text) ? WGSL_GEMM_TILING_GPU : undefined;
+}
 
 const sides: Side[] = [
   { kind: 'webgpu', title: 'WebGPU', color: '#2563eb' },
@@ -73,11 +105,13 @@ async function train(side: Side, steps: number, batch: number, signal: AbortSign
   }
   panel.setState('running', 'opening the device…');
   try {
+    const wgslTiling = kind === 'webgpu' ? await wgslTilingHere() : undefined;
     const result = await trainMlp({
       device: kind,
       steps,
       batch,
       ...(kind === 'cpu' && workers !== undefined ? { workers } : {}),
+      ...(kind === 'webgpu' && wgslTiling !== undefined ? { wgslTiling } : {}),
       abortSignal: signal,
       onStart: ({ device }) => {
         panel.showDevice(device);

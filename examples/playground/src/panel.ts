@@ -80,7 +80,10 @@ export class DevicePanel {
     this.#set('backend', info.backend);
     this.#set('queues', String(info.queueCount));
     if (device instanceof CpuDevice) {
-      this.#set('workers', `${device.liveWorkers} Web Workers (${device.mode} mode)`);
+      this.#set(
+        'workers',
+        `${device.liveWorkers} Web Workers (${device.mode} mode, ${device.workersPerQueue} per queue)`,
+      );
       this.#root.dataset.workers = String(device.liveWorkers);
     } else {
       this.#set('workers', 'none (GPU)');
