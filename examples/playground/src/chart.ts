@@ -9,9 +9,11 @@ export interface Series {
   readonly color: string;
   /** Losses by step (index 0 = step 1). */
   readonly losses: number[];
+  /** Dashed line (the devices compute the same losses, so one line is dashed to show both). */
+  readonly dashed?: boolean;
 }
 
-const PAD = { left: 56, right: 16, top: 16, bottom: 34 };
+const PAD = { left: 66, right: 16, top: 16, bottom: 34 };
 
 export class LossChart {
   readonly #canvas: HTMLCanvasElement;
@@ -80,16 +82,18 @@ export class LossChart {
     }
     ctx.fillText('step', PAD.left + w / 2, PAD.top + h + 20);
     ctx.save();
-    ctx.translate(14, PAD.top + h / 2);
+    ctx.translate(12, PAD.top + h / 2);
     ctx.rotate(-Math.PI / 2);
     ctx.fillText('loss', 0, -6);
     ctx.restore();
 
     // One line (and a dot on its last point) per device, and the legend.
-    ctx.lineWidth = 2;
+    const legendWidth = Math.max(...this.#series.map((s) => ctx.measureText(s.label).width)) + 22;
     this.#series.forEach((s, i) => {
       ctx.strokeStyle = s.color;
       ctx.fillStyle = s.color;
+      ctx.lineWidth = s.dashed ? 2 : 4;
+      ctx.setLineDash(s.dashed ? [7, 5] : []);
       ctx.beginPath();
       s.losses.forEach((loss, k) => {
         if (k === 0) ctx.moveTo(x(k + 1), y(loss));
@@ -102,11 +106,12 @@ export class LossChart {
         ctx.arc(x(last), y(s.losses[last - 1]!), 3, 0, 2 * Math.PI);
         ctx.fill();
       }
+      ctx.setLineDash([]);
       ctx.textAlign = 'left';
       ctx.textBaseline = 'middle';
-      const lx = PAD.left + w - 170;
+      const lx = PAD.left + w - legendWidth - 8;
       const ly = PAD.top + 10 + 18 * i;
-      ctx.fillRect(lx, ly - 2, 16, 4);
+      ctx.fillRect(lx, ly - (s.dashed ? 1 : 2), 16, s.dashed ? 2 : 4);
       ctx.fillStyle = '#1f2937';
       ctx.fillText(s.label, lx + 22, ly);
     });

@@ -72,7 +72,7 @@ const sides: Side[] = [
 ].map(({ kind, title, color }) => ({
   kind: kind as TrainDeviceKind,
   panel: new DevicePanel(byId(`side-${kind}`), title),
-  series: { label: title, color, losses: [] },
+  series: { label: title, color, losses: [], dashed: kind === 'cpu' },
 }));
 const chart = new LossChart(
   byId<HTMLCanvasElement>('chart'),
