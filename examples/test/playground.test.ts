@@ -7,14 +7,16 @@
  * (bounded) until both sides finished, asserts the loss fell on each and both reported device info,
  * ms/step and bytes moved, and saves a screenshot to examples/playground/test-results/playground.png
  * (gitignored; CI keeps it as an artifact). The dev server's isolation headers are checked too.
- * Without Chromium the test is skipped with the reason, except under CI, where that is a failure.
+ * Stop is pressed in a long run (both sides end 'stopped'), and a page served without the isolation
+ * headers shows why its CPU side cannot run.
+ * Without Chromium the tests are skipped with the reason, except under CI, where that is a failure.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
-import { build, createServer, preview } from 'vite';
-import { describe, expect, it } from 'vitest';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { build, createServer, type PreviewServer, preview } from 'vite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { examplesDir, inCi } from './run-example';
 
 const executablePath = process.env.KEEL_CHROMIUM ?? '/usr/bin/chromium';
@@ -68,57 +70,119 @@ describe('playground', () => {
       await server.close();
     }
   });
+});
 
-  it('trains on WebGPU and on Web Workers side by side in Chromium (vite build + preview)', async (ctx) => {
-    if (!existsSync(executablePath)) {
-      if (inCi()) throw new Error(`no Chromium at ${executablePath} (set KEEL_CHROMIUM)`);
-      ctx.skip(`no Chromium at ${executablePath} (set KEEL_CHROMIUM)`);
-    }
-    const outDir = mkdtempSync(join(tmpdir(), 'keel-playground-'));
-    try {
-      await build({ configFile, logLevel: 'silent', build: { outDir, emptyOutDir: true } });
-      const server = await preview({
-        configFile,
-        logLevel: 'silent',
-        build: { outDir },
-        preview: { port: 0 },
-      });
-      const browser = await chromium.launch({
-        executablePath,
-        headless: true,
-        args: ['--enable-unsafe-webgpu', '--no-sandbox'],
-      });
-      try {
-        const page = await browser.newPage({ viewport: { width: 1040, height: 820 } });
-        const errors: string[] = [];
-        page.on('pageerror', (e) => errors.push(e.message));
-        const response = await page.goto(
-          `${server.resolvedUrls!.local[0]!}?steps=${STEPS}&batch=${BATCH}&workers=2&autostart=1`,
-        );
-        expect(response?.headers()['cross-origin-embedder-policy']).toBe('require-corp');
-        expect(await page.evaluate(() => globalThis.crossOriginIsolated)).toBe(true);
-        const finished = await page
-          .waitForFunction(() => document.body.dataset.run === 'finished', undefined, { timeout: 40_000 })
-          .then(() => true)
-          .catch(() => false);
-        // The screenshot is taken either way: it shows what each side reached.
-        mkdirSync(join(root, 'test-results'), { recursive: true });
-        await page.screenshot({ path: SCREENSHOT, fullPage: true });
-        const report = (device: string): Promise<SideReport> =>
-          page.$eval(`#side-${device}`, (el) => ({ ...(el as HTMLElement).dataset }));
-        const [gpu, cpu] = [await report('webgpu'), await report('cpu')];
-        expect(finished, `the runs did not finish in 40 s: ${JSON.stringify({ gpu, cpu })}`).toBe(true);
-        expect(errors).toEqual([]);
-        expectTrained(cpu, 'cpu');
-        expect(Number(cpu.workers)).toBe(2 * 2); // `workers=2` per queue, 2 queues
-        if (gpu.state === 'unavailable' && !inCi()) ctx.skip(`WebGPU side: ${gpu.reason}`);
-        expectTrained(gpu, 'webgpu');
-      } finally {
-        await browser.close();
-        await server.close();
-      }
-    } finally {
-      rmSync(outDir, { recursive: true, force: true });
-    }
+const found = existsSync(executablePath);
+const skipReason = found ? '' : ` (skipped: no Chromium at ${executablePath}; set KEEL_CHROMIUM)`;
+
+describe.skipIf(!found && !inCi())(`playground in Chromium${skipReason}`, () => {
+  let outDir = '';
+  let server: PreviewServer | undefined;
+  let browser: Browser | undefined;
+  let url = '';
+
+  beforeAll(async () => {
+    if (!existsSync(executablePath)) throw new Error(`no Chromium at ${executablePath} (set KEEL_CHROMIUM)`);
+    outDir = mkdtempSync(join(tmpdir(), 'keel-playground-'));
+    await build({ configFile, logLevel: 'silent', build: { outDir, emptyOutDir: true } });
+    server = await preview({ configFile, logLevel: 'silent', build: { outDir }, preview: { port: 0 } });
+    url = server.resolvedUrls!.local[0]!;
+    browser = await chromium.launch({
+      executablePath,
+      headless: true,
+      args: ['--enable-unsafe-webgpu', '--no-sandbox'],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    if (outDir !== '') rmSync(outDir, { recursive: true, force: true });
+  });
+
+  /** A page of the playground that records uncaught errors. */
+  async function open(): Promise<{ page: Page; errors: string[] }> {
+    const page = await browser!.newPage({ viewport: { width: 1040, height: 820 } });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    return { page, errors };
+  }
+
+  const report = (page: Page, device: string): Promise<SideReport> =>
+    page.$eval(`#side-${device}`, (el) => ({ ...(el as HTMLElement).dataset }));
+
+  /** Waits (bounded) until both runs ended; false on timeout. */
+  const finished = (page: Page, timeout: number): Promise<boolean> =>
+    page
+      .waitForFunction(() => document.body.dataset.run === 'finished', undefined, { timeout })
+      .then(() => true)
+      .catch(() => false);
+
+  it('trains on WebGPU and on Web Workers side by side (vite build + preview)', async (ctx) => {
+    const { page, errors } = await open();
+    const response = await page.goto(`${url}?steps=${STEPS}&batch=${BATCH}&workers=2&autostart=1`);
+    expect(response?.headers()['cross-origin-embedder-policy']).toBe('require-corp');
+    expect(await page.evaluate(() => globalThis.crossOriginIsolated)).toBe(true);
+    const done = await finished(page, 40_000);
+    // The screenshot is taken either way: it shows what each side reached.
+    mkdirSync(join(root, 'test-results'), { recursive: true });
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    const [gpu, cpu] = [await report(page, 'webgpu'), await report(page, 'cpu')];
+    expect(done, `the runs did not finish in 40 s: ${JSON.stringify({ gpu, cpu })}`).toBe(true);
+    expect(errors).toEqual([]);
+    expectTrained(cpu, 'cpu');
+    expect(Number(cpu.workers)).toBe(2 * 2); // `workers=2` per queue, 2 queues
+    if (gpu.state === 'unavailable' && !inCi()) ctx.skip(`WebGPU side: ${gpu.reason}`);
+    expectTrained(gpu, 'webgpu');
+  });
+
+  it('Stop aborts both runs at a step boundary', async () => {
+    const { page, errors } = await open();
+    await page.goto(`${url}?steps=100000&batch=${BATCH}&workers=1&autostart=1`);
+    // Stop once the CPU side trained a few steps (the WebGPU side may still be compiling or training).
+    await page.waitForFunction(
+      () => Number(document.getElementById('side-cpu')?.dataset.step) >= 3,
+      undefined,
+      {
+        timeout: 30_000,
+      },
+    );
+    await page.click('#stop');
+    const done = await finished(page, 30_000);
+    const [gpu, cpu] = [await report(page, 'webgpu'), await report(page, 'cpu')];
+    expect(done, JSON.stringify({ gpu, cpu })).toBe(true);
+    expect(errors).toEqual([]);
+    expect(cpu.state).toBe('stopped');
+    expect(cpu.reason).toMatch(/trainMlp: the run was aborted through its abortSignal after step \d+/);
+    expect(Number(cpu.step)).toBeLessThan(100000);
+    if (gpu.state !== 'unavailable') expect(gpu.state).toBe('stopped');
+    expect(await page.isEnabled('#start')).toBe(true);
+  });
+
+  it('without the isolation headers the CPU side says why it cannot run', async () => {
+    const { page, errors } = await open();
+    // Serve the same build with COOP/COEP stripped: the page is then not cross-origin isolated.
+    await page.route('**/*', async (route) => {
+      const response = await route.fetch();
+      const headers = { ...response.headers() };
+      delete headers['cross-origin-opener-policy'];
+      delete headers['cross-origin-embedder-policy'];
+      await route.fulfill({ response, headers });
+    });
+    await page.goto(`${url}?steps=1&batch=${BATCH}&autostart=1`);
+    expect(await page.evaluate(() => globalThis.crossOriginIsolated)).toBe(false);
+    await page.waitForFunction(
+      () => document.getElementById('side-cpu')?.dataset.state === 'unavailable',
+      undefined,
+      {
+        timeout: 30_000,
+      },
+    );
+    const cpu = await report(page, 'cpu');
+    expect(cpu.reason).toMatch(/not cross-origin isolated.*Cross-Origin-Opener-Policy: same-origin/);
+    expect(await page.textContent('#side-cpu .reason')).toBe(cpu.reason);
+    expect(await page.textContent('#isolation')).toMatch(/not cross-origin isolated/);
+    await finished(page, 30_000);
+    expect(errors).toEqual([]);
   });
 });
