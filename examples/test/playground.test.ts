@@ -73,7 +73,7 @@ describe('playground', () => {
 });
 
 const found = existsSync(executablePath);
-const skipReason = found ? '' : ` (skipped: no Chromium at ${executablePath}; set KEEL_CHROMIUM)`;
+const skipReason = found ? '' : ` (no Chromium at ${executablePath}; set KEEL_CHROMIUM)`;
 
 describe.skipIf(!found && !inCi())(`playground in Chromium${skipReason}`, () => {
   let outDir = '';
