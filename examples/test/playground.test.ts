@@ -7,7 +7,7 @@
  * (bounded) until both sides finished, asserts the loss fell on each and both reported device info,
  * ms/step and bytes moved, and saves a screenshot to examples/playground/test-results/playground.png
  * (gitignored; CI keeps it as an artifact). The dev server's isolation headers are checked too.
- * Stop is pressed in a long run (both sides end 'stopped'), and a page served without the isolation
+ * The dev server's page trains too. Stop is pressed in a long run (both sides end 'stopped'), and a page served without the isolation
  * headers shows why its CPU side cannot run.
  * Without Chromium the tests are skipped with the reason, except under CI, where that is a failure.
  */
@@ -157,6 +157,24 @@ describe.skipIf(!found && !inCi())(`playground in Chromium${skipReason}`, () => 
     expect(Number(cpu.step)).toBeLessThan(100000);
     if (gpu.state !== 'unavailable') expect(gpu.state).toBe('stopped');
     expect(await page.isEnabled('#start')).toBe(true);
+  });
+
+  it('trains on both sides from the dev server too (vite, no build)', async () => {
+    const dev = await createServer({ configFile, logLevel: 'silent', server: { port: 0 } });
+    await dev.listen();
+    try {
+      const { page, errors } = await open();
+      await page.goto(`${dev.resolvedUrls!.local[0]!}?steps=${STEPS}&batch=${BATCH}&workers=1&autostart=1`);
+      expect(await page.evaluate(() => globalThis.crossOriginIsolated)).toBe(true);
+      const done = await finished(page, 40_000);
+      const [gpu, cpu] = [await report(page, 'webgpu'), await report(page, 'cpu')];
+      expect(done, JSON.stringify({ gpu, cpu })).toBe(true);
+      expect(errors).toEqual([]);
+      expectTrained(cpu, 'cpu');
+      if (gpu.state !== 'unavailable' || inCi()) expectTrained(gpu, 'webgpu');
+    } finally {
+      await dev.close();
+    }
   });
 
   it('without the isolation headers the CPU side says why it cannot run', async () => {
