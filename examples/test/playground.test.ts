@@ -1,15 +1,15 @@
 /**
- * The playground (examples/playground) end to end, as a user gets it: a production `vite build` with
- * its own vite.config.ts, served by `vite preview` on a free localhost port (cross-origin isolated by
- * the config's headers), opened in headless Chromium (playwright-core, the system browser: KEEL_CHROMIUM,
+ * The playground (examples/playground) end to end, as a user gets it: a production `vite build` with its
+ * own vite.config.ts, served by `vite preview` on a free localhost port (cross-origin isolated by the
+ * config's headers), opened in headless Chromium (playwright-core, the system browser: KEEL_CHROMIUM,
  * default /usr/bin/chromium; WebGPU through `--enable-unsafe-webgpu`, SwiftShader without a GPU). The
  * page trains a few steps on WebGPU and on the CPU task device (Web Workers) at once; the test waits
  * (bounded) until both sides finished, asserts the loss fell on each and both reported device info,
  * ms/step and bytes moved, and saves a screenshot to examples/playground/test-results/playground.png
- * (gitignored; CI keeps it as an artifact). The dev server's isolation headers are checked too.
- * The dev server's page trains too. Stop is pressed in a long run (both sides end 'stopped'), and a page served without the isolation
- * headers shows why its CPU side cannot run.
- * Without Chromium the tests are skipped with the reason, except under CI, where that is a failure.
+ * (gitignored; `.ci/run` names it for CI to keep as an artifact). The dev server's isolation headers are
+ * checked too. The dev server's page trains too. Stop is pressed in a long run (both sides end
+ * 'stopped'), and a page served without the isolation headers shows why its CPU side cannot run. Without
+ * Chromium the tests are skipped with the reason, except under CI, where that is a failure.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
