@@ -149,6 +149,8 @@ describe.skipIf(!found && !inCi())(`playground in Chromium${skipReason}`, () => 
     );
     await page.click('#stop');
     const done = await finished(page, 30_000);
+    mkdirSync(join(root, 'test-results'), { recursive: true });
+    await page.screenshot({ path: join(root, 'test-results', 'playground-stopped.png'), fullPage: true });
     const [gpu, cpu] = [await report(page, 'webgpu'), await report(page, 'cpu')];
     expect(done, JSON.stringify({ gpu, cpu })).toBe(true);
     expect(errors).toEqual([]);
@@ -201,6 +203,10 @@ describe.skipIf(!found && !inCi())(`playground in Chromium${skipReason}`, () => 
     expect(await page.textContent('#side-cpu .reason')).toBe(cpu.reason);
     expect(await page.textContent('#isolation')).toMatch(/not cross-origin isolated/);
     await finished(page, 30_000);
+    await page.screenshot({
+      path: join(root, 'test-results', 'playground-not-isolated.png'),
+      fullPage: true,
+    });
     expect(errors).toEqual([]);
   });
 });

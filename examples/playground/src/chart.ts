@@ -26,7 +26,7 @@ export class LossChart {
     this.#series = series;
   }
 
-  /** Sets the x-axis length (the run's step count) and clears the lines. */
+  /** Sets the run's step count (the x-axis grows up to it) and clears the lines. */
   reset(steps: number): void {
     this.#steps = Math.max(1, steps);
     for (const s of this.#series) s.losses.length = 0;
@@ -57,7 +57,11 @@ export class LossChart {
     const max = all.length === 0 ? 3 : Math.max(...all) * 1.05;
     const min = all.length === 0 ? 0 : Math.max(0, Math.min(...all) * 0.95);
     const span = max - min || 1;
-    const x = (step: number): number => PAD.left + (w * (step - 1)) / Math.max(1, this.#steps - 1);
+    // The x-axis follows the run as it goes (a quarter ahead of the longest line), up to its step count,
+    // so a long run does not squeeze its first steps into the left edge.
+    const reported = Math.max(0, ...this.#series.map((s) => s.losses.length));
+    const xMax = Math.min(this.#steps, Math.max(10, Math.ceil(reported * 1.25)));
+    const x = (step: number): number => PAD.left + (w * (step - 1)) / Math.max(1, xMax - 1);
     const y = (loss: number): number => PAD.top + h * (1 - (loss - min) / span);
 
     // Grid and axis labels.
@@ -77,9 +81,11 @@ export class LossChart {
     }
     ctx.textAlign = 'center';
     ctx.textBaseline = 'top';
-    for (const step of [1, Math.ceil(this.#steps / 2), this.#steps]) {
+    for (const step of new Set([1, Math.ceil(xMax / 2), xMax])) {
+      ctx.textAlign = step === xMax ? 'right' : step === 1 ? 'left' : 'center';
       ctx.fillText(String(step), x(step), PAD.top + h + 6);
     }
+    ctx.textAlign = 'center';
     ctx.fillText('step', PAD.left + w / 2, PAD.top + h + 20);
     ctx.save();
     ctx.translate(12, PAD.top + h / 2);

@@ -124,7 +124,10 @@ async function train(side: Side, steps: number, batch: number, signal: AbortSign
       },
     });
     panel.showResult(result);
-    panel.setState('done', `done: ${steps} steps in ${(result.trainMs / 1000).toFixed(1)} s`);
+    panel.setState(
+      'done',
+      `done: ${steps} step${steps === 1 ? '' : 's'} in ${(result.trainMs / 1000).toFixed(1)} s`,
+    );
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     if (KeelError.is(error, ErrorCode.CANCELLED)) panel.setState('stopped', 'stopped', message);
