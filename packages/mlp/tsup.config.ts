@@ -12,6 +12,9 @@ export default defineConfig([
     dts: false,
     clean: false,
     platform: 'neutral', // runs in Node workers and browsers alike (no Buffer in the embedded bytes' decoder)
+    // Self-contained: bundlers and servers copy this file as an asset, so no bare import may remain
+    // (what it uses of @keel/hal is inlined; the rest tree-shakes away).
+    noExternal: [/^@keel\//],
     esbuildPlugins: [mlpWasmPlugin('dist/kernels')],
   },
 ]);

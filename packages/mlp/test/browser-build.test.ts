@@ -26,6 +26,14 @@ describe('@keel/mlp browser build', () => {
     expect(existsSync(new URL('kernels/mlp-cpu.js', dist))).toBe(true);
   });
 
+  it('ships a self-contained kernel module: no import a copied asset could not resolve', () => {
+    // Bundlers copy dist/kernels/mlp-cpu.js as an asset (it is loaded by URL in the device's workers),
+    // so a bare specifier left in it ('@keel/hal') fails in the browser: "Failed to resolve module
+    // specifier". Every import it has must be gone.
+    const text = readFileSync(new URL('kernels/mlp-cpu.js', dist), 'utf8');
+    expect(text).not.toMatch(/^\s*import\b|\bfrom\s*["']|\bimport\s*\(/m);
+  });
+
   it('keeps the node: prefix on Node built-ins in the Node build', () => {
     const text = readFileSync(new URL('index.js', dist), 'utf8');
     expect(text).toMatch(/from\s*["']node:os["']/);

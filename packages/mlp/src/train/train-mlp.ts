@@ -22,7 +22,8 @@
  * The scheduler (`@keel/scheduler`) is not used: every operation has exactly one right queue here, so
  * placement is explicit.
  *
- * Errors: KeelError INVALID_ARGUMENT for bad options, UNAVAILABLE when WebGPU has no adapter, and any
+ * Errors: KeelError INVALID_ARGUMENT for bad options, UNAVAILABLE when WebGPU has no adapter, CANCELLED
+ * when `abortSignal` stops the run (checked at every step boundary), and any
  * device error of a step (the run stops at the first failed step and rethrows it; with
  * `checkpointEvery`, a lost device is recovered from instead, up to MAX_RECOVERIES times).
  */
@@ -45,7 +46,7 @@ import { mlpExecutableSource, openTrainingDevice } from './open-device';
 import { type RecordedStep, recordStep } from './record-step';
 import { planStepLayout, type StepLayout } from './step-layout';
 import { COMPUTE_QUEUE, StepPipeline, UPLOAD_QUEUE } from './step-pipeline';
-import { resolveTrainOptions, type TrainMlpOptions } from './train-options';
+import { resolveTrainOptions, type TrainMlpOptions, trainCancelled } from './train-options';
 import type { CheckpointReport, TrainMlpResult } from './train-result';
 import { transientAllocatorStats } from './transient-allocator-stats';
 
@@ -95,6 +96,8 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
   const started = performance.now();
   const resolved = resolveTrainOptions(options);
   const { steps, warmup, checkpointEvery } = resolved;
+  const signal = options.abortSignal;
+  if (signal?.aborted) throw trainCancelled(signal, 0);
   const config: MlpConfig = { ...REFERENCE_MLP, batch: resolved.batch };
   const d = config.layers;
   const program = trainingStepProgram(config);
@@ -188,6 +191,11 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
       p.uploadBatch(0, batchAt(from));
       if (n > 1) p.uploadBatch(1, batchAt(from + 1));
       for (let j = 0; j < n; j++) {
+        if (signal?.aborted) {
+          // A clean stop at a step boundary: the submitted steps finish before anything is destroyed.
+          await p.drain().catch(() => {});
+          throw trainCancelled(signal, reported);
+        }
         if (runLeases !== undefined) {
           p.submitStep(j, runLeases);
         } else {
@@ -219,7 +227,8 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
         break;
       } catch (error) {
         const lostDevice = segment.device;
-        if (checkpointEvery === undefined || resumedAt.length >= MAX_RECOVERIES) throw error;
+        if (checkpointEvery === undefined || resumedAt.length >= MAX_RECOVERIES || signal?.aborted)
+          throw error;
         if (!(await wasLost(lostDevice, error))) throw error;
         // The device is gone: drop what lived there, open a new one, re-home the parameters from
         // their last mirror and resume at the step that mirror holds.

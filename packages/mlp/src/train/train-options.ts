@@ -101,6 +101,13 @@ export interface TrainMlpOptions {
   readonly reopenDevice?: (lost: Device) => Device | Promise<Device>;
   /** With `checkpointEvery`: called after each recovery, before training resumes. */
   readonly onRecovery?: (event: RecoveryEvent) => void;
+  /**
+   * Stops the run: checked before the device is opened and at every step boundary (before each
+   * submission). Once it is aborted, the run waits for the steps already submitted, destroys what it
+   * opened (and releases what it made on a caller's device), and rejects with KeelError CANCELLED
+   * (cause = the signal's reason). Default: undefined, the run ends after `steps`.
+   */
+  readonly abortSignal?: AbortSignal;
 }
 
 /** The options after defaults and validation. */
@@ -151,7 +158,25 @@ const TRAIN_OPTION_RULES: OptionRules = {
   checkpointEvery: { type: 'integer', min: 1, max: MAX_STEPS },
   reopenDevice: { type: 'function' },
   onRecovery: { type: 'function' },
+  abortSignal: {
+    type: 'custom',
+    expected: 'an AbortSignal',
+    check: (v) =>
+      typeof v === 'object' &&
+      v !== null &&
+      typeof (v as Partial<AbortSignal>).aborted === 'boolean' &&
+      typeof (v as Partial<AbortSignal>).addEventListener === 'function',
+  },
 };
+
+/** The KeelError CANCELLED of a run stopped through its `abortSignal`. */
+export function trainCancelled(signal: AbortSignal, atStep: number): KeelError {
+  return new KeelError(
+    ErrorCode.CANCELLED,
+    `trainMlp: the run was aborted through its abortSignal ${atStep === 0 ? 'before the first step' : `after step ${atStep}`}`,
+    { cause: signal.reason },
+  );
+}
 
 /**
  * Applies defaults and checks the options (unknown keys and wrong types included). Throws KeelError INVALID_ARGUMENT naming the option
