@@ -44,6 +44,12 @@
  * `signal`/`fail` that reaches a fence. Signalling the caller's fences skips timepoints already passed
  * (as every queue operation does); an exception a semaphore still throws goes to `onError` (default: one
  * console warning per allocator). Nothing is ever thrown from a microtask.
+ *
+ * Why one file past ~600 lines: it is one concept, the engine behind `alloca`/`dealloca`, and most of
+ * its length is the contract above and the reuse rules (a)–(d), which share the engine's state (free
+ * lists by frontier, pending deallocas, the FIFO of queued requests) and must be read together; the
+ * parts that stand alone already live in their own files (allocation.ts, death-record.ts,
+ * dominance.ts, pool-support.ts, allocator-stats.ts).
  */
 import { describeValue, Fence, type Registration, type Semaphore } from '@keel/fence';
 import { checkOptions, ErrorCode, KeelError, type OptionRules, QueueAffinity } from '@keel/hal';
