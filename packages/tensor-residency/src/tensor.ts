@@ -84,7 +84,7 @@ const INTEGER_RANGES: { readonly [D in DType]?: readonly [number, number] } = {
 
 /**
  * INVALID_ARGUMENT unless every element of plain array `data` is a number the dtype holds exactly as
- * given: any number for f32/f64 (NaN and ±Infinity included; f32 rounds), an integer in range for the
+ * given: every number for f32/f64 (NaN and ±Infinity included; f32 rounds), an integer in range for the
  * integer dtypes (no silent truncation or wrap-around). Names the index and shows the value.
  */
 function checkElements(state: TensorState, data: readonly unknown[], what: string): void {
