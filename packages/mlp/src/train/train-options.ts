@@ -7,7 +7,7 @@ import type { CpuDeviceMode } from '@keel/device-cpu';
 import type { WebGpuDeviceOptions } from '@keel/device-webgpu';
 import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 import { checkOptions, type Device, type OptionRules } from '@keel/hal';
-import type { GemmTiling } from '../webgpu/wgsl';
+import type { GemmTiling } from '../webgpu/gemm-tiling';
 import type { RecoveryEvent, StepProgress } from './step-progress';
 
 /**
