@@ -51,8 +51,9 @@ export interface TrainMlpOptions {
    */
   readonly pregeneratedBatches?: number;
   /**
-   * true (default): step k+1 is submitted before the host waits for the loss of step k, so the device
-   * never idles while the host handles a loss (`stepMs` is then the step throughput). false: the host
+   * true (default): steps k+1 and k+2 (k+1 only, with `checkpointEvery`) are submitted before the host
+   * waits for the loss of step k, so the device never idles while the host handles a loss (`stepMs` is
+   * then the step throughput). false: the host
    * waits for each step's loss before submitting the next (`stepMs` is then the step latency, as in a
    * loop that awaits every loss, e.g. TensorFlow.js's `await loss.data()`). Uploads overlap either way.
    */

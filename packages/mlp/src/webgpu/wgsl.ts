@@ -12,16 +12,22 @@
  * Every kernel accepts any workgroup count: work is walked grid-stride (`num_workgroups`), so the
  * descriptors' counts are the natural ones, not a requirement.
  *
- * GEMM (shaped for software rasterizers such as lavapipe, where each workgroup runs on a CPU thread with
- * invocations in SIMD lanes, where a load at an address uniform over the workgroup is a scalar load plus
- * broadcast and any other load is a gather): a 1-D workgroup of 16 invocations computes a tile of 16
- * rows × 128 columns of C, each invocation 16 × 8 outputs in registers (columns `lane + 16q`). Per k,
- * an invocation loads 8 values of op(B) (its columns) and 16 values of op(A) at workgroup-uniform
- * addresses, then does 128 FMAs; no workgroup memory, no barriers. Transposes are strides. Narrow C
- * (2N < 128 and M > N: the 10-logit layers) swaps the roles (128 rows × 16 columns per tile), so lanes
- * walk rows instead of idling on columns ≥ N. Operand indices are clamped into the matrices (the extra
- * lanes compute discarded values), so only the stores check bounds. Tiles are walked grid-stride over
- * the whole (flattened) dispatch grid. The epilogue (alpha, beta, bias, ReLU, ReLU-gradient mask) is fused.
+ * GEMM: generated for a GemmTiling (gemm-tiling.ts), chosen per adapter class by `wgslGemmTilingFor`.
+ * - Register tilings (lavapipe, SwiftShader; shaped for software rasterizers, where each workgroup runs
+ *   on a CPU thread with invocations in SIMD lanes, a load at an address uniform over the workgroup is
+ *   a scalar load plus broadcast and any other load is a gather; the default 16×16×8): a 1-D workgroup
+ *   of `wg` invocations computes a tile of `tm` rows × `wg·tn` columns of C, each invocation `tm × tn`
+ *   outputs in registers (columns `lane + wg·q`). Per k, an invocation loads `tn` values of op(B) (its
+ *   columns) and `tm` values of op(A) at workgroup-uniform addresses, then does `tm·tn` FMAs; no
+ *   workgroup memory, no barriers. Narrow C (2N < wg·tn and M > N: the 10-logit layers) swaps the roles,
+ *   so lanes walk rows instead of idling on columns ≥ N. Operand indices are clamped into the matrices
+ *   (the extra lanes compute discarded values), so only the stores check bounds.
+ * - Workgroup-memory tilings (GPUs): gemm-shared.ts (bm × bn tiles, K in slabs of bk staged in
+ *   workgroup memory with coalesced, zero-padded loads; tm × tn outputs per invocation; vec4 reads).
+ * Both walk tiles grid-stride over the whole (flattened) dispatch grid; transposes are strides; the
+ * epilogue (alpha, beta, bias, ReLU, ReLU-gradient mask) is fused into the stores, so the forward
+ * layer is one dispatch (GEMM + bias + ReLU), the backward data GEMM applies the ReLU-gradient mask, and
+ * the weight-gradient GEMM applies the SGD update in place (alpha = -lr, beta = 1: dW is never stored).
  */
 
 import { sharedGemmDeclarations, sharedMatmulEntry } from './gemm-shared';
