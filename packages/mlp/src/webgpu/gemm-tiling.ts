@@ -125,7 +125,8 @@ export const WGSL_GEMM_TILING: GemmTiling = Object.freeze({ wg: 16, tm: 16, tn: 
 
 /**
  * The tiling for SwiftShader (Chromium's software adapter), whose shader compiler takes minutes on
- * WGSL_GEMM_TILING's 128-accumulator unrolled loop (about 150 s): 16 accumulators compile in seconds.
+ * WGSL_GEMM_TILING's 128-accumulator unrolled loop (about 150 s, or Chromium's GPU process gives up):
+ * with 16 accumulators the module compiles in about 0.5 s (headless Chromium, bench/RESULTS.md).
  */
 export const WGSL_GEMM_TILING_SWIFTSHADER: GemmTiling = Object.freeze({ wg: 16, tm: 4, tn: 4 });
 
