@@ -3,7 +3,10 @@
  *
  * A workgroup computes a `bm × bn` tile of C = epilogue(alpha · op(A)·op(B) + beta · C). Per slab of
  * `bk` along K, every invocation copies its share of the `bm × bk` slab of op(A) and the `bk × bn` slab
- * of op(B) into workgroup memory (`gemmA` as [k][m], `gemmB` as [k][n], vec4 arrays). The copy walks
+ * of op(B) into workgroup memory (`gemmA` as [k][m], `gemmB` as [k][n], vec4 arrays, two buffers each:
+ * slab s+1 is loaded from global memory into registers before slab s is multiplied, and stored into the
+ * other buffer after it, so each slab costs one barrier and the loads' latency hides behind the
+ * FMAs). The copy walks
  * the matrix's contiguous dimension across consecutive invocations (K for a plain A, M for a transposed
  * one; N for a plain B, K for a transposed one), so global loads coalesce for every transpose; indices
  * are clamped into the matrices and values outside them are stored as 0, so sizes that are not
@@ -22,8 +25,8 @@ const ind = (n: number): string => `\n${' '.repeat(n)}`;
 
 /** The workgroup-memory declarations the shared entry points use (once per module). */
 export function sharedGemmDeclarations(t: SharedGemmTiling): string {
-  return `var<workgroup> gemmA: array<vec4<f32>, ${(t.bk * t.bm) / 4}>; // op(A) slab, [k][m]
-var<workgroup> gemmB: array<vec4<f32>, ${(t.bk * t.bn) / 4}>; // op(B) slab, [k][n]
+  return `var<workgroup> gemmA: array<vec4<f32>, ${(2 * t.bk * t.bm) / 4}>; // two op(A) slabs, [k][m] each
+var<workgroup> gemmB: array<vec4<f32>, ${(2 * t.bk * t.bn) / 4}>; // two op(B) slabs, [k][n] each
 `;
 }
 
@@ -42,37 +45,59 @@ function slabReads(
   const base = kk * width;
   if (count % 4 === 0) {
     const lets = range(count / 4).map(
-      (j) => `let ${prefix}${j} = ${slab}[${base / 4}u + ${start} / 4u + ${j}u];`,
+      (j) => `let ${prefix}${j} = ${slab}[o${slab} + ${base / 4}u + ${start} / 4u + ${j}u];`,
     );
     const values = range(count).map((i) => `${prefix}${Math.floor(i / 4)}[${i % 4}]`);
     return { lets, values };
   }
   const lets = range(count).map((i) => {
     const e = `${base}u + ${start} + ${i}u`;
-    return `let ${prefix}${i} = ${slab}[(${e}) / 4u][(${e}) % 4u];`;
+    return `let ${prefix}${i} = ${slab}[o${slab} + (${e}) / 4u][(${e}) % 4u];`;
   });
   return { lets, values: range(count).map((i) => `${prefix}${i}`) };
 }
 
-/** The copy of one slab into workgroup memory: `elements` values over `threads` invocations. */
+/**
+ * The copy of one slab into workgroup memory, `elements` values over `threads` invocations, in three
+ * parts: `setup` (once per dispatch: each copy's element, fixed by the invocation index), `load(k0)`
+ * (global memory into registers `v<name><e>`, clamped, 0 outside the matrix) and `store(dst)` (the
+ * registers into the slab at vec4 offset `dst`).
+ */
+interface SlabCopy {
+  readonly setup: string[];
+  readonly load: (k0: string) => string[];
+  readonly store: (dst: string) => string[];
+}
+
 function slabCopy(
-  slab: 'gemmA' | 'gemmB',
+  name: 'A' | 'B',
   elements: number,
   threads: number,
-  body: (i: string) => string[],
-): string[] {
-  const copies = Math.ceil(elements / threads);
-  return range(copies).flatMap((e) => {
-    const i = `li + ${e * threads}u`;
-    const lines = body(`i${slab}${e}`);
-    const guarded = elements % threads !== 0 && e === copies - 1;
-    return [
-      `${guarded ? `if (${i} < ${elements}u) ` : ''}{`,
-      `  let i${slab}${e} = ${i};`,
-      ...lines.map((l) => `  ${l}`),
-      '}',
-    ];
-  });
+  index: (i: string) => { outer: string; kk: string; dst: string },
+  value: (outer: string, kk: string) => string,
+): SlabCopy {
+  const copies = range(Math.ceil(elements / threads));
+  const guarded = elements % threads !== 0;
+  const slab = `gemm${name}`;
+  return {
+    setup: copies.flatMap((e) => {
+      const i = `i${name}${e}`;
+      const x = index(i);
+      return [
+        `let ${i} = li + ${e * threads}u;`,
+        `let o${name}${e} = ${x.outer};`,
+        `let k${name}${e} = ${x.kk};`,
+        `let d${name}${e} = ${x.dst};`,
+        `var v${name}${e} = 0.0;`,
+      ];
+    }),
+    load: (k0) => copies.map((e) => `v${name}${e} = ${value(`o${name}${e}`, `${k0} + k${name}${e}`)};`),
+    store: (dst) =>
+      copies.map(
+        (e) =>
+          `${guarded ? `if (i${name}${e} < ${elements}u) ` : ''}{ ${slab}[${dst} + d${name}${e} / 4u][d${name}${e} % 4u] = v${name}${e}; }`,
+      ),
+  };
 }
 
 /**
@@ -83,24 +108,32 @@ export function sharedMatmulEntry(t: SharedGemmTiling, name: string): string {
   const tx = t.bn / t.tn;
   const threads = tx * (t.bm / t.tm);
   const accs = range(t.tm).flatMap((i) => range(t.tn).map((j) => `c${i}_${j}`));
-  const copyA = slabCopy('gemmA', t.bm * t.bk, threads, (i) => [
-    `let r = select(${i} % ${t.bm}u, ${i} / ${t.bk}u, aKFast);`,
-    `let kk = select(${i} / ${t.bm}u, ${i} % ${t.bk}u, aKFast);`,
-    'let gr = m0 + r;',
-    'let gk = k0 + kk;',
-    'let v = in0[min(gr, mLast) * sAr + min(gk, kLast) * sAk];',
-    `let e = kk * ${t.bm}u + r;`,
-    'gemmA[e / 4u][e % 4u] = select(0.0, v, gr < p.m && gk < p.k);',
-  ]);
-  const copyB = slabCopy('gemmB', t.bn * t.bk, threads, (i) => [
-    `let c = select(${i} / ${t.bk}u, ${i} % ${t.bn}u, bNFast);`,
-    `let kk = select(${i} % ${t.bk}u, ${i} / ${t.bn}u, bNFast);`,
-    'let gc = n0 + c;',
-    'let gk = k0 + kk;',
-    'let v = in1[min(gk, kLast) * sBk + min(gc, nLast) * sBc];',
-    `let e = kk * ${t.bn}u + c;`,
-    'gemmB[e / 4u][e % 4u] = select(0.0, v, gc < p.n && gk < p.k);',
-  ]);
+  const copyA = slabCopy(
+    'A',
+    t.bm * t.bk,
+    threads,
+    (i) => ({
+      outer: `select(${i} % ${t.bm}u, ${i} / ${t.bk}u, aKFast)`,
+      kk: `select(${i} / ${t.bm}u, ${i} % ${t.bk}u, aKFast)`,
+      dst: `kA${i.slice(2)} * ${t.bm}u + oA${i.slice(2)}`,
+    }),
+    (r, k) =>
+      `select(0.0, in0[min(m0 + ${r}, mLast) * sAr + min(${k}, kLast) * sAk], m0 + ${r} < p.m && ${k} < p.k)`,
+  );
+  const copyB = slabCopy(
+    'B',
+    t.bn * t.bk,
+    threads,
+    (i) => ({
+      outer: `select(${i} / ${t.bk}u, ${i} % ${t.bn}u, bNFast)`,
+      kk: `select(${i} % ${t.bk}u, ${i} / ${t.bn}u, bNFast)`,
+      dst: `kB${i.slice(2)} * ${t.bn}u + oB${i.slice(2)}`,
+    }),
+    (c, k) =>
+      `select(0.0, in1[min(${k}, kLast) * sBk + min(n0 + ${c}, nLast) * sBc], n0 + ${c} < p.n && ${k} < p.k)`,
+  );
+  const slabA = (t.bk * t.bm) / 4;
+  const slabB = (t.bk * t.bn) / 4;
   const inner = range(t.bk).flatMap((kk) => {
     const a = slabReads('gemmA', t.bm, t.tm, 'rowA', kk, `a${kk}_`);
     const b = slabReads('gemmB', t.bn, t.tn, 'colB', kk, `b${kk}_`);
@@ -135,16 +168,35 @@ fn ${name}(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
   let colB = (li % ${tx}u) * ${t.tn}u;
   let tilesM = (p.m + ${t.bm - 1}u) / ${t.bm}u;
   let tilesN = (p.n + ${t.bn - 1}u) / ${t.bn}u;
+  // Each invocation's elements of the slab copies (fixed for the whole dispatch).
+  ${[...copyA.setup, ...copyB.setup].join(ind(2))}
   ${accs.map((c) => `var ${c} = 0.0;`).join(' ')}
   for (var tile = wid.x + nwg.x * (wid.y + nwg.y * wid.z); tile < tilesM * tilesN; tile += nwg.x * nwg.y * nwg.z) {
     let m0 = (tile % tilesM) * ${t.bm}u;
     let n0 = (tile / tilesM) * ${t.bn}u;
     ${accs.map((c) => `${c} = 0.0;`).join(' ')}
-    for (var k0 = 0u; k0 < p.k; k0 += ${t.bk}u) {
-      ${[...copyA, ...copyB].join(ind(6))}
+    if (p.k > 0u) {
+      // Double-buffered slabs: slab s + 1 is loaded into registers before slab s is multiplied and
+      // stored into the other buffer after it, so one barrier per slab suffices and the global loads'
+      // latency hides behind the FMAs.
+      ${[...copyA.load('0u'), ...copyB.load('0u')].join(ind(6))}
+      ${[...copyA.store('0u'), ...copyB.store('0u')].join(ind(6))}
       workgroupBarrier();
-      ${inner.join(ind(6))}
-      workgroupBarrier();
+      var buf = 0u;
+      for (var k0 = 0u; k0 < p.k; k0 += ${t.bk}u) {
+        let next = k0 + ${t.bk}u < p.k;
+        if (next) {
+          ${[...copyA.load(`k0 + ${t.bk}u`), ...copyB.load(`k0 + ${t.bk}u`)].join(ind(10))}
+        }
+        let ogemmA = buf * ${slabA}u;
+        let ogemmB = buf * ${slabB}u;
+        ${inner.join(ind(8))}
+        if (next) {
+          ${[...copyA.store(`(1u - buf) * ${slabA}u`), ...copyB.store(`(1u - buf) * ${slabB}u`)].join(ind(10))}
+        }
+        workgroupBarrier();
+        buf = 1u - buf;
+      }
     }
     ${stores.join(ind(4))}
   }

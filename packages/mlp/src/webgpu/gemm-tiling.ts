@@ -4,7 +4,8 @@
  * per adapter class (`wgslGemmTilingFor`).
  *
  * Promises: `parseGemmTiling(gemmTilingName(t))` equals `t` for every valid tiling; a tiling that
- * breaks a rule (sizes, WebGPU's default limits of 256 invocations and 16 KiB of workgroup memory)
+ * breaks a rule (sizes, WebGPU's default limits of 256 invocations and 16 KiB of workgroup memory per
+ * entry point)
  * gets a KeelError INVALID_ARGUMENT naming the tiling and the rule, before any WGSL is generated.
  */
 import { describeValue, ErrorCode, KeelError } from '@keel/fence';
@@ -25,8 +26,9 @@ export interface RegisterGemmTiling {
 /**
  * Workgroup-memory tiling (for GPUs): a workgroup computes a `bm × bn` tile of C; per step of `bk`
  * along K it stages the `bm × bk` slab of op(A) and the `bk × bn` slab of op(B) in workgroup memory
- * (coalesced loads, zero-padded at the matrix edges), then each of its `(bm/tm)·(bn/tn)` invocations
- * accumulates a `tm × tn` block in registers, reading the slabs as vec4 where `tm`/`tn` allow.
+ * (coalesced loads, zero-padded at the matrix edges; double-buffered: two slabs of each operand), then
+ * each of its `(bm/tm)·(bn/tn)` invocations accumulates a `tm × tn` block in registers, reading the
+ * slabs as vec4 where `tm`/`tn` allow.
  * Named `sBMxBNxBK_TMxTN`.
  */
 export interface SharedGemmTiling {
@@ -43,8 +45,8 @@ export type GemmTiling = RegisterGemmTiling | SharedGemmTiling;
 
 /** Invocations per workgroup WebGPU guarantees (maxComputeInvocationsPerWorkgroup's default). */
 const MAX_INVOCATIONS = 256;
-/** Workgroup memory WebGPU guarantees (maxComputeWorkgroupStorageSize's default), less the loss reduction's 1 KiB. */
-const MAX_SHARED_BYTES = 16384 - 1024;
+/** Workgroup memory WebGPU guarantees per entry point (maxComputeWorkgroupStorageSize's default). */
+const MAX_SHARED_BYTES = 16384;
 
 /** Type guard: a workgroup-memory tiling. */
 export const isSharedTiling = (t: GemmTiling): t is SharedGemmTiling => t.kind === 'shared';
@@ -79,9 +81,10 @@ export function checkGemmTiling(t: GemmTiling): GemmTiling {
     if (threads < 4 || threads > MAX_INVOCATIONS) {
       fail(`(bm/tm)·(bn/tn) = ${threads} invocations must be in [4, ${MAX_INVOCATIONS}]`);
     }
-    if ((t.bm + t.bn) * t.bk * 4 > MAX_SHARED_BYTES) {
+    const bytes = 2 * (t.bm + t.bn) * t.bk * 4;
+    if (bytes > MAX_SHARED_BYTES) {
       fail(
-        `(bm + bn)·bk·4 = ${(t.bm + t.bn) * t.bk * 4} bytes of workgroup memory exceed ${MAX_SHARED_BYTES}`,
+        `2·(bm + bn)·bk·4 = ${bytes} bytes of workgroup memory (two slabs per operand) exceed ${MAX_SHARED_BYTES}`,
       );
     }
     return t;
