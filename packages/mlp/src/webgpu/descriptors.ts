@@ -11,8 +11,11 @@ import {
   gemmTiles,
   MLP_WGSL,
   mlpWgsl,
+  WGSL_COLSUM_COLS,
+  WGSL_COLSUM_SLICES,
   WGSL_GEMM_TILING,
-  WGSL_SOFTMAX_WORKGROUP,
+  WGSL_SOFTMAX_LANES,
+  WGSL_SOFTMAX_ROWS,
   WGSL_WORKGROUP,
 } from './wgsl';
 
@@ -33,6 +36,11 @@ export function mlpWebgpuExports(t: GemmTiling = WGSL_GEMM_TILING): readonly Exp
     1,
   ];
   const gemm = { size: [gemmWorkgroupSize(t), 1, 1] as WorkgroupSize, count: matmulCount };
+  // Column reductions: one workgroup per WGSL_COLSUM_COLS columns (workload [cols]).
+  const columns = {
+    size: [WGSL_COLSUM_COLS, WGSL_COLSUM_SLICES, 1] as WorkgroupSize,
+    count: linear(WGSL_COLSUM_COLS),
+  };
   const shapes: Record<
     MlpKernelName,
     { size: WorkgroupSize; count: (workload: readonly number[]) => WorkgroupCount }
@@ -43,11 +51,11 @@ export function mlpWebgpuExports(t: GemmTiling = WGSL_GEMM_TILING): readonly Exp
     bias_add: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
     relu: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
     relu_grad: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
-    softmax_ce: { size: [WGSL_SOFTMAX_WORKGROUP, 1, 1], count: linear(WGSL_SOFTMAX_WORKGROUP) },
+    softmax_ce: { size: [WGSL_SOFTMAX_LANES, WGSL_SOFTMAX_ROWS, 1], count: linear(WGSL_SOFTMAX_ROWS) },
     loss_mean: { size: [WGSL_WORKGROUP, 1, 1], count: () => [1, 1, 1] },
-    colsum: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
+    colsum: columns,
     sgd: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
-    bias_grad_sgd: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
+    bias_grad_sgd: columns,
   };
   return Object.freeze(
     MLP_KERNEL_NAMES.map((name) => ({
