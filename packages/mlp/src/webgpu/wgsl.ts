@@ -12,6 +12,10 @@
  * Every kernel accepts any workgroup count: work is walked grid-stride (`num_workgroups`), so the
  * descriptors' counts are the natural ones, not a requirement.
  *
+ * Reductions (colsum, bias_grad_sgd: 16 columns × 16 row slices per workgroup; softmax_ce: 16 rows × 16
+ * lanes) combine partial results in workgroup memory; their barriers sit in uniform control flow (loops
+ * over workgroups, bounds from constants), so no extension is needed.
+ *
  * GEMM: generated for a GemmTiling (gemm-tiling.ts), chosen per adapter class by `wgslGemmTilingFor`.
  * - Register tilings (lavapipe, SwiftShader; shaped for software rasterizers, where each workgroup runs
  *   on a CPU thread with invocations in SIMD lanes, a load at an address uniform over the workgroup is
