@@ -12,9 +12,9 @@
  * Every kernel accepts any workgroup count: work is walked grid-stride (`num_workgroups`), so the
  * descriptors' counts are the natural ones, not a requirement.
  *
- * Reductions (colsum, bias_grad_sgd: 16 columns × 16 row slices per workgroup; softmax_ce: 16 rows × 16
- * lanes) combine partial results in workgroup memory; their barriers sit in uniform control flow (loops
- * over workgroups, bounds from constants), so no extension is needed.
+ * The reductions (softmax_ce, colsum, bias_grad_sgd: reductions.ts) follow the GEMM family: with a
+ * workgroup-memory tiling (GPUs) they combine partial results in workgroup memory; with a register
+ * tiling (CPU adapters) they run one invocation per row or column, without barriers.
  *
  * GEMM: generated for a GemmTiling (gemm-tiling.ts), chosen per adapter class by `wgslGemmTilingFor`.
  * - Register tilings (lavapipe, SwiftShader; shaped for software rasterizers, where each workgroup runs
@@ -42,6 +42,7 @@ import {
   type RegisterGemmTiling,
   WGSL_GEMM_TILING,
 } from './gemm-tiling';
+import { reductionsWgsl } from './reductions';
 
 export {
   type AdapterDescription,
@@ -71,14 +72,8 @@ export function gemmTiles(t: GemmTiling, m: number, n: number): number {
   return Math.ceil(u / t.tm) * Math.ceil(l / (t.wg * t.tn));
 }
 
-/** Invocations per workgroup of the elementwise kernels (and loss_mean). */
+/** Invocations per workgroup of the elementwise kernels (and loss_mean; reductions.ts for the others). */
 export const WGSL_WORKGROUP = 256;
-/** softmax_ce's workgroup: WGSL_SOFTMAX_ROWS rows × WGSL_SOFTMAX_LANES invocations per row. */
-export const WGSL_SOFTMAX_LANES = 16;
-export const WGSL_SOFTMAX_ROWS = 16;
-/** colsum's and bias_grad_sgd's workgroup: WGSL_COLSUM_COLS columns × WGSL_COLSUM_SLICES row slices. */
-export const WGSL_COLSUM_COLS = 16;
-export const WGSL_COLSUM_SLICES = 16;
 
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 
@@ -278,66 +273,7 @@ fn relu_grad(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
   }
 }
 
-// softmax_ce: [logits, labels, dLogits, rowLoss]; constants [rows, classes]. A label ≥ classes gives a NaN loss.
-// A workgroup holds SM_ROWS rows, SM_LANES invocations per row (lane x takes classes x, x + SM_LANES, ...);
-// the row's max and sum of exponentials are reduced over its lanes in workgroup memory.
-const SM_LANES: u32 = ${WGSL_SOFTMAX_LANES}u;
-const SM_ROWS: u32 = ${WGSL_SOFTMAX_ROWS}u;
-var<workgroup> rowpart: array<f32, ${WGSL_SOFTMAX_LANES * WGSL_SOFTMAX_ROWS}>;
-
-// The max (isMax) or sum of v over the SM_LANES lanes of row slot lid.y, in every lane. Uniform control flow only.
-fn row_reduce(v: f32, lid: vec3<u32>, isMax: bool) -> f32 {
-  let slot = lid.y * SM_LANES;
-  rowpart[slot + lid.x] = v;
-  workgroupBarrier();
-  var t = rowpart[slot];
-  for (var i = 1u; i < SM_LANES; i++) {
-    let w = rowpart[slot + i];
-    t = select(t + w, max(t, w), isMax);
-  }
-  workgroupBarrier(); // the next call overwrites rowpart
-  return t;
-}
-
-@compute @workgroup_size(${WGSL_SOFTMAX_LANES}, ${WGSL_SOFTMAX_ROWS})
-fn softmax_ce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-  let rows = konst(0u);
-  let classes = konst(1u);
-  let scale = 1.0 / f32(rows);
-  let groups = (rows + SM_ROWS - 1u) / SM_ROWS;
-  for (var g = flatWorkgroup(wid, nwg); g < groups; g += workgroups(nwg)) {
-    let r = g * SM_ROWS + lid.y;
-    let live = r < rows && classes > 0u;
-    let base = r * classes;
-    var mx = 0.0;
-    if (live) {
-      mx = in0[base];
-      for (var c = lid.x; c < classes; c += SM_LANES) { mx = max(mx, in0[base + c]); }
-    }
-    mx = row_reduce(mx, lid, true);
-    var sum = 0.0;
-    if (live) {
-      for (var c = lid.x; c < classes; c += SM_LANES) { sum += exp(in0[base + c] - mx); }
-    }
-    sum = row_reduce(sum, lid, false);
-    if (live) {
-      let label = labels1[r];
-      let inv = 1.0 / sum;
-      for (var c = lid.x; c < classes; c += SM_LANES) {
-        let prob = exp(in0[base + c] - mx) * inv;
-        out2[base + c] = (prob - select(0.0, 1.0, c == label)) * scale;
-      }
-      if (lid.x == 0u) {
-        if (label < classes) {
-          out3[r] = log(sum) - (in0[base + label] - mx);
-        } else {
-          out3[r] = bitcast<f32>(0x7fc00000u | (label & 0u)); // NaN (runtime: const NaN is an error)
-        }
-      }
-    }
-  }
-}
-
+${reductionsWgsl(isSharedTiling(t))}
 var<workgroup> partial: array<f32, ${WGSL_WORKGROUP}>;
 
 // loss_mean: [rowLoss, loss]; constants [rows]. Workgroup 0 reduces; others return.
@@ -358,51 +294,6 @@ fn loss_mean(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
   }
 }
 
-// Column reductions (colsum, bias_grad_sgd): a workgroup of CS_COLS columns × CS_SLICES row slices;
-// workgroup g takes columns g·CS_COLS ... (grid-stride). Invocation (x, y) sums rows y, y + CS_SLICES, ...
-// of its column (four accumulators, so loads overlap; a row's CS_COLS columns are consecutive: coalesced),
-// then the slices' partial sums are added in workgroup memory.
-const CS_COLS: u32 = ${WGSL_COLSUM_COLS}u;
-const CS_SLICES: u32 = ${WGSL_COLSUM_SLICES}u;
-var<workgroup> colpart: array<f32, ${WGSL_COLSUM_COLS * WGSL_COLSUM_SLICES}>;
-
-// Σ_r in0[r, c] (0 for c ≥ cols) in every invocation of column lane lid.x. Uniform control flow only.
-fn column_sum(c: u32, rows: u32, cols: u32, lid: vec3<u32>) -> f32 {
-  var s0 = 0.0;
-  var s1 = 0.0;
-  var s2 = 0.0;
-  var s3 = 0.0;
-  if (c < cols) {
-    var r = lid.y;
-    for (; r + 3u * CS_SLICES < rows; r += 4u * CS_SLICES) {
-      s0 += in0[r * cols + c];
-      s1 += in0[(r + CS_SLICES) * cols + c];
-      s2 += in0[(r + 2u * CS_SLICES) * cols + c];
-      s3 += in0[(r + 3u * CS_SLICES) * cols + c];
-    }
-    for (; r < rows; r += CS_SLICES) { s0 += in0[r * cols + c]; }
-  }
-  colpart[lid.y * CS_COLS + lid.x] = (s0 + s1) + (s2 + s3);
-  workgroupBarrier();
-  var t = colpart[lid.x];
-  for (var y = 1u; y < CS_SLICES; y++) { t += colpart[y * CS_COLS + lid.x]; }
-  workgroupBarrier(); // the next call overwrites colpart
-  return t;
-}
-
-// colsum: [X, out]; constants [rows, cols].
-@compute @workgroup_size(${WGSL_COLSUM_COLS}, ${WGSL_COLSUM_SLICES})
-fn colsum(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-  let rows = konst(0u);
-  let cols = konst(1u);
-  let groups = (cols + CS_COLS - 1u) / CS_COLS;
-  for (var g = flatWorkgroup(wid, nwg); g < groups; g += workgroups(nwg)) {
-    let c = g * CS_COLS + lid.x;
-    let s = column_sum(c, rows, cols, lid);
-    if (lid.y == 0u && c < cols) { out1[c] = s; }
-  }
-}
-
 // sgd: [grad, param]; constants [count, lr].
 @compute @workgroup_size(${WGSL_WORKGROUP})
 fn sgd(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -413,19 +304,6 @@ fn sgd(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) n
   }
 }
 
-// bias_grad_sgd: [dY, bias]; constants [rows, cols, lr]. The column reduction of colsum, then the update.
-@compute @workgroup_size(${WGSL_COLSUM_COLS}, ${WGSL_COLSUM_SLICES})
-fn bias_grad_sgd(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-  let rows = konst(0u);
-  let cols = konst(1u);
-  let lr = konstF32(2u);
-  let groups = (cols + CS_COLS - 1u) / CS_COLS;
-  for (var g = flatWorkgroup(wid, nwg); g < groups; g += workgroups(nwg)) {
-    let c = g * CS_COLS + lid.x;
-    let s = column_sum(c, rows, cols, lid);
-    if (lid.y == 0u && c < cols) { out1[c] = out1[c] - lr * s; }
-  }
-}
 `;
 }
 
