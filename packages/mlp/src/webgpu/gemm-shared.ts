@@ -3,7 +3,10 @@
  *
  * A workgroup computes a `bm × bn` tile of C = epilogue(alpha · op(A)·op(B) + beta · C). Per slab of
  * `bk` along K, every invocation copies its share of the `bm × bk` slab of op(A) and the `bk × bn` slab
- * of op(B) into workgroup memory (`gemmA` as [k][m], `gemmB` as [k][n], vec4 arrays). The copy walks
+ * of op(B) into workgroup memory (`gemmA` as [k][m], `gemmB` as [k][n], vec4 arrays), prefetched: the
+ * next slab's share is loaded into registers right after the barrier that publishes the current one,
+ * before the current slab's FMAs, so global-memory latency overlaps compute instead of adding up slab
+ * after slab (the GEMMs are latency-bound on a large GPU: a few workgroups per multiprocessor). The copy walks
  * the matrix's contiguous dimension across consecutive invocations (K for a plain A, M for a transposed
  * one; N for a plain B, K for a transposed one), so global loads coalesce for every transpose; indices
  * are clamped into the matrices and values outside them are stored as 0, so sizes that are not
@@ -54,17 +57,21 @@ function slabReads(
   return { lets, values: range(count).map((i) => `${prefix}${i}`) };
 }
 
-/** The copy of one slab into workgroup memory: `elements` values over `threads` invocations. */
+/**
+ * One slab's share of an invocation, `elements` values over `threads` invocations, as per-copy blocks
+ * (copy e handles element `li + e·threads`; the last copy is guarded when `threads` does not divide
+ * `elements`). `body(i, e)` gives the block's statements for element `i` of copy `e`.
+ */
 function slabCopy(
   slab: 'gemmA' | 'gemmB',
   elements: number,
   threads: number,
-  body: (i: string) => string[],
+  body: (i: string, e: number) => string[],
 ): string[] {
   const copies = Math.ceil(elements / threads);
   return range(copies).flatMap((e) => {
     const i = `li + ${e * threads}u`;
-    const lines = body(`i${slab}${e}`);
+    const lines = body(`i${slab}${e}`, e);
     const guarded = elements % threads !== 0 && e === copies - 1;
     return [
       `${guarded ? `if (${i} < ${elements}u) ` : ''}{`,
@@ -83,24 +90,46 @@ export function sharedMatmulEntry(t: SharedGemmTiling, name: string): string {
   const tx = t.bn / t.tn;
   const threads = tx * (t.bm / t.tm);
   const accs = range(t.tm).flatMap((i) => range(t.tn).map((j) => `c${i}_${j}`));
-  const copyA = slabCopy('gemmA', t.bm * t.bk, threads, (i) => [
+  // Prefetch: the slab at K offset `k` is loaded into registers (pA*, pB*: zero outside the matrices)
+  // before the current slab's FMAs, so its global-memory latency overlaps them; stored after a barrier.
+  const copiesA = Math.ceil((t.bm * t.bk) / threads);
+  const copiesB = Math.ceil((t.bn * t.bk) / threads);
+  const indexA = (i: string) => [
     `let r = select(${i} % ${t.bm}u, ${i} / ${t.bk}u, aKFast);`,
     `let kk = select(${i} / ${t.bm}u, ${i} % ${t.bk}u, aKFast);`,
-    'let gr = m0 + r;',
-    'let gk = k0 + kk;',
-    'let v = in0[min(gr, mLast) * sAr + min(gk, kLast) * sAk];',
-    `let e = kk * ${t.bm}u + r;`,
-    'gemmA[e / 4u][e % 4u] = select(0.0, v, gr < p.m && gk < p.k);',
-  ]);
-  const copyB = slabCopy('gemmB', t.bn * t.bk, threads, (i) => [
+  ];
+  const indexB = (i: string) => [
     `let c = select(${i} / ${t.bk}u, ${i} % ${t.bn}u, bNFast);`,
     `let kk = select(${i} % ${t.bk}u, ${i} / ${t.bn}u, bNFast);`,
-    'let gc = n0 + c;',
-    'let gk = k0 + kk;',
-    'let v = in1[min(gk, kLast) * sBk + min(gc, nLast) * sBc];',
-    `let e = kk * ${t.bn}u + c;`,
-    'gemmB[e / 4u][e % 4u] = select(0.0, v, gc < p.n && gk < p.k);',
+  ];
+  const loadA = (k: string) =>
+    slabCopy('gemmA', t.bm * t.bk, threads, (i, e) => [
+      ...indexA(i),
+      'let gr = m0 + r;',
+      `let gk = ${k} + kk;`,
+      `pA${e} = select(0.0, in0[min(gr, mLast) * sAr + min(gk, kLast) * sAk], gr < p.m && gk < p.k);`,
+    ]);
+  const loadB = (k: string) =>
+    slabCopy('gemmB', t.bn * t.bk, threads, (i, e) => [
+      ...indexB(i),
+      'let gc = n0 + c;',
+      `let gk = ${k} + kk;`,
+      `pB${e} = select(0.0, in1[min(gk, kLast) * sBk + min(gc, nLast) * sBc], gc < p.n && gk < p.k);`,
+    ]);
+  const storeA = slabCopy('gemmA', t.bm * t.bk, threads, (i, e) => [
+    ...indexA(i),
+    `let s = kk * ${t.bm}u + r;`,
+    `gemmA[s / 4u][s % 4u] = pA${e};`,
   ]);
+  const storeB = slabCopy('gemmB', t.bn * t.bk, threads, (i, e) => [
+    ...indexB(i),
+    `let s = kk * ${t.bn}u + c;`,
+    `gemmB[s / 4u][s % 4u] = pB${e};`,
+  ]);
+  const prefetch = [
+    ...range(copiesA).map((e) => `var pA${e} = 0.0;`),
+    ...range(copiesB).map((e) => `var pB${e} = 0.0;`),
+  ];
   const inner = range(t.bk).flatMap((kk) => {
     const a = slabReads('gemmA', t.bm, t.tm, 'rowA', kk, `a${kk}_`);
     const b = slabReads('gemmB', t.bn, t.tn, 'colB', kk, `b${kk}_`);
@@ -136,13 +165,16 @@ fn ${name}(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
   let tilesM = (p.m + ${t.bm - 1}u) / ${t.bm}u;
   let tilesN = (p.n + ${t.bn - 1}u) / ${t.bn}u;
   ${accs.map((c) => `var ${c} = 0.0;`).join(' ')}
+  ${prefetch.join(' ')}
   for (var tile = wid.x + nwg.x * (wid.y + nwg.y * wid.z); tile < tilesM * tilesN; tile += nwg.x * nwg.y * nwg.z) {
     let m0 = (tile % tilesM) * ${t.bm}u;
     let n0 = (tile / tilesM) * ${t.bn}u;
     ${accs.map((c) => `${c} = 0.0;`).join(' ')}
+    ${[...loadA('0u'), ...loadB('0u')].join(ind(4))}
     for (var k0 = 0u; k0 < p.k; k0 += ${t.bk}u) {
-      ${[...copyA, ...copyB].join(ind(6))}
+      ${[...storeA, ...storeB].join(ind(6))}
       workgroupBarrier();
+      ${[...loadA(`k0 + ${t.bk}u`), ...loadB(`k0 + ${t.bk}u`)].join(ind(6))}
       ${inner.join(ind(6))}
       workgroupBarrier();
     }
