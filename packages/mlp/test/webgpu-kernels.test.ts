@@ -94,7 +94,8 @@ describe.skipIf(gpu === undefined)(
     // Register tilings: tiles of tm rows × wg·tn columns (swapped for narrow C when 2N < wg·tn and
     // M > N); workgroup-memory tilings: bm × bn tiles, K in slabs of bk (zero-padded). Shapes on both
     // sides of each boundary, in both orientations, every transpose, any grid, for every shipped tiling
-    // and a few the benchmarks sweep (s16x16x4_1x1: slab copies of 64 elements over 256 invocations).
+    // and a few the benchmarks sweep (s16x16x4_1x1: slab copies of 64 elements over 256 invocations;
+    // s32x32x32_4x4: 16 prefetched values per operand and invocation).
     for (const tiling of [
       WGSL_GEMM_TILING,
       WGSL_GEMM_TILING_SWIFTSHADER,
@@ -104,6 +105,7 @@ describe.skipIf(gpu === undefined)(
       parseGemmTiling('s64x64x16_4x4'),
       parseGemmTiling('s64x32x8_8x2'),
       parseGemmTiling('s16x16x4_1x1'),
+      parseGemmTiling('s32x32x32_4x4'),
     ])
       it(`matmul family on tile and swap edge shapes (M, N, K in 1, 3, 10, 63, 65, 784, ...), tiling ${gemmTilingName(tiling)}`, async () => {
         const tiled = await acquireGpu(tiling);
