@@ -94,7 +94,8 @@ describe.skipIf(gpu === undefined)(
     // Register tilings: tiles of tm rows × wg·tn columns (swapped for narrow C when 2N < wg·tn and
     // M > N); workgroup-memory tilings: bm × bn tiles, K in slabs of bk (zero-padded). Shapes on both
     // sides of each boundary, in both orientations, every transpose, any grid, for every shipped tiling
-    // and a few the benchmarks sweep (s16x16x4_1x1: slab copies of 64 elements over 256 invocations).
+    // and a few the benchmarks sweep (s16x16x4_1x1: slab copies of 64 elements over 256 invocations;
+    // s32x32x32_4x4: 16 prefetched values per operand and invocation).
     for (const tiling of [
       WGSL_GEMM_TILING,
       WGSL_GEMM_TILING_SWIFTSHADER,
@@ -104,6 +105,7 @@ describe.skipIf(gpu === undefined)(
       parseGemmTiling('s64x64x16_4x4'),
       parseGemmTiling('s64x32x8_8x2'),
       parseGemmTiling('s16x16x4_1x1'),
+      parseGemmTiling('s32x32x32_4x4'),
     ])
       it(`matmul family on tile and swap edge shapes (M, N, K in 1, 3, 10, 63, 65, 784, ...), tiling ${gemmTilingName(tiling)}`, async () => {
         const tiled = await acquireGpu(tiling);
@@ -278,6 +280,130 @@ describe.skipIf(gpu === undefined)(
         for (const buffer of Object.values(b)) buffer.destroy();
       }
     });
+
+    // The reductions in both styles (reductions.ts): serial with a register tiling (64 columns or rows per
+    // workgroup), parallel with a workgroup-memory one (colsum and bias_grad_sgd: 16 columns × 16 row
+    // slices, slices unrolled by 4, i.e. 64 rows; softmax_ce: 16 rows × 16 lanes, classes strided over
+    // the lanes). Shapes on both sides of those boundaries, with the natural, a single and a 3-D
+    // (flattened grid-stride) workgroup count.
+    for (const tiling of [WGSL_GEMM_TILING, WGSL_GEMM_TILING_GPU])
+      it(`column reductions (colsum, bias_grad_sgd) and softmax_ce on shapes not multiple of their workgroups, tiling ${gemmTilingName(tiling)}`, async () => {
+        const tiled = tiling === WGSL_GEMM_TILING ? g : await acquireGpu(tiling);
+        if (typeof tiled === 'string') throw new Error(tiled);
+        const prng = new Prng(29);
+        const counts = (name: Parameters<typeof countOf>[0], workload: number) =>
+          [countOf(name, [workload], tiling), [1, 1, 1], [3, 2, 2]] as const;
+        for (const [rows, cols] of [
+          [37, 10],
+          [37, 513],
+          [1, 17],
+          [256, 512],
+          [63, 16],
+          [65, 1],
+          [300, 33],
+        ] as const) {
+          for (const count of counts('bias_grad_sgd', cols)) {
+            const x = randomArray(prng, rows * cols);
+            const bias = randomArray(prng, cols);
+            const lr = 0.05;
+            const b = { x: storage(tiled, x), sums: storage(tiled, 4 * cols), bias: storage(tiled, bias) };
+            run(tiled, [
+              { kernel: 'colsum', bindings: [b.x, b.sums], constants: Uint32Array.of(rows, cols), count },
+              {
+                kernel: 'bias_grad_sgd',
+                bindings: [b.x, b.bias],
+                constants: Uint32Array.of(rows, cols, f32Bits(lr)),
+                count,
+              },
+            ]);
+            const sums = new Float64Array(cols);
+            ref.colsum(x, rows, cols, sums);
+            const what = `${rows}x${cols} [${count.join(', ')}]`;
+            expect(maxRelativeError(await readF32(tiled, b.sums, cols), sums), what).toBeLessThan(1e-5);
+            const want = Float64Array.from(bias);
+            ref.sgd(want, sums, Math.fround(lr));
+            expect(maxRelativeError(await readF32(tiled, b.bias, cols), want), what).toBeLessThan(1e-5);
+            for (const buffer of Object.values(b)) buffer.destroy();
+          }
+        }
+        for (const [rows, classes] of [
+          [37, 10],
+          [256, 10],
+          [1, 1],
+          [17, 16],
+          [15, 17],
+          [33, 40],
+        ] as const) {
+          for (const count of counts('softmax_ce', rows)) {
+            const logits = randomArray(prng, rows * classes, -8, 8);
+            const labels = randomLabels(prng, rows, classes);
+            const b = {
+              logits: storage(tiled, logits),
+              labels: storage(tiled, labels),
+              dz: storage(tiled, 4 * rows * classes),
+              rowLoss: storage(tiled, 4 * rows),
+            };
+            run(tiled, [
+              {
+                kernel: 'softmax_ce',
+                bindings: [b.logits, b.labels, b.dz, b.rowLoss],
+                constants: Uint32Array.of(rows, classes),
+                count,
+              },
+            ]);
+            const dz = new Float64Array(rows * classes);
+            const rl = new Float64Array(rows);
+            ref.softmaxCrossEntropy(logits, labels, rows, classes, dz, rl);
+            const what = `${rows}x${classes} [${count.join(', ')}]`;
+            expect(maxRelativeError(await readF32(tiled, b.dz, rows * classes), dz), what).toBeLessThan(1e-5);
+            expect(maxRelativeError(await readF32(tiled, b.rowLoss, rows), rl), what).toBeLessThan(1e-5);
+            for (const buffer of Object.values(b)) buffer.destroy();
+          }
+        }
+        if (tiled !== g) tiled.device.destroy();
+      });
+
+    for (const tiling of [WGSL_GEMM_TILING, WGSL_GEMM_TILING_GPU])
+      it(`softmax_ce gives a NaN loss for a label ≥ classes and the softmax gradient without the one-hot, tiling ${gemmTilingName(tiling)}`, async () => {
+        const tiled = tiling === WGSL_GEMM_TILING ? g : await acquireGpu(tiling);
+        if (typeof tiled === 'string') throw new Error(tiled);
+        const rows = 19;
+        const classes = 10;
+        const prng = new Prng(31);
+        const logits = randomArray(prng, rows * classes, -4, 4);
+        const labels = randomLabels(prng, rows, classes);
+        labels[3] = classes;
+        labels[17] = 1000;
+        const b = {
+          logits: storage(tiled, logits),
+          labels: storage(tiled, labels),
+          dz: storage(tiled, 4 * rows * classes),
+          rowLoss: storage(tiled, 4 * rows),
+        };
+        run(tiled, [
+          {
+            kernel: 'softmax_ce',
+            bindings: [b.logits, b.labels, b.dz, b.rowLoss],
+            constants: Uint32Array.of(rows, classes),
+            count: countOf('softmax_ce', [rows], tiling),
+          },
+        ]);
+        const rowLoss = await readF32(tiled, b.rowLoss, rows);
+        const dz = await readF32(tiled, b.dz, rows * classes);
+        const valid = Uint32Array.from(labels, (l) => (l < classes ? l : 0));
+        const wantDz = new Float64Array(rows * classes);
+        const wantLoss = new Float64Array(rows);
+        ref.softmaxCrossEntropy(logits, valid, rows, classes, wantDz, wantLoss);
+        for (const r of [3, 17]) {
+          expect(rowLoss[r]).toBeNaN();
+          wantDz[r * classes] = wantDz[r * classes]! + 1 / rows; // no one-hot for an out-of-range label
+        }
+        expect(maxRelativeError(dz, wantDz)).toBeLessThan(1e-5);
+        const others = (a: ArrayLike<number>) => Array.from(a).filter((_, r) => r !== 3 && r !== 17);
+        expect(maxRelativeError(others(rowLoss), others(wantLoss))).toBeLessThan(1e-5);
+        for (const buffer of Object.values(b)) buffer.destroy();
+        if (tiled !== g) tiled.device.destroy();
+      });
 
     async function trainOnGpu(
       config: MlpConfig,

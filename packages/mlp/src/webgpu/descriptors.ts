@@ -5,16 +5,9 @@
  */
 import type { ExportDescriptor, WgslExecutableSource, WorkgroupCount, WorkgroupSize } from '@keel/hal';
 import { MLP_KERNEL_NAMES, MLP_KERNEL_SIGNATURES, type MlpKernelName } from '../kernel-interface';
-import { checkGemmTiling, gemmTilingName, gemmWorkgroupSize } from './gemm-tiling';
-import {
-  type GemmTiling,
-  gemmTiles,
-  MLP_WGSL,
-  mlpWgsl,
-  WGSL_GEMM_TILING,
-  WGSL_SOFTMAX_WORKGROUP,
-  WGSL_WORKGROUP,
-} from './wgsl';
+import { checkGemmTiling, gemmTilingName, gemmWorkgroupSize, isSharedTiling } from './gemm-tiling';
+import { type ReductionShape, reductionShapes } from './reductions';
+import { type GemmTiling, gemmTiles, MLP_WGSL, mlpWgsl, WGSL_GEMM_TILING, WGSL_WORKGROUP } from './wgsl';
 
 const MAX_COUNT = 65535;
 const ceilDiv = (a: number, b: number): number => Math.min(MAX_COUNT, Math.max(1, Math.ceil(a / b)));
@@ -33,6 +26,9 @@ export function mlpWebgpuExports(t: GemmTiling = WGSL_GEMM_TILING): readonly Exp
     1,
   ];
   const gemm = { size: [gemmWorkgroupSize(t), 1, 1] as WorkgroupSize, count: matmulCount };
+  // Reductions: parallel (workgroup memory) with the GPU tilings, serial with the CPU adapters' ones.
+  const reductions = reductionShapes(isSharedTiling(t));
+  const reduction = (r: ReductionShape) => ({ size: r.size as WorkgroupSize, count: linear(r.per) });
   const shapes: Record<
     MlpKernelName,
     { size: WorkgroupSize; count: (workload: readonly number[]) => WorkgroupCount }
@@ -43,11 +39,11 @@ export function mlpWebgpuExports(t: GemmTiling = WGSL_GEMM_TILING): readonly Exp
     bias_add: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
     relu: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
     relu_grad: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
-    softmax_ce: { size: [WGSL_SOFTMAX_WORKGROUP, 1, 1], count: linear(WGSL_SOFTMAX_WORKGROUP) },
+    softmax_ce: reduction(reductions.softmax_ce),
     loss_mean: { size: [WGSL_WORKGROUP, 1, 1], count: () => [1, 1, 1] },
-    colsum: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
+    colsum: reduction(reductions.colsum),
     sgd: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
-    bias_grad_sgd: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
+    bias_grad_sgd: reduction(reductions.bias_grad_sgd),
   };
   return Object.freeze(
     MLP_KERNEL_NAMES.map((name) => ({

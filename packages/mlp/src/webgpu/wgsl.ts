@@ -12,6 +12,10 @@
  * Every kernel accepts any workgroup count: work is walked grid-stride (`num_workgroups`), so the
  * descriptors' counts are the natural ones, not a requirement.
  *
+ * The reductions (softmax_ce, colsum, bias_grad_sgd: reductions.ts) follow the GEMM family: with a
+ * workgroup-memory tiling (GPUs) they combine partial results in workgroup memory; with a register
+ * tiling (CPU adapters) they run one invocation per row or column, without barriers.
+ *
  * GEMM: generated for a GemmTiling (gemm-tiling.ts), chosen per adapter class by `wgslGemmTilingFor`.
  * - Register tilings (lavapipe, SwiftShader; shaped for software rasterizers, where each workgroup runs
  *   on a CPU thread with invocations in SIMD lanes, a load at an address uniform over the workgroup is
@@ -38,6 +42,7 @@ import {
   type RegisterGemmTiling,
   WGSL_GEMM_TILING,
 } from './gemm-tiling';
+import { reductionsWgsl } from './reductions';
 
 export {
   type AdapterDescription,
@@ -67,10 +72,8 @@ export function gemmTiles(t: GemmTiling, m: number, n: number): number {
   return Math.ceil(u / t.tm) * Math.ceil(l / (t.wg * t.tn));
 }
 
-/** Invocations per workgroup of the elementwise kernels (and loss_mean, colsum, bias_grad_sgd). */
+/** Invocations per workgroup of the elementwise kernels (and loss_mean; reductions.ts for the others). */
 export const WGSL_WORKGROUP = 256;
-/** Invocations (rows) per workgroup of softmax_ce. */
-export const WGSL_SOFTMAX_WORKGROUP = 64;
 
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 
@@ -233,6 +236,15 @@ fn stride(nwg: vec3<u32>) -> u32 {
   return nwg.x * WG;
 }
 
+// The workgroup's index in the flattened dispatch grid, and the grid's size (workgroup-uniform).
+fn flatWorkgroup(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+  return wid.x + nwg.x * (wid.y + nwg.y * wid.z);
+}
+
+fn workgroups(nwg: vec3<u32>) -> u32 {
+  return nwg.x * nwg.y * nwg.z;
+}
+
 // bias_add: [bias, Y]; constants [rows, cols]. Y[r, c] += bias[c].
 @compute @workgroup_size(${WGSL_WORKGROUP})
 fn bias_add(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -261,32 +273,7 @@ fn relu_grad(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
   }
 }
 
-// softmax_ce: [logits, labels, dLogits, rowLoss]; constants [rows, classes]. A label ≥ classes gives a NaN loss.
-@compute @workgroup_size(${WGSL_SOFTMAX_WORKGROUP})
-fn softmax_ce(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let rows = konst(0u);
-  let classes = konst(1u);
-  let scale = 1.0 / f32(rows);
-  for (var r = gid.x; r < rows; r += nwg.x * ${WGSL_SOFTMAX_WORKGROUP}u) {
-    let base = r * classes;
-    var mx = in0[base];
-    for (var c = 1u; c < classes; c++) { mx = max(mx, in0[base + c]); }
-    var sum = 0.0;
-    for (var c = 0u; c < classes; c++) { sum += exp(in0[base + c] - mx); }
-    let label = labels1[r];
-    let inv = 1.0 / sum;
-    for (var c = 0u; c < classes; c++) {
-      let prob = exp(in0[base + c] - mx) * inv;
-      out2[base + c] = (prob - select(0.0, 1.0, c == label)) * scale;
-    }
-    if (label < classes) {
-      out3[r] = log(sum) - (in0[base + label] - mx);
-    } else {
-      out3[r] = bitcast<f32>(0x7fc00000u | (label & 0u)); // NaN (runtime: const NaN is an error)
-    }
-  }
-}
-
+${reductionsWgsl(isSharedTiling(t))}
 var<workgroup> partial: array<f32, ${WGSL_WORKGROUP}>;
 
 // loss_mean: [rowLoss, loss]; constants [rows]. Workgroup 0 reduces; others return.
@@ -307,18 +294,6 @@ fn loss_mean(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
   }
 }
 
-// colsum: [X, out]; constants [rows, cols].
-@compute @workgroup_size(${WGSL_WORKGROUP})
-fn colsum(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let rows = konst(0u);
-  let cols = konst(1u);
-  for (var c = gid.x; c < cols; c += stride(nwg)) {
-    var s = 0.0;
-    for (var r = 0u; r < rows; r++) { s += in0[r * cols + c]; }
-    out1[c] = s;
-  }
-}
-
 // sgd: [grad, param]; constants [count, lr].
 @compute @workgroup_size(${WGSL_WORKGROUP})
 fn sgd(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -329,18 +304,6 @@ fn sgd(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) n
   }
 }
 
-// bias_grad_sgd: [dY, bias]; constants [rows, cols, lr].
-@compute @workgroup_size(${WGSL_WORKGROUP})
-fn bias_grad_sgd(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let rows = konst(0u);
-  let cols = konst(1u);
-  let lr = konstF32(2u);
-  for (var c = gid.x; c < cols; c += stride(nwg)) {
-    var s = 0.0;
-    for (var r = 0u; r < rows; r++) { s += in0[r * cols + c]; }
-    out1[c] = out1[c] - lr * s;
-  }
-}
 `;
 }
 
