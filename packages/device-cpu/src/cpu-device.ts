@@ -39,6 +39,7 @@ import {
   MemoryType,
   type OptionRules,
   QueueAffinity,
+  type TraceOptions,
   type UnhandledFailureHook,
 } from '@keel/hal';
 import {
@@ -50,12 +51,14 @@ import {
   OpKind,
   QueueFront,
   type QueueRecord,
+  type TraceRecorder,
   unhandledFailureReporter,
 } from '@keel/hal/driver';
 import { fillBytes } from './byte-ops';
 import { type BufferOwner, CpuBuffer } from './cpu-buffer';
 import { bindKernels, CpuExecutable, moduleUrl } from './cpu-executable';
 import { CpuPlan } from './cpu-plan';
+import { createProfileRing, ProfileReader, type ProfileRing } from './cpu-profiler';
 import { CpuRunLoop } from './cpu-run-loop';
 import type { LoadedKernel } from './executor';
 import { Operation } from './operation';
@@ -494,6 +497,40 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
     for (const queue of this.taskQueues) {
       if ((plan.shippedTo & (1 << queue.index)) !== 0) queue.broadcast({ t: 'plan-free', id: plan.id });
     }
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // Traces (hal Trace; startTrace is the driver kit's)
+
+  /** Per queue: its dispatch profile ring, made at the first trace that wants dispatch times. */
+  private readonly profileRings: (ProfileRing | undefined)[] = [];
+
+  protected override traceTiming(options: TraceOptions): 'cpu-wall' | 'none' {
+    return options.dispatches === false ? 'none' : 'cpu-wall';
+  }
+
+  /** Hands each queue's executors a profile ring while a trace wants dispatch times. */
+  protected override traceChanged(recorder: TraceRecorder, recording: boolean): void {
+    if (!recorder.dispatches) return;
+    const task = this.mode === 'task';
+    for (let q = 0; q < this.info.queueCount; q++) {
+      const executors = task ? this.workersPerQueue : 1;
+      let ring = this.profileRings[q];
+      if (recording) {
+        ring ??= createProfileRing(executors, task);
+        this.profileRings[q] = ring;
+        this.loop.profileReaders[q] = new ProfileReader(ring, executors);
+      }
+      if (task) this.taskQueues[q]?.setProfile(recording ? ring : undefined);
+      else this.loop.syncQueues[q]?.setProfile(recording ? ring : undefined);
+    }
+    this.loop.kernelNamer ??= (executable, entry) => {
+      const e = this.executables[executable];
+      return {
+        name: e?.exports[entry]?.name ?? `entry ${entry}`,
+        executable: e?.label ?? `#${executable}`,
+      };
+    };
   }
 
   // ---------------------------------------------------------------------------------------------------

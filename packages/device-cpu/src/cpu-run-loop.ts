@@ -9,9 +9,10 @@
  * A worker's death reaches the device through `lose`.
  */
 import { ErrorCode, KeelError } from '@keel/fence';
-import { abortedBy, completeSignal, OpKind, RunList } from '@keel/hal/driver';
+import { abortedBy, completeSignal, OpKind, RunList, traceNow } from '@keel/hal/driver';
 import { copyBytes, fillBytes } from './byte-ops';
 import { resolveTables } from './cpu-plan';
+import type { KernelNamer, ProfileReader } from './cpu-profiler';
 import { PlanRuntime } from './executor';
 import type { Operation, OperationSink } from './operation';
 import type { SlabTable } from './slab-table';
@@ -38,6 +39,10 @@ export class CpuRunLoop implements OperationSink {
   readonly taskQueues: TaskQueue[] = [];
   /** Sync mode: one inline queue per device queue (empty in task mode). */
   readonly syncQueues: SyncQueue<Operation>[] = [];
+  /** Per queue: the reader of its dispatch profile ring while traces want dispatch times. */
+  readonly profileReaders: (ProfileReader | undefined)[] = [];
+  /** Names kernels in trace events (set by the device). */
+  kernelNamer: KernelNamer | undefined;
   /** Operations not completed yet. */
   private readonly pending = new Set<Operation>();
   /** Operations whose waits were reached, run in order by one trampoline. */
@@ -78,6 +83,7 @@ export class CpuRunLoop implements OperationSink {
       return;
     }
     op.state = 'ready';
+    if (op.trace !== undefined) op.traceStarted = traceNow();
     this.ready.push(op);
   }
 
@@ -177,6 +183,15 @@ export class CpuRunLoop implements OperationSink {
     this.syncQueues[op.queue]!.run(runtimes, tables, op);
   }
 
+  /** Hands a traced operation's dispatch times (if any) and its own event to its trace. */
+  private traceDone(op: Operation, trace: NonNullable<Operation['trace']>, error: unknown): void {
+    const reader = this.profileReaders[op.queue];
+    if (op.kind === OpKind.EXECUTE && reader !== undefined && this.kernelNamer !== undefined) {
+      reader.collect(op, this.taskQueues.length > 0 ? op.seq : -1, trace, this.kernelNamer);
+    }
+    trace.opDone(op, error);
+  }
+
   /** Completes `op` once: releases its buffers, then signals its signal fence or fails it. */
   complete(op: Operation, error?: unknown): void {
     if (op.state === 'done') return;
@@ -184,6 +199,8 @@ export class CpuRunLoop implements OperationSink {
     this.pending.delete(op);
     op.registration?.cancel();
     op.registration = undefined;
+    const trace = op.trace;
+    if (trace !== undefined) this.traceDone(op, trace, error);
     const buffers = op.buffers;
     if (buffers !== undefined) {
       op.buffers = undefined;

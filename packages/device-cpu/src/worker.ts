@@ -149,6 +149,9 @@ function onMessage(message: ToWorker): void {
     case 'unload':
       kernels[message.id] = undefined;
       return;
+    case 'profile':
+      executor.setProfile(message.ring);
+      return;
   }
 }
 

@@ -43,3 +43,12 @@ export { type AllocaRequest, FRONT_METHODS, type FrontMethod, QueueFront } from 
 export { OP_NAMES, OpKind, QueueRecord } from './queue-record';
 export { directCode, directIndex, isSlotCode, REF_STRIDE, RefTableBuilder } from './ref-table';
 export { RunList } from './run-list';
+export {
+  type DispatchTiming,
+  TRACE_OPTION_RULES,
+  TRACK_DISPATCH,
+  TRACK_QUEUE,
+  TRACK_WORKER,
+  TraceRecorder,
+  traceNow,
+} from './trace-recorder';
