@@ -102,9 +102,9 @@ export async function acquireGpuDevice(options: WebGpuDeviceOptions): Promise<Ac
     }
     adapter = found;
   }
-  const features = (options.requiredFeatures ?? []).filter((f): f is GPUFeatureName =>
-    adapter.features.has(f),
-  );
+  // timestamp-query is requested whenever the adapter has it: traces time dispatches with it.
+  const wanted = [...(options.requiredFeatures ?? []), 'timestamp-query'];
+  const features = [...new Set(wanted)].filter((f): f is GPUFeatureName => adapter.features.has(f));
   let device: GPUDevice;
   try {
     device = await adapter.requestDevice({

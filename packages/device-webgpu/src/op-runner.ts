@@ -8,8 +8,10 @@
  */
 import { ErrorCode, KeelError } from '@keel/fence';
 import { describeBuffer } from '@keel/hal';
+import { traceNow } from '@keel/hal/driver';
 import type { GpuEncoding } from './gpu-encoding';
 import { alignUp, type GpuMemory } from './gpu-memory';
+import type { GpuProfiler } from './gpu-profiler';
 import type { GpuScratch } from './gpu-scratch';
 import { INDIRECT_RECORD_BYTES, type IndirectValidator } from './indirect-validator';
 import type { OpRunner } from './op-scheduler';
@@ -36,6 +38,8 @@ export interface GpuOpRunnerParts {
   readonly uploads: UploadPool;
   readonly indirect: IndirectValidator;
   readonly context: PlanContext;
+  /** Per-dispatch times of traced executes. */
+  readonly profiler: GpuProfiler;
   /** True once the device is lost or destroyed (staging buffers are then destroyed, not kept). */
   readonly gone: () => boolean;
 }
@@ -52,6 +56,7 @@ export class GpuOpRunner implements OpRunner {
   readonly #uploads: UploadPool;
   readonly #indirect: IndirectValidator;
   readonly #context: PlanContext;
+  readonly #profiler: GpuProfiler;
   readonly #gone: () => boolean;
   /** The array `queue.submit` gets (reused: no allocation per submission). */
   readonly #submitList: GPUCommandBuffer[] = [];
@@ -69,6 +74,7 @@ export class GpuOpRunner implements OpRunner {
     this.#uploads = parts.uploads;
     this.#indirect = parts.indirect;
     this.#context = parts.context;
+    this.#profiler = parts.profiler;
     this.#gone = parts.gone;
   }
 
@@ -98,8 +104,18 @@ export class GpuOpRunner implements OpRunner {
         case OpKind.EXECUTE: {
           const plans = op.plans;
           const tables = op.tables;
-          for (let i = 0; i < plans.length; i++)
-            (plans[i] as ReplayPlan).encode(this.#context, tables?.[i] ?? undefined);
+          const trace = op.trace;
+          if (trace !== undefined && trace.dispatches) {
+            this.#profiler.begin(op, trace);
+            this.#context.profiling = this.#profiler;
+          }
+          try {
+            for (let i = 0; i < plans.length; i++)
+              (plans[i] as ReplayPlan).encode(this.#context, tables?.[i] ?? undefined);
+          } finally {
+            this.#context.profiling = undefined;
+          }
+          if (op.profile !== undefined) this.#profiler.end(encoding.encoder);
           if (this.#indirect.used) {
             // The indirect counts' validation record, checked when the submission completes.
             const size = ReadbackPool.sizeFor(INDIRECT_RECORD_BYTES);
@@ -157,6 +173,7 @@ export class GpuOpRunner implements OpRunner {
           break;
       }
     } catch (error) {
+      if (op.profile !== undefined) this.#profiler.abandon(op);
       encoding.abandon();
       this.#indirect.abandon();
       this.#ring.submitted();
@@ -169,6 +186,7 @@ export class GpuOpRunner implements OpRunner {
       this.#gpu.queue.submit(list);
       list.length = 0;
       this.#submissions++;
+      if (op.profile !== undefined) this.#profiler.submitted(op);
     } else {
       encoding.abandon();
     }
@@ -216,6 +234,14 @@ export class GpuOpRunner implements OpRunner {
       ErrorCode.FAILED_PRECONDITION,
       `${this.#names[name]}: the host ${role} was detached (transferred) or shrunk before ${when}: it has ${bytes.byteLength} bytes, the operation needs ${op.length}; keep its ArrayBuffer until the operation's signal`,
     );
+  }
+
+  /** A traced operation completed (or failed with `error`): its dispatch estimates and its event. */
+  traceDone(op: QueueOp, error: unknown): void {
+    const trace = op.trace;
+    if (trace === undefined) return;
+    if (op.profile !== undefined) this.#profiler.completed(op, traceNow());
+    trace.opDone(op, error);
   }
 
   finishRead(op: QueueOp): void {

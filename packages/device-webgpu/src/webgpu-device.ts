@@ -26,6 +26,7 @@ import {
   type ExecutableSource,
   MemoryType,
   QueueAffinity,
+  type TraceOptions,
   type UnhandledFailureHook,
 } from '@keel/hal';
 import {
@@ -43,6 +44,7 @@ import type { BuiltinKernels } from './builtin-kernels';
 import { GpuEncoding } from './gpu-encoding';
 import { fromGpuError, popErrorScopes, pushErrorScopes } from './gpu-errors';
 import { alignUp, createGpuMemory, type GpuMemory } from './gpu-memory';
+import { GpuProfiler } from './gpu-profiler';
 import { GpuScratch } from './gpu-scratch';
 import { GpuSlabProvider } from './gpu-slab-provider';
 import { IndirectValidator } from './indirect-validator';
@@ -132,6 +134,7 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
   readonly #runner: GpuOpRunner;
   readonly #scheduler: OpScheduler;
   readonly #context: PlanContext;
+  readonly #profiler: GpuProfiler;
   readonly #slabs: GpuSlabProvider;
   readonly #pools: PoolRegistry<GpuMemory>;
   readonly #tableCacheSize: number;
@@ -195,7 +198,9 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
       scratch: this.#scratch,
       resident: this.#resident,
       indirect: this.#indirect,
+      profiling: undefined,
     };
+    this.#profiler = new GpuProfiler(gpu, this.#readback);
     this.#slabs = new GpuSlabProvider(gpu, 'keel transient slab');
     this.#pools = new PoolRegistry(this.#slabs, {
       poolLabel: 'webgpu alloca',
@@ -218,6 +223,7 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
       uploads: this.#uploads,
       indirect: this.#indirect,
       context: this.#context,
+      profiler: this.#profiler,
       gone: () => this.destroyed || this.lostReason !== undefined,
     });
     this.#scheduler = new OpScheduler(
@@ -533,6 +539,18 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
    * The promise resolves when all of that is done (`Symbol.asyncDispose` awaits it). Idempotent; any
    * later call of another method is FAILED_PRECONDITION.
    */
+  /**
+   * Traces (hal Trace; startTrace is the driver kit's): GPU timestamps when the device has
+   * `timestamp-query` (requested at creation whenever the adapter offers it) and the trace's
+   * `gpuTimestamps` option is on, else host estimates (gpu-profiler.ts).
+   */
+  protected override traceTiming(options: TraceOptions): 'gpu-timestamp' | 'host-estimate' | 'none' {
+    if (options.dispatches === false) return 'none';
+    return options.gpuTimestamps !== false && this.#profiler.hasTimestamps
+      ? 'gpu-timestamp'
+      : 'host-estimate';
+  }
+
   destroy(): Promise<void> {
     this.#destroying ??= this.#destroy();
     return this.#destroying;
@@ -546,7 +564,13 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
     this.#uploads.destroy();
     // Dawn crashes or hangs when a buffer with a pending map and its device are destroyed and
     // collected: let every map and completion callback settle first.
-    await Promise.all([this.#scheduler.whenSettled(), this.#uploads.settled(), this.#compiles.settled()]);
+    await Promise.all([
+      this.#scheduler.whenSettled(),
+      this.#uploads.settled(),
+      this.#compiles.settled(),
+      this.#profiler.settled(),
+    ]);
+    this.#profiler.destroy();
     for (const buffer of this.#buffers) {
       buffer.markDestroyed();
       buffer.memory?.buffer.destroy();
