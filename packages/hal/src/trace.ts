@@ -8,8 +8,10 @@
  *
  * Every exported event is a complete event: `ph: 'X'`, `ts` and `dur` in microseconds (finite,
  * `dur` ≥ 0, `ts` relative to the moment the trace started), `pid` the device, `tid` the track:
- * queue q's operations on `tid` q (overlapping operations of one queue spill into extra lanes,
- * `tid` q + 1000 × lane), its dispatches on `tid` 10000 + q, CPU workers on 20000 + 100 × q + w.
+ * queue q's operations on `tid` q, its dispatches on `tid` 10000 + q, CPU worker w of queue q on
+ * 20000 + 100 × q + w, the time operations of queue q waited for their wait fences (from the call to
+ * the moment they could start) on 30000 + q; events that overlap on one track spill into extra lanes
+ * (`tid` + 1000 × lane, at most 9 lanes).
  * `cat` says what an event is ('queue', 'wait', 'dispatch', 'worker'); `args.timing` says where a
  * dispatch time comes from ('gpu-timestamp', 'cpu-wall', or 'host-estimate' when the adapter has no
  * timestamp-query: the submission's host-observed time split evenly over its dispatches).

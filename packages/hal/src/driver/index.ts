@@ -48,6 +48,7 @@ export {
   TRACE_OPTION_RULES,
   TRACK_DISPATCH,
   TRACK_QUEUE,
+  TRACK_WAIT,
   TRACK_WORKER,
   TraceRecorder,
   traceNow,

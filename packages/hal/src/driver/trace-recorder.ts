@@ -21,10 +21,11 @@ import type { OptionRules } from '../options';
 import type { ChromeTrace, Trace, TraceEvent, TraceOptions } from '../trace';
 import { OP_NAMES, OpKind, type QueueRecord } from './queue-record';
 
-/** Track ids (`tid`): queue q's operations, its dispatches, CPU worker w of queue q. */
+/** Track ids (`tid`): queue q's operations, its dispatches, CPU worker w of queue q, its waits. */
 export const TRACK_QUEUE = 0;
 export const TRACK_DISPATCH = 10000;
 export const TRACK_WORKER = 20000;
+export const TRACK_WAIT = 30000;
 /** Overlapping events of one track spill into lanes: `tid + LANE_STRIDE × lane` (at most MAX_LANES). */
 const LANE_STRIDE = 1000;
 const MAX_LANES = 9;
@@ -163,7 +164,9 @@ export class TraceRecorder implements Trace {
     if (error !== undefined) {
       args.error = KeelError.is(error) ? `${error.code}: ${error.message}` : describeValue(error);
     }
-    if (started > enqueued) this.add('wait', 'wait', tid, enqueued, started, { operation: method });
+    if (started > enqueued) {
+      this.add('wait', 'wait', TRACK_WAIT + record.queue, enqueued, started, { operation: method });
+    }
     this.add(method, 'queue', tid, started, end, args);
   }
 
@@ -240,7 +243,7 @@ export class TraceRecorder implements Trace {
         laneEnds.set(e.tid, ends);
       }
       let lane = 0;
-      while (lane < ends.length && lane < MAX_LANES && ends[lane]! > e.start + 1e-6) lane++;
+      while (lane < ends.length && lane < MAX_LANES - 1 && ends[lane]! > e.start + 1e-6) lane++;
       ends[lane] = Math.max(ends[lane] ?? 0, e.end);
       const tid = e.tid + LANE_STRIDE * lane;
       tracks[String(tid)] ??= trackName(e.tid, lane, this.dispatchTiming);
@@ -281,6 +284,7 @@ export function traceBusy(what: string): KeelError {
 
 function trackName(tid: number, lane: number, timing: DispatchTiming): string {
   const suffix = lane === 0 ? '' : ` (lane ${lane + 1})`;
+  if (tid >= TRACK_WAIT) return `queue ${tid - TRACK_WAIT} waits${suffix}`;
   if (tid >= TRACK_WORKER) {
     const q = Math.floor((tid - TRACK_WORKER) / 100);
     return `queue ${q} worker ${(tid - TRACK_WORKER) % 100}${suffix}`;

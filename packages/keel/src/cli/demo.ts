@@ -1,12 +1,17 @@
 /**
- * `keel demo [--device cpu|webgpu] [--steps N] [--batch B] [--checkpoint-every K] [--lose-device-at S]`:
+ * `keel demo [--device cpu|webgpu] [--steps N] [--batch B] [--checkpoint-every K] [--lose-device-at S]
+ * [--trace FILE [--trace-steps N]]`:
  * trains the reference MLP with `trainMlp` (`@keel/mlp`) and shows a progress bar (plain lines when stdout
  * is not a terminal), then the summary: ms/step, final loss, bytes moved per direction, commands
  * recorded vs replayed, allocator peaks, device; with `--checkpoint-every` the mirror and recoveries.
  * `--lose-device-at S` destroys the device after step S (as a driver reset would) to show a recovery.
+ * `--trace FILE` writes a device trace (Chrome trace event JSON: queue operations, waits, transfers and
+ * per-dispatch times; Perfetto and chrome://tracing open it) of the last `--trace-steps` steps
+ * (default 5) to FILE.
  */
+import { writeFileSync } from 'node:fs';
 
-import type { Device } from '@keel/hal';
+import type { ChromeTrace, Device } from '@keel/hal';
 import {
   DEFAULT_STEPS,
   describeModel,
@@ -38,6 +43,27 @@ interface DemoOptions {
   readonly batch: number;
   readonly checkpointEvery?: number;
   readonly loseDeviceAt?: number;
+  readonly trace?: string;
+  readonly traceSteps: number;
+}
+
+/** Steps `keel demo --trace` records by default (the last ones of the run). */
+export const DEFAULT_TRACE_STEPS = 5;
+
+/**
+ * Writes `trace` (Chrome trace event JSON) to `file` and returns the line the demo prints: the file,
+ * the steps, the events and dispatch entries, and where dispatch times come from.
+ */
+export function writeTraceFile(
+  file: string,
+  trace: ChromeTrace,
+  firstStep: number,
+  lastStep: number,
+): string {
+  writeFileSync(file, `${JSON.stringify(trace)}\n`);
+  const dispatches = trace.traceEvents.filter((e) => e.cat === 'dispatch').length;
+  const steps = firstStep === lastStep ? `step ${firstStep}` : `steps ${firstStep}-${lastStep}`;
+  return `trace of ${steps} written to ${file}: ${trace.traceEvents.length} events, ${dispatches} dispatch entries (${String(trace.otherData.dispatchTiming)}); open it in https://ui.perfetto.dev or chrome://tracing`;
 }
 
 async function runDemo(options: DemoOptions): Promise<void> {
@@ -59,6 +85,7 @@ async function runDemo(options: DemoOptions): Promise<void> {
       steps,
       batch: options.batch,
       checkpointEvery: options.checkpointEvery,
+      ...(options.trace === undefined ? {} : { traceSteps: options.traceSteps }),
       onStart: (info) => {
         device = info.device;
         if (!out.isTTY) out.write(`device ready: ${info.deviceName}\n`);
@@ -82,6 +109,11 @@ async function runDemo(options: DemoOptions): Promise<void> {
     });
     reporter.stop();
     out.write(`\ntrained ${result.steps} step${result.steps === 1 ? '' : 's'}\n${formatSummary(result)}\n`);
+    if (options.trace !== undefined) {
+      if (result.trace === undefined) throw new Error(`the ${result.backend} device recorded no trace`);
+      const first = Math.max(1, steps - options.traceSteps + 1);
+      out.write(`${writeTraceFile(options.trace, result.trace, first, steps)}\n`);
+    }
   } catch (error) {
     reporter.stop();
     throw error;
@@ -113,6 +145,16 @@ export function demoCommand(parent: Command): Command {
       '--lose-device-at <step>',
       'destroy the device after this step, as a driver reset or tab eviction would (needs --checkpoint-every)',
       positiveInteger(MAX_STEPS),
+    )
+    .option(
+      '--trace <file>',
+      'write a device trace of the last training steps to <file> (Chrome trace event JSON: queue operations, waits, transfers, per-dispatch GPU/worker times; open it in ui.perfetto.dev or chrome://tracing)',
+    )
+    .option(
+      '--trace-steps <n>',
+      `steps the trace records, the last ones of the run (1 to ${MAX_STEPS})`,
+      positiveInteger(MAX_STEPS),
+      DEFAULT_TRACE_STEPS,
     )
     .action(async (options: DemoOptions) => {
       try {
