@@ -106,6 +106,7 @@ export class ProfileReader {
       names.set(key, { ...kernel, workgroups });
     }
     const queue = op.queue;
+    const execute = trace.nextExecute();
     for (const [key, span] of spans) {
       const n = names.get(key);
       if (n === undefined) continue;
@@ -113,13 +114,15 @@ export class ProfileReader {
         executable: n.executable,
         workgroups: n.workgroups,
         executors: span.workers,
+        execute,
         timing: 'cpu-wall',
       });
     }
     for (const s of shares) {
       const n = names.get(s.key);
-      if (n !== undefined)
-        trace.worker(queue, s.worker, n.name, s.start, s.end, { executable: n.executable });
+      if (n !== undefined) {
+        trace.worker(queue, s.worker, n.name, s.start, s.end, { executable: n.executable, execute });
+      }
     }
   }
 }

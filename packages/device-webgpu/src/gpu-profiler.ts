@@ -36,12 +36,16 @@ export class SubmissionProfile {
   staging: GPUBuffer | undefined;
   stagingSize = 0;
   submitted = 0;
+  /** The trace's number of this execute (`args.execute` of its dispatch events). */
+  readonly execute: number;
 
   constructor(
     readonly trace: TraceRecorder,
     readonly queue: number,
     readonly timestamps: boolean,
-  ) {}
+  ) {
+    this.execute = trace.nextExecute();
+  }
 }
 
 export class GpuProfiler {
@@ -161,7 +165,7 @@ export class GpuProfiler {
           stamps[2 * i] as bigint,
           stamps[2 * i + 1] as bigint,
           profile.submitted,
-          { executable: profile.executables[i] as string, timing: 'gpu-timestamp' },
+          { executable: profile.executables[i] as string, execute: profile.execute, timing: 'gpu-timestamp' },
         );
       }
     } finally {
@@ -196,6 +200,7 @@ export class GpuProfiler {
         start + (i + 1) * step,
         {
           executable: profile.executables[i] as string,
+          execute: profile.execute,
           timing: 'host-estimate',
         },
       );

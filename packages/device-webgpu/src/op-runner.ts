@@ -105,7 +105,7 @@ export class GpuOpRunner implements OpRunner {
           const plans = op.plans;
           const tables = op.tables;
           const trace = op.trace;
-          if (trace !== undefined && trace.dispatches) {
+          if (trace?.dispatches) {
             this.#profiler.begin(op, trace);
             this.#context.profiling = this.#profiler;
           }

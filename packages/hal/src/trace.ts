@@ -12,7 +12,8 @@
  * 20000 + 100 × q + w, the time operations of queue q waited for their wait fences (from the call to
  * the moment they could start) on 30000 + q; events that overlap on one track spill into extra lanes
  * (`tid` + 1000 × lane, at most 9 lanes).
- * `cat` says what an event is ('queue', 'wait', 'dispatch', 'worker'); `args.timing` says where a
+ * `cat` says what an event is ('queue', 'wait', 'dispatch', 'worker'); a dispatch's `args.execute`
+ * numbers the traced execute it belongs to (1, 2, … in submission order per queue) and `args.timing` says where a
  * dispatch time comes from ('gpu-timestamp', 'cpu-wall', or 'host-estimate' when the adapter has no
  * timestamp-query: the submission's host-observed time split evenly over its dispatches).
  *

@@ -84,6 +84,7 @@ export class TraceRecorder implements Trace {
   readonly #gpu: GpuEvent[] = [];
   #gpuBase: bigint | undefined;
   readonly #pending = new Set<Promise<unknown>>();
+  #executes = 0;
   readonly #label: string;
   readonly #info: DeviceInfo;
   readonly #onStop: (recorder: TraceRecorder) => void;
@@ -180,6 +181,14 @@ export class TraceRecorder implements Trace {
       const a = error === undefined ? args : { ...args, error: `${error.code}: ${error.message}` };
       this.add(method, 'queue', TRACK_QUEUE + queue, start, traceNow(), a);
     });
+  }
+
+  /**
+   * Numbers the traced executes whose dispatches are reported (1, 2, …): devices put it in each
+   * dispatch event's `args.execute`, so tools can group a step's dispatches.
+   */
+  nextExecute(): number {
+    return ++this.#executes;
   }
 
   /** One dispatch's time on queue `queue`'s dispatch track (host clock: CPU wall time or estimates). */
