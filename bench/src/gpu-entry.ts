@@ -17,8 +17,9 @@
  * Prints each suite's JSON (DESIGN.md § Benchmark output) on stdout and, when OUT is set, writes
  * $OUT/device-webgpu.json, $OUT/mlp.json, $OUT/mlp-chart.svg, $OUT/step-trace.json (Chrome trace JSON:
  * open it in ui.perfetto.dev) and $OUT/mlp-trace.json (the summary's figures). Progress goes to stderr.
- * `--parts device-webgpu,mlp,trace` (default: all three) runs a subset. Exits 1 if a part failed or
- * produced no WebGPU figures.
+ * `--parts device-webgpu,mlp,trace` (default: all three) runs a subset; the part `torch` alone runs
+ * only the PyTorch peer (no ratios; a quick check of the machine's python3). Exits 1 if a part failed
+ * or produced no WebGPU figures.
  *
  * `--tilings 16x16x8,64x4x4` also times Keel's WebGPU training step with the WGSL GEMMs generated for
  * each workgroup×rows×columns tiling (GemmTiling) and writes $OUT/mlp-tilings.json, to choose the
@@ -55,12 +56,12 @@ const mlpSuite = createMlpSuite({
   command: 'bash .device/start.sh (bench/src/gpu-entry.ts)',
 });
 
-/** The mlp suite plus its PyTorch peer, run right after Keel's and TF.js's rounds in this process. */
-const mlpWithTorch: Suite = {
-  ...mlpSuite,
-  description: `${mlpSuite.description}; PyTorch eager and CUDA graph (python3)`,
+/** The mlp suite (or nothing) plus its PyTorch peer, run right after Keel's and TF.js's rounds. */
+const withTorch = (suite: Suite | undefined): Suite => ({
+  name: suite?.name ?? 'mlp-torch',
+  description: `${suite?.description ?? 'reference MLP step'}; PyTorch eager and CUDA graph (python3)`,
   async run(context): Promise<Metrics> {
-    const metrics = await mlpSuite.run(context);
+    const metrics = suite === undefined ? {} : await suite.run(context);
     const log = (line: string): void => context.log(`torch: ${line}`);
     const torch = await runTorchPeer({
       steps: Number(values['torch-steps']),
@@ -77,7 +78,7 @@ const mlpWithTorch: Suite = {
     );
     return { ...metrics, ...torchMetrics(torch, metrics.keel_webgpu_ms_per_step?.value) };
   },
-};
+});
 
 /**
  * Traces `--trace-steps` Keel WebGPU training steps (after 10 untraced ones) and writes
@@ -189,7 +190,8 @@ async function sweepTilings(spec: string): Promise<boolean> {
 
 const ok = [
   parts.has('device-webgpu') ? await runSuite(deviceWebGpuSuite, 'replay_vs_floor_ratio') : true,
-  parts.has('mlp') ? await runSuite(mlpWithTorch, 'keel_webgpu_ms_per_step') : true,
+  parts.has('mlp') ? await runSuite(withTorch(mlpSuite), 'keel_webgpu_ms_per_step') : true,
+  parts.has('torch') && !parts.has('mlp') ? await runSuite(withTorch(undefined), 'torch_eager_ms') : true,
   await sweepTilings(values.tilings),
   parts.has('trace') ? await traceSteps() : true,
 ].every(Boolean);
