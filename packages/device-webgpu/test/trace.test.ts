@@ -9,6 +9,7 @@ import { chromeTraceProblems, traceEventsOf } from '@keel/cts';
 import { Fence, TimelineSemaphore } from '@keel/fence';
 import { BufferUsage, type Executable, QueueAffinity, type TraceOptions } from '@keel/hal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dawnFlags } from '../src/acquire-gpu-device';
 import { createWebGpuDevice, type WebGpuDevice } from '../src/index';
 import { wgslKernel } from './cts-kernels';
 import { probeWebGpu } from './webgpu-probe';
@@ -96,6 +97,8 @@ describe.skipIf(!probe.available)('webgpu traces', () => {
       ...Array(6).fill('negate'),
     ]);
     for (const d of dispatches) expect(d.args?.timing).toBe('gpu-timestamp');
+    // Full-precision timestamps (Keel turns Dawn's 65 536 ns quantization off in Node).
+    expect(dispatches.some((d) => Math.round(d.dur * 1000) % 65536 !== 0)).toBe(true);
     // Each step maps a = x to b = 2x (and a = -2x): three steps give b = 8x, as without a trace.
     expect(out[5]).toBe(40);
   });
@@ -114,5 +117,17 @@ describe.skipIf(!probe.available)('webgpu traces', () => {
     expect(trace.dispatchTiming).toBe('none');
     expect(traceEventsOf(json, 'dispatch')).toHaveLength(0);
     expect(traceEventsOf(json, 'queue').filter((e) => e.name === 'queueExecute')).toHaveLength(2);
+  });
+});
+
+describe('dawnFlags', () => {
+  it('turns timestamp quantization off unless the caller names it', () => {
+    expect(dawnFlags([])).toEqual(['disable-dawn-features=timestamp_quantization']);
+    expect(dawnFlags(['disable-dawn-features=foo'])).toEqual([
+      'disable-dawn-features=foo,timestamp_quantization',
+    ]);
+    expect(dawnFlags(['enable-dawn-features=timestamp_quantization'])).toEqual([
+      'enable-dawn-features=timestamp_quantization',
+    ]);
   });
 });
