@@ -82,4 +82,9 @@ export interface Trace extends Disposable {
    * operations that completed are read back (GPU timestamps map asynchronously); never rejects.
    */
   toChromeTrace(): Promise<ChromeTrace>;
+  /**
+   * The same export, synchronously, of what has arrived so far (GPU timestamps still being read back
+   * are missing): what `JSON.stringify(trace)` writes.
+   */
+  toJSON(): ChromeTrace;
 }

@@ -90,6 +90,8 @@ export const traceCases = [
       }
       const pids = new Set((json as { traceEvents: { pid: number }[] }).traceEvents.map((e) => e.pid));
       checkEqual(pids.size, 1, 'one pid per device');
+      // JSON.stringify(trace) is the same export once everything arrived.
+      checkEqual(JSON.stringify(trace), JSON.stringify(await trace.toChromeTrace()), 'JSON.stringify(trace)');
     },
   }),
   defineCase({

@@ -223,6 +223,10 @@ export class TraceRecorder implements Trace {
 
   async toChromeTrace(): Promise<ChromeTrace> {
     while (this.#pending.size > 0) await Promise.all([...this.#pending]);
+    return this.toJSON();
+  }
+
+  toJSON(): ChromeTrace {
     const origin = this.originMs;
     const events: RawEvent[] = this.#events.slice();
     if (this.#gpu.length > 0) {
