@@ -38,21 +38,29 @@ export interface TraceOptions {
 
 /** One Chrome trace event (a complete event: `ph: 'X'`). */
 export interface TraceEvent {
+  /** The operation's Device method ('queueExecute', …), 'wait', or the dispatch's export name. */
   readonly name: string;
+  /** 'queue', 'wait', 'dispatch' or 'worker'. */
   readonly cat: string;
+  /** Always 'X' (a complete event: a start and a duration). */
   readonly ph: 'X';
   /** Start, µs since the trace started. */
   readonly ts: number;
   /** Duration, µs (≥ 0). */
   readonly dur: number;
+  /** The device (one per device that recorded the trace). */
   readonly pid: number;
+  /** The track (see the file comment: queue, dispatches, workers, waits, lanes). */
   readonly tid: number;
+  /** Details: bytes, wait_us, executable, execute, timing, error, … */
   readonly args?: Readonly<Record<string, string | number | boolean>>;
 }
 
 /** The exported trace: Chrome trace event JSON, as `JSON.stringify` writes it for Perfetto. */
 export interface ChromeTrace {
+  /** The events, sorted by start. */
   readonly traceEvents: TraceEvent[];
+  /** How viewers show times (the events are in µs either way). */
   readonly displayTimeUnit: 'ms';
   /** Device, backend, timing source and the track names (tid → name). */
   readonly otherData: Readonly<Record<string, string | number | boolean | Readonly<Record<string, string>>>>;
@@ -77,6 +85,8 @@ export interface Trace extends Disposable {
   readonly dispatchTiming: 'gpu-timestamp' | 'cpu-wall' | 'host-estimate' | 'none';
   /** Stops recording (idempotent). Operations already submitted still report their completion. */
   stop(): void;
+  /** Stops recording: `using trace = device.startTrace()` records until the end of the block. */
+  [Symbol.dispose](): void;
   /**
    * The Chrome trace event JSON object of everything recorded. Waits until the dispatch times of
    * operations that completed are read back (GPU timestamps map asynchronously); never rejects.

@@ -67,8 +67,9 @@ export class QueueRecord<B extends Buffer = Buffer> {
   // Tracing (trace-recorder.ts): set only while a trace records, so an untraced record pays nothing.
   /** The trace that records this operation (stamped by the queue front), else undefined. */
   trace: TraceRecorder | undefined;
-  /** Epoch ms of the call (traceNow), and of the moment its waits were reached (0: not yet). */
+  /** Epoch ms of the call (traceNow), 0 when not traced. */
   traceEnqueued = 0;
+  /** Epoch ms of the moment its waits were reached and it started (0: not yet). */
   traceStarted = 0;
 
   /** Drops every reference the kit's fields hold (a pooled record keeps nothing alive). */

@@ -23,13 +23,17 @@ import { OP_NAMES, OpKind, type QueueRecord } from './queue-record';
 
 /** Track ids (`tid`): queue q's operations, its dispatches, CPU worker w of queue q, its waits. */
 export const TRACK_QUEUE = 0;
+/** Queue q's dispatches: `TRACK_DISPATCH + q`. */
 export const TRACK_DISPATCH = 10000;
+/** CPU worker w of queue q: `TRACK_WORKER + 100·q + w`. */
 export const TRACK_WORKER = 20000;
+/** Queue q's waits: `TRACK_WAIT + q`. */
 export const TRACK_WAIT = 30000;
 /** Overlapping events of one track spill into lanes: `tid + LANE_STRIDE × lane` (at most MAX_LANES). */
 const LANE_STRIDE = 1000;
 const MAX_LANES = 9;
 
+/** Where a trace's dispatch times come from (`Trace.dispatchTiming`). */
 export type DispatchTiming = Trace['dispatchTiming'];
 
 /** startTrace's option rules (hal checkOptions). */
@@ -74,7 +78,9 @@ export class TraceRecorder implements Trace {
   /** Epoch ms when the trace started (ts 0 of the export). */
   readonly originMs: number;
   readonly dispatchTiming: DispatchTiming;
+  /** The export's `pid` (one per recorder, so traces of several devices merge). */
   readonly pid: number;
+  /** Events kept at most (the `maxEvents` option). */
   readonly maxEvents: number;
   /** Per-dispatch times are wanted (the `dispatches` option). */
   readonly dispatches: boolean;
@@ -119,6 +125,7 @@ export class TraceRecorder implements Trace {
     this.#onStop(this);
   }
 
+  /** Stops recording (`using trace = device.startTrace()`). */
   [Symbol.dispose](): void {
     this.stop();
   }
