@@ -96,7 +96,10 @@ describe.skipIf(!probe.available)('webgpu traces', () => {
       ...Array(3).fill('double'),
       ...Array(6).fill('negate'),
     ]);
-    for (const d of dispatches) expect(d.args?.timing).toBe('gpu-timestamp');
+    for (const d of dispatches) {
+      expect(d.args?.timing).toBe('gpu-timestamp');
+      expect(d.args?.executable).toBe('cts negateDouble');
+    }
     // Full-precision timestamps (Keel turns Dawn's 65 536 ns quantization off in Node).
     expect(dispatches.some((d) => Math.round(d.dur * 1000) % 65536 !== 0)).toBe(true);
     // Each step maps a = x to b = 2x (and a = -2x): three steps give b = 8x, as without a trace.

@@ -87,7 +87,14 @@ export const traceCases = [
       );
       for (const d of dispatches) {
         check(typeof d.args?.timing === 'string', `dispatch '${d.name}' says where its time comes from`);
+        check(
+          typeof d.args?.executable === 'string' && d.args.executable !== '',
+          `dispatch '${d.name}' names its executable`,
+        );
       }
+      // One `execute` number per traced execute, each with its two dispatches.
+      const executeIds = new Set(dispatches.map((d) => d.args?.execute));
+      checkEqual(executeIds.size, executes, 'distinct args.execute of the dispatch events');
       const pids = new Set((json as { traceEvents: { pid: number }[] }).traceEvents.map((e) => e.pid));
       checkEqual(pids.size, 1, 'one pid per device');
       // JSON.stringify(trace) is the same export once everything arrived.
