@@ -40,6 +40,36 @@ export function createProfileRing(executors: number, shared: boolean): ProfileRi
   };
 }
 
+/** The clock every thread stamps entries with (epoch ms, as hal's traceNow). */
+export function profileNow(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/**
+ * Opens executor `worker`'s next entry for command `command` of plan `plan` of operation `seq`
+ * (start = end = now) and publishes it; returns its float64 index (the caller updates the end).
+ */
+export function openProfileEntry(
+  ring: ProfileRing,
+  worker: number,
+  seq: number,
+  plan: number,
+  command: number,
+): number {
+  const n = Atomics.load(ring.counts, worker);
+  const at = (worker * PROFILE_CAPACITY + (n % PROFILE_CAPACITY)) * ENTRY_STRIDE;
+  const data = ring.data;
+  data[at] = seq;
+  data[at + 1] = plan;
+  data[at + 2] = command;
+  data[at + 3] = worker;
+  const now = profileNow();
+  data[at + 4] = now;
+  data[at + 5] = now;
+  Atomics.store(ring.counts, worker, n + 1);
+  return at;
+}
+
 /** Names a kernel for the trace: its export name and its executable's label. */
 export type KernelNamer = (executable: number, entry: number) => { name: string; executable: string };
 

@@ -24,7 +24,7 @@
 import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 import { copyBytes, fillBytes } from './byte-ops';
 import { CTL_CLAIM, CTL_DONE, CTL_FAILED_BASE, CTL_SLEEPERS, RING_MASK, SPIN_LIMIT } from './control-block';
-import { ENTRY_STRIDE, PROFILE_CAPACITY, type ProfileRing } from './cpu-profiler';
+import { openProfileEntry, type ProfileRing, profileNow } from './cpu-profiler';
 import { type Kernel, type KernelBinding, KernelBindingSlot, type KernelContext } from './kernel-abi';
 import {
   CMD_STRIDE,
@@ -130,12 +130,11 @@ export class Executor {
   private indirectY = 0;
   private indirectZ = 0;
 
-  // Dispatch profiling (cpu-profiler.ts): undefined when no trace wants dispatch times.
+  // Dispatch profiling (cpu-profiler.ts): no ring when no trace wants dispatch times. The entry being
+  // written (float64 index) and the first item of the command it times (0.5: none).
   private profile: ProfileRing | undefined;
-  /** Float64 index of the entry being written, and the item index of the command it times. */
   private profileAt = 0;
-  private profileCommand = 0;
-  private profileActive = false;
+  private profileCommand = 0.5;
 
   // Result of resolve().
   private rMemory: ArrayBufferLike | undefined;
@@ -178,33 +177,10 @@ export class Executor {
     return this.proceed();
   }
 
-  /**
-   * Starts (a ring) or stops (undefined) writing per-dispatch wall times for traces (cpu-profiler.ts).
-   * Takes effect from the next dispatch.
-   */
+  /** Starts (a ring) or stops writing per-dispatch wall times for traces, from the next dispatch. */
   setProfile(ring: ProfileRing | undefined): void {
     this.profile = ring;
-    this.profileActive = false;
-  }
-
-  /** Before a dispatch workgroup: opens this executor's entry for the command at its first one. */
-  private profileBegin(ring: ProfileRing, start: number, command: number): void {
-    if (this.profileActive && this.profileCommand === start) return;
-    const w = this.context.workerIndex;
-    const n = Atomics.load(ring.counts, w);
-    const at = (w * PROFILE_CAPACITY + (n % PROFILE_CAPACITY)) * ENTRY_STRIDE;
-    const data = ring.data;
-    data[at] = this.seq;
-    data[at + 1] = this.planIndex;
-    data[at + 2] = command;
-    data[at + 3] = w;
-    const now = performance.timeOrigin + performance.now();
-    data[at + 4] = now;
-    data[at + 5] = now;
-    this.profileAt = at;
-    this.profileCommand = start;
-    this.profileActive = true;
-    Atomics.store(ring.counts, w, n + 1);
+    this.profileCommand = 0.5;
   }
 
   /** True while suspended on an async kernel (the host must call `resume` first). */
@@ -391,9 +367,12 @@ export class Executor {
           try {
             const ring = this.profile;
             const timed = ring !== undefined && (op === Opcode.DISPATCH || op === Opcode.DISPATCH_INDIRECT);
-            if (timed) this.profileBegin(ring, start, c);
+            if (timed && this.profileCommand !== start) {
+              this.profileAt = openProfileEntry(ring, this.context.workerIndex, this.seq, this.planIndex, c);
+              this.profileCommand = start;
+            }
             const pending = this.runItem(plan, table, c, base, op, item);
-            if (timed) ring.data[this.profileAt + 5] = performance.timeOrigin + performance.now();
+            if (timed) ring.data[this.profileAt + 5] = profileNow();
             if (pending !== undefined) return pending; // finished in resume()
           } catch (error) {
             this.fail(

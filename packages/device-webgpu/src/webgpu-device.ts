@@ -539,11 +539,7 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
    * The promise resolves when all of that is done (`Symbol.asyncDispose` awaits it). Idempotent; any
    * later call of another method is FAILED_PRECONDITION.
    */
-  /**
-   * Traces (hal Trace; startTrace is the driver kit's): GPU timestamps when the device has
-   * `timestamp-query` (requested at creation whenever the adapter offers it) and the trace's
-   * `gpuTimestamps` option is on, else host estimates (gpu-profiler.ts).
-   */
+  /** Traces (startTrace is the kit's): GPU timestamps where possible, else host estimates (gpu-profiler.ts). */
   protected override traceTiming(options: TraceOptions): 'gpu-timestamp' | 'host-estimate' | 'none' {
     if (options.dispatches === false) return 'none';
     return options.gpuTimestamps !== false && this.#profiler.hasTimestamps
