@@ -21,14 +21,15 @@
  * only the PyTorch peer (no ratios; a quick check of the machine's python3). Exits 1 if a part failed
  * or produced no WebGPU figures.
  *
- * `--tilings 16x16x8,64x4x4` also times Keel's WebGPU training step with the WGSL GEMMs generated for
- * each workgroup×rows×columns tiling (GemmTiling) and writes $OUT/mlp-tilings.json, to choose the
- * tiling for a kind of adapter.
+ * `--tilings 16x16x8,s32x32x16_4x4` also times Keel's WebGPU training step with the WGSL GEMMs generated
+ * for each tiling (GemmTiling, spelled as `parseGemmTiling` reads it: `WGxTMxTN` register tilings,
+ * `sBMxBNxBK_TMxTN` workgroup-memory tilings) and writes $OUT/mlp-tilings.json, to choose the tiling
+ * for a kind of adapter.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { type GemmTiling, trainMlp } from '@keel/mlp';
+import { type GemmTiling, gemmTilingName, parseGemmTiling, trainMlp } from '@keel/mlp';
 import { type Metrics, machineInfo, median, metric, type Suite, type SuiteResult } from './harness.ts';
 import { createMlpSuite } from './mlp/suite.ts';
 import { runTorchPeer, torchMetrics } from './mlp/torch-peer.ts';
@@ -153,17 +154,14 @@ async function sweepTilings(spec: string): Promise<boolean> {
   const tilings: GemmTiling[] = spec
     .split(',')
     .filter((t) => t !== '')
-    .map((t) => {
-      const [wg, tm, tn] = t.split('x').map(Number);
-      return { wg: wg ?? 0, tm: tm ?? 0, tn: tn ?? 0 };
-    });
+    .map(parseGemmTiling);
   if (tilings.length === 0) return true;
   const metrics: Metrics = {};
   const samples = new Map<string, number[]>();
   const steps = Number(values.steps);
   for (let round = 0; round < Number(values.rounds); round++) {
     for (const wgslTiling of tilings) {
-      const name = `keel_webgpu_ms_per_step_${wgslTiling.wg}x${wgslTiling.tm}x${wgslTiling.tn}`;
+      const name = `keel_webgpu_ms_per_step_${gemmTilingName(wgslTiling)}`;
       try {
         const r = await trainMlp({
           device: 'webgpu',

@@ -4,13 +4,23 @@
  * whole step in one pass. Variants (directories holding a `wgsl.ts` and a `descriptors.ts`, e.g. a copy
  * of an older `packages/mlp/src/webgpu/`) are interleaved round by round; figures are medians.
  *
- *   node --import tsx bench/src/mlp/webgpu-kernels.ts [--rounds N] [--reps N] [variant-dir ...]
+ *   node --import tsx bench/src/mlp/webgpu-kernels.ts [--rounds N] [--reps N] [--tilings A,B] [variant-dir ...]
  *
- * Without a variant it times the kernels of `@keel/mlp` (its build: `pnpm build` first).
+ * `--tilings` adds a variant per GEMM tiling of `@keel/mlp` (the spelling of `parseGemmTiling`, e.g.
+ * `16x16x8,s64x64x16r4x4`). Without a variant it times the kernels of `@keel/mlp` as shipped (its build:
+ * `pnpm build` first).
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { initParams, MLP_WEBGPU_EXPORTS, MLP_WGSL, REFERENCE_MLP, trainingStepProgram } from '@keel/mlp';
+import {
+  initParams,
+  MLP_WEBGPU_EXPORTS,
+  MLP_WGSL,
+  mlpWgslExecutableSource,
+  parseGemmTiling,
+  REFERENCE_MLP,
+  trainingStepProgram,
+} from '@keel/mlp';
 
 interface Variant {
   readonly name: string;
@@ -40,15 +50,21 @@ async function main(): Promise<void> {
   let rounds = 5;
   let reps = 3;
   const dirs: string[] = [];
+  const tiled: Variant[] = [];
   for (let i = 0; i < args.length; i++) {
     if (args[i] === '--rounds') rounds = Number(args[++i]);
     else if (args[i] === '--reps') reps = Number(args[++i]);
-    else dirs.push(args[i]!);
+    else if (args[i] === '--tilings') {
+      for (const spec of (args[++i] ?? '').split(',').filter((t) => t !== '')) {
+        const source = mlpWgslExecutableSource(parseGemmTiling(spec));
+        tiled.push({ name: spec, wgsl: source.code, exports: source.exports });
+      }
+    } else dirs.push(args[i]!);
   }
   const variants =
-    dirs.length === 0
+    dirs.length === 0 && tiled.length === 0
       ? [{ name: '@keel/mlp', wgsl: MLP_WGSL, exports: MLP_WEBGPU_EXPORTS }]
-      : await Promise.all(dirs.map(loadVariant));
+      : [...tiled, ...(await Promise.all(dirs.map(loadVariant)))];
 
   const { create, globals } = await import('webgpu');
   Object.assign(globalThis, globals);

@@ -63,9 +63,16 @@ export type {
 } from './train/train-result';
 export { MLP_WEBGPU_EXPORTS, mlpWgslExecutableSource } from './webgpu/descriptors';
 export {
+  type AdapterDescription,
   type GemmTiling,
-  MLP_WGSL,
+  gemmTilingName,
+  parseGemmTiling,
+  type RegisterGemmTiling,
+  type SharedGemmTiling,
   WGSL_GEMM_TILING,
   WGSL_GEMM_TILING_GPU,
+  WGSL_GEMM_TILING_SMALL_GPU,
+  WGSL_GEMM_TILING_SWIFTSHADER,
   wgslGemmTilingFor,
-} from './webgpu/wgsl';
+} from './webgpu/gemm-tiling';
+export { MLP_WGSL } from './webgpu/wgsl';

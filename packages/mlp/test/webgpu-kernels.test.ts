@@ -10,7 +10,14 @@ import { cloneParams, initParams, type MlpConfig, REFERENCE_MLP } from '../src/m
 import { Prng } from '../src/prng';
 import * as ref from '../src/reference';
 import { biasName, trainingStepProgram, weightName } from '../src/step-program';
-import { WGSL_GEMM_TILING, WGSL_GEMM_TILING_GPU } from '../src/webgpu/wgsl';
+import {
+  gemmTilingName,
+  parseGemmTiling,
+  WGSL_GEMM_TILING,
+  WGSL_GEMM_TILING_GPU,
+  WGSL_GEMM_TILING_SMALL_GPU,
+  WGSL_GEMM_TILING_SWIFTSHADER,
+} from '../src/webgpu/gemm-tiling';
 import { maxRelativeError, randomArray, randomLabels } from './helpers';
 import { acquireGpu, countOf, type Gpu, readF32, run, storage } from './webgpu-harness';
 
@@ -84,10 +91,21 @@ describe.skipIf(gpu === undefined)(
       });
     }
 
-    // The GEMM's tiles are 16 rows × 128 columns (swapped for narrow C: 128 rows × 16 columns, when
-    // 2N < 128 and M > N): shapes on both sides of each boundary, in both orientations, any grid.
-    for (const tiling of [WGSL_GEMM_TILING, WGSL_GEMM_TILING_GPU])
-      it(`matmul family on tile and swap edge shapes (M, N, K in 1, 3, 10, 63, 65, 784, ...), tiling ${tiling.wg}×${tiling.tm}×${tiling.tn}`, async () => {
+    // Register tilings: tiles of tm rows × wg·tn columns (swapped for narrow C when 2N < wg·tn and
+    // M > N); workgroup-memory tilings: bm × bn tiles, K in slabs of bk (zero-padded). Shapes on both
+    // sides of each boundary, in both orientations, every transpose, any grid, for every shipped tiling
+    // and a few the benchmarks sweep (s16x16x4_1x1: slab copies of 64 elements over 256 invocations).
+    for (const tiling of [
+      WGSL_GEMM_TILING,
+      WGSL_GEMM_TILING_SWIFTSHADER,
+      WGSL_GEMM_TILING_GPU,
+      WGSL_GEMM_TILING_SMALL_GPU,
+      parseGemmTiling('128x2x2'),
+      parseGemmTiling('s64x64x16_4x4'),
+      parseGemmTiling('s64x32x8_8x2'),
+      parseGemmTiling('s16x16x4_1x1'),
+    ])
+      it(`matmul family on tile and swap edge shapes (M, N, K in 1, 3, 10, 63, 65, 784, ...), tiling ${gemmTilingName(tiling)}`, async () => {
         const tiled = await acquireGpu(tiling);
         if (typeof tiled === 'string') throw new Error(tiled);
         const g = tiled;
@@ -264,6 +282,7 @@ describe.skipIf(gpu === undefined)(
     async function trainOnGpu(
       config: MlpConfig,
       steps: number,
+      g: Gpu = gpu as Gpu,
     ): Promise<{ losses: number[]; params: ReturnType<typeof initParams> }> {
       const program = trainingStepProgram(config);
       const buffers = new Map(program.buffers.map((b) => [b.name, storage(g, b.bytes)]));
@@ -280,7 +299,7 @@ describe.skipIf(gpu === undefined)(
         kernel: d.kernel,
         bindings: d.bindings.map((n) => buffers.get(n)!),
         constants: d.constants,
-        count: countOf(d.kernel, d.workload),
+        count: countOf(d.kernel, d.workload, g.tiling),
       }));
       const losses: number[] = [];
       for (let s = 0; s < steps; s++) {
@@ -325,14 +344,18 @@ describe.skipIf(gpu === undefined)(
       }
     });
 
-    it('training steps match on the reference MLP (784-512-512-10, batch 256, 2 steps)', async () => {
-      const want = trainOnReference(REFERENCE_MLP, 2);
-      const got = await trainOnGpu(REFERENCE_MLP, 2);
-      for (let s = 0; s < 2; s++) expect(got.losses[s]).toBeCloseTo(want.losses[s]!, 4);
-      for (let i = 0; i < 3; i++) {
-        expect(maxRelativeError(got.params.weights[i]!, want.params.weights[i]!)).toBeLessThan(1e-4);
-        expect(maxRelativeError(got.params.biases[i]!, want.params.biases[i]!)).toBeLessThan(1e-4);
-      }
-    });
+    for (const tiling of [WGSL_GEMM_TILING, WGSL_GEMM_TILING_GPU])
+      it(`training steps match on the reference MLP (784-512-512-10, batch 256, 2 steps), tiling ${gemmTilingName(tiling)}`, async () => {
+        const tiled = tiling === WGSL_GEMM_TILING ? g : await acquireGpu(tiling);
+        if (typeof tiled === 'string') throw new Error(tiled);
+        const want = trainOnReference(REFERENCE_MLP, 2);
+        const got = await trainOnGpu(REFERENCE_MLP, 2, tiled);
+        if (tiled !== g) tiled.device.destroy();
+        for (let s = 0; s < 2; s++) expect(got.losses[s]).toBeCloseTo(want.losses[s]!, 4);
+        for (let i = 0; i < 3; i++) {
+          expect(maxRelativeError(got.params.weights[i]!, want.params.weights[i]!)).toBeLessThan(1e-4);
+          expect(maxRelativeError(got.params.biases[i]!, want.params.biases[i]!)).toBeLessThan(1e-4);
+        }
+      });
   },
 );

@@ -12,7 +12,7 @@ import type { Device, ExecutableSource } from '@keel/hal';
 import { mlpCpuExecutableSource } from '../cpu/descriptors';
 import { hardwareConcurrency } from '../platform/cores';
 import { mlpWgslExecutableSource } from '../webgpu/descriptors';
-import { type GemmTiling, wgslGemmTilingFor } from '../webgpu/wgsl';
+import { type GemmTiling, wgslGemmTilingFor } from '../webgpu/gemm-tiling';
 import type { TrainMlpOptions } from './train-options';
 
 /** Queues a training run needs. */
@@ -65,7 +65,7 @@ export function mlpExecutableSource(
     case 'cpu':
       return cpuKernelUrl === undefined ? mlpCpuExecutableSource() : mlpCpuExecutableSource(cpuKernelUrl);
     case 'webgpu':
-      return mlpWgslExecutableSource(wgslTiling ?? wgslGemmTilingFor(device.info.features));
+      return mlpWgslExecutableSource(wgslTiling ?? wgslGemmTilingFor(device.info));
     default:
       throw new KeelError(
         ErrorCode.UNIMPLEMENTED,

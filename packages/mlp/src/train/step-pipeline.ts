@@ -13,13 +13,15 @@
  * | `read`    | k+1: the loss of step k on the host |
  * | `dealloc` | k+1: the arena of step k released   |
  *
- * Step k (input buffers `k mod 2`):
+ * Step k (input buffers `k mod 2`, loss slot `k mod 3`):
  * - upload of batch k (queue 1) waits `upload ≥ 2k` (uploads stay in order) and `exec ≥ k-1` (step
  *   k-2, the last reader of these input buffers, is done): batch k+1 uploads while step k runs;
  * - alloca (queue 0) waits `exec ≥ k` (and `alloc ≥ k`): the arena of step k-1, deallocated at `exec ≥ k`, is dominated,
  *   so the allocator hands the same block back at once (same-queue reuse, no waiting, no growth);
- * - execute waits the alloca, the batch, `exec ≥ k` (SGD updates the weights in place), `read ≥ k-1`
- *   (the loss buffer `k mod 2` was read back), and the parameters' leases of this step (their upload
+ * - execute waits the alloca, the batch, `exec ≥ k` (SGD updates the weights in place), `read ≥ k-2`
+ *   (loss slot `k mod 3` was read back: three slots, so the read of a step already two behind, done
+ *   long ago, is all a step waits for, and the host may keep two steps queued beyond the loss it
+ *   waits for without ever holding up the device), and the parameters' leases of this step (their upload
  *   before step 0; a mirror's device-side snapshot when one was taken after step k-1);
  * - loss read waits `exec ≥ k+1` and `read ≥ k`; dealloca waits `exec ≥ k+1`.
  *
@@ -45,8 +47,13 @@ import type { StepLayout } from './step-layout';
 export const COMPUTE_QUEUE = QueueAffinity.of(0);
 /** The queue that uploads batches. */
 export const UPLOAD_QUEUE = QueueAffinity.of(1);
-/** Bytes between the two loss slots of the loss buffer (an aligned offset on every device). */
+/** Bytes between the loss slots of the loss buffer (an aligned offset on every device). */
 const LOSS_STRIDE = 256;
+/**
+ * Loss slots (triple buffering): step k writes slot `k mod 3`, so up to two steps can be queued
+ * behind the one whose loss the host awaits (see `loss`).
+ */
+export const LOSS_SLOTS = 3;
 
 const at = (semaphore: Semaphore, value: number): Timepoint => ({ semaphore, value });
 
@@ -64,8 +71,8 @@ export class StepPipeline {
   readonly #buffers: Buffer[] = [];
   readonly #x: readonly [Binding, Binding];
   readonly #labels: readonly [Binding, Binding];
-  readonly #loss: readonly [Binding, Binding];
-  readonly #lossHost: readonly [Float32Array<ArrayBuffer>, Float32Array<ArrayBuffer>];
+  readonly #loss: readonly Binding[];
+  readonly #lossHost: readonly Float32Array<ArrayBuffer>[];
   #uploaded = 0;
   #submitted = 0;
   /** Bytes written by `uploadBatch` so far. */
@@ -93,12 +100,13 @@ export class StepPipeline {
     ];
     this.#x = pair(layout.xBytes, 'x');
     this.#labels = pair(layout.labelsBytes, 'labels');
-    const loss = buffer(2 * LOSS_STRIDE, 'loss');
-    this.#loss = [
-      { buffer: loss, offset: 0, length: 4 },
-      { buffer: loss, offset: LOSS_STRIDE, length: 4 },
-    ];
-    this.#lossHost = [new Float32Array(1), new Float32Array(1)];
+    const loss = buffer(LOSS_SLOTS * LOSS_STRIDE, 'loss');
+    this.#loss = Array.from({ length: LOSS_SLOTS }, (_, i) => ({
+      buffer: loss,
+      offset: i * LOSS_STRIDE,
+      length: 4,
+    }));
+    this.#lossHost = Array.from({ length: LOSS_SLOTS }, () => new Float32Array(1));
     this.#table = new Array<Binding | undefined>(layout.slotCount).fill(undefined);
     this.#tables = [this.#table];
   }
@@ -150,6 +158,7 @@ export class StepPipeline {
       throw new RangeError(`StepPipeline: step ${k} submitted out of order or before its batch`);
     }
     const p = k & 1;
+    const slot = k % LOSS_SLOTS;
     const d = this.#device;
     const layout = this.#layout;
     const exec = this.#exec;
@@ -168,16 +177,16 @@ export class StepPipeline {
     for (let i = 0; i < leases.length; i++) table[i] = leases[i]!.ref;
     table[layout.xSlot] = this.#x[p];
     table[layout.labelsSlot] = this.#labels[p];
-    table[layout.lossSlot] = this.#loss[p];
+    table[layout.lossSlot] = this.#loss[slot];
     table[layout.arenaSlot] = { buffer: arena };
     const batchReady = at(this.#upload, 2 * k + 2);
     const wait = Fence.join(
       params.wait,
       k === 0
         ? Fence.of(at(this.#alloc, k + 1), batchReady)
-        : k === 1
+        : k < LOSS_SLOTS
           ? Fence.of(at(this.#alloc, k + 1), batchReady, at(exec, k))
-          : Fence.of(at(this.#alloc, k + 1), batchReady, at(exec, k), at(this.#read, k - 1)),
+          : Fence.of(at(this.#alloc, k + 1), batchReady, at(exec, k), at(this.#read, k - LOSS_SLOTS + 1)),
     );
     const done = Fence.of(at(exec, k + 1));
     d.queueExecute(COMPUTE_QUEUE, wait, done, this.#commandBuffers, this.#tables);
@@ -185,18 +194,21 @@ export class StepPipeline {
       COMPUTE_QUEUE,
       k === 0 ? done : Fence.of(at(exec, k + 1), at(this.#read, k)),
       Fence.of(at(this.#read, k + 1)),
-      this.#loss[p]!,
-      this.#lossHost[p]!,
+      this.#loss[slot]!,
+      this.#lossHost[slot]!,
     );
     d.queueDealloca(COMPUTE_QUEUE, done, Fence.of(at(this.#dealloc, k + 1)), arena);
     this.readBytes += 4;
     this.#submitted++;
   }
 
-  /** Resolves with the loss of step `k` once it is on the host (call in step order, before step k+2 is submitted). */
+  /**
+   * Resolves with the loss of step `k` once it is on the host (call in step order, before step
+   * k + LOSS_SLOTS is submitted).
+   */
   async loss(k: number): Promise<number> {
     await this.#read.wait(k + 1);
-    return this.#lossHost[k & 1]![0]!;
+    return this.#lossHost[k % LOSS_SLOTS]![0]!;
   }
 
   /** Resolves once every submitted step's arena was released and every upload done. */

@@ -45,7 +45,7 @@ import { MAX_RECOVERIES, reopenDevice, restoreParameters, wasLost } from './devi
 import { mlpExecutableSource, openTrainingDevice } from './open-device';
 import { type RecordedStep, recordStep } from './record-step';
 import { planStepLayout, type StepLayout } from './step-layout';
-import { COMPUTE_QUEUE, StepPipeline, UPLOAD_QUEUE } from './step-pipeline';
+import { COMPUTE_QUEUE, LOSS_SLOTS, StepPipeline, UPLOAD_QUEUE } from './step-pipeline';
 import { resolveTrainOptions, type TrainMlpOptions, trainCancelled } from './train-options';
 import type { CheckpointReport, TrainMlpResult } from './train-result';
 import { transientAllocatorStats } from './transient-allocator-stats';
@@ -113,6 +113,10 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
   const batchAt = (k: number): Batch =>
     pregenerated === undefined ? dataset.batch(k, config.batch) : pregenerated[k % pregenerated.length]!;
   const overlap = options.overlap ?? true;
+  // Steps queued behind the one whose loss the host awaits: two (the step pipeline's three loss slots)
+  // so the device never waits for the host's turnaround; one with checkpoints, so that a lost device
+  // leaves at most two steps whose loss never arrived (their recovery reports them).
+  const lag = !overlap ? 0 : options.checkpointEvery === undefined ? LOSS_SLOTS - 1 : 1;
 
   const opened = await openTrainingDevice(options);
   const ownedDevices: Device[] = opened.owned ? [opened.device] : [];
@@ -216,12 +220,11 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
         released = from + j + 1;
         if (j + 2 < n) p.uploadBatch(j + 2, batchAt(from + j + 2));
         seg.device.flush(QueueAffinity.ANY);
-        // Overlapped: one step stays queued behind the one the host waits for, so the device never
+        // Overlapped: `lag` steps stay queued behind the one the host waits for, so the device never
         // idles while the host handles a loss.
-        if (!overlap) await report(j);
-        else if (j >= 1) await report(j - 1);
+        if (j >= lag) await report(j - lag);
       }
-      if (overlap) await report(n - 1);
+      for (let j = Math.max(0, n - lag); j < n; j++) await report(j);
     };
 
     let from = 0;

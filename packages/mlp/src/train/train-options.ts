@@ -7,7 +7,7 @@ import type { CpuDeviceMode } from '@keel/device-cpu';
 import type { WebGpuDeviceOptions } from '@keel/device-webgpu';
 import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 import { checkOptions, type Device, type OptionRules, type TraceOptions } from '@keel/hal';
-import type { GemmTiling } from '../webgpu/wgsl';
+import { checkGemmTiling, type GemmTiling } from '../webgpu/gemm-tiling';
 import type { RecoveryEvent, StepProgress } from './step-progress';
 
 /**
@@ -67,8 +67,9 @@ export interface TrainMlpOptions {
    */
   readonly cpuKernelUrl?: string | URL;
   /**
-   * WebGPU device only: the GEMM tiling of the WGSL kernels (default: WGSL_GEMM_TILING on software
-   * adapters, WGSL_GEMM_TILING_GPU on GPUs; see wgslGemmTilingFor).
+   * WebGPU device only: the GEMM tiling of the WGSL kernels (default: `wgslGemmTilingFor(device.info)`,
+   * by adapter class; `parseGemmTiling('s32x32x16_4x4')` spells one by name). Checked before the
+   * device is opened.
    */
   readonly wgslTiling?: GemmTiling;
   /** WebGPU device only: options of `createWebGpuDevice` (queueCount is set to 2). */
@@ -208,6 +209,16 @@ export function resolveTrainOptions(rawOptions: TrainMlpOptions): ResolvedTrainO
       ? undefined
       : integerIn(options.pregeneratedBatches, 'pregeneratedBatches', 1, 1024);
   if (options.workers !== undefined) integerIn(options.workers, 'workers', 1, 256);
+  if (options.wgslTiling !== undefined) {
+    try {
+      checkGemmTiling(options.wgslTiling);
+    } catch (error) {
+      throw new KeelError(
+        ErrorCode.INVALID_ARGUMENT,
+        `trainMlp: option 'wgslTiling': ${error instanceof Error ? error.message : describeValue(error)}`,
+      );
+    }
+  }
   const checkpointEvery =
     options.checkpointEvery === undefined
       ? undefined

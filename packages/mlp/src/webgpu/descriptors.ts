@@ -5,6 +5,7 @@
  */
 import type { ExportDescriptor, WgslExecutableSource, WorkgroupCount, WorkgroupSize } from '@keel/hal';
 import { MLP_KERNEL_NAMES, MLP_KERNEL_SIGNATURES, type MlpKernelName } from '../kernel-interface';
+import { checkGemmTiling, gemmTilingName, gemmWorkgroupSize } from './gemm-tiling';
 import {
   type GemmTiling,
   gemmTiles,
@@ -24,13 +25,14 @@ function linear(per: number): (workload: readonly number[]) => WorkgroupCount {
 
 /** The descriptors of the MLP's WGSL module generated with GEMM tiling `t` (`mlpWgsl(t)`). */
 export function mlpWebgpuExports(t: GemmTiling = WGSL_GEMM_TILING): readonly ExportDescriptor[] {
+  checkGemmTiling(t);
   // One workgroup per tile of C (workload [N, M]); the kernels walk tiles over the whole grid.
   const matmulCount = (workload: readonly number[]): WorkgroupCount => [
     ceilDiv(gemmTiles(t, workload[1] ?? 1, workload[0] ?? 1), 1),
     1,
     1,
   ];
-  const gemm = { size: [t.wg, 1, 1] as WorkgroupSize, count: matmulCount };
+  const gemm = { size: [gemmWorkgroupSize(t), 1, 1] as WorkgroupSize, count: matmulCount };
   const shapes: Record<
     MlpKernelName,
     { size: WorkgroupSize; count: (workload: readonly number[]) => WorkgroupCount }
@@ -68,6 +70,7 @@ export function mlpWgslExecutableSource(tiling: GemmTiling = WGSL_GEMM_TILING): 
   if (tiling === WGSL_GEMM_TILING) {
     return { format: 'wgsl', code: MLP_WGSL, exports: MLP_WEBGPU_EXPORTS, label: 'keel mlp (wgsl)' };
   }
-  const label = `keel mlp (wgsl, ${tiling.wg}×${tiling.tm}×${tiling.tn})`;
+  checkGemmTiling(tiling);
+  const label = `keel mlp (wgsl, ${gemmTilingName(tiling)})`;
   return { format: 'wgsl', code: mlpWgsl(tiling), exports: mlpWebgpuExports(tiling), label };
 }

@@ -24,42 +24,39 @@
  * the whole (flattened) dispatch grid. The epilogue (alpha, beta, bias, ReLU, ReLU-gradient mask) is fused.
  */
 
-/**
- * The GEMM tiling: a workgroup of `wg` invocations (1-D) computes a tile of C of `tm` rows ×
- * `wg·tn` columns; invocation `i` owns the columns `i + wg·q` (q < tn) of those rows, `tm·tn`
- * accumulators in registers. Swapped for narrow C (see `gemmSwaps`): `wg·tn` rows × `tm` columns.
- */
-export interface GemmTiling {
-  readonly wg: number;
-  readonly tm: number;
-  readonly tn: number;
-}
+import { sharedGemmDeclarations, sharedMatmulEntry } from './gemm-shared';
+import {
+  checkGemmTiling,
+  type GemmTiling,
+  isSharedTiling,
+  type RegisterGemmTiling,
+  WGSL_GEMM_TILING,
+} from './gemm-tiling';
 
-/**
- * The tiling for adapters that run on the CPU (lavapipe, SwiftShader: the device reports the feature
- * 'software-adapter'): few invocations, many accumulators each. Also the default of the generators.
- */
-export const WGSL_GEMM_TILING: GemmTiling = Object.freeze({ wg: 16, tm: 16, tn: 8 });
-
-/**
- * The tiling for GPUs: more, smaller tiles. On an NVIDIA H200 (bench/src/gpu-entry.ts --tilings, see
- * bench/RESULTS.md) the training step took 0.91 ms with it against 1.47 ms with WGSL_GEMM_TILING.
- */
-export const WGSL_GEMM_TILING_GPU: GemmTiling = Object.freeze({ wg: 128, tm: 2, tn: 2 });
-
-/** The tiling for a device: WGSL_GEMM_TILING on software adapters, WGSL_GEMM_TILING_GPU on GPUs. */
-export function wgslGemmTilingFor(features: readonly string[]): GemmTiling {
-  return features.includes('software-adapter') ? WGSL_GEMM_TILING : WGSL_GEMM_TILING_GPU;
-}
+export {
+  type AdapterDescription,
+  type GemmTiling,
+  gemmTilingName,
+  parseGemmTiling,
+  type RegisterGemmTiling,
+  type SharedGemmTiling,
+  WGSL_GEMM_TILING,
+  WGSL_GEMM_TILING_GPU,
+  WGSL_GEMM_TILING_SMALL_GPU,
+  WGSL_GEMM_TILING_SWIFTSHADER,
+  wgslGemmTilingFor,
+} from './gemm-tiling';
 
 /**
  * Whether the kernels swap the roles of rows and columns for a C of `m × n` (a narrow C, e.g. the
  * 10 logits: invocations then walk rows instead of mostly idle columns). The WGSL evaluates the same rule.
  */
-export const gemmSwaps = (t: GemmTiling, m: number, n: number): boolean => 2 * n < t.wg * t.tn && m > n;
+export const gemmSwaps = (t: RegisterGemmTiling, m: number, n: number): boolean =>
+  2 * n < t.wg * t.tn && m > n;
 
 /** Tiles of C (the kernels' unit of work, walked grid-stride over the whole dispatch) for `m × n`. */
 export function gemmTiles(t: GemmTiling, m: number, n: number): number {
+  if (isSharedTiling(t)) return Math.ceil(m / t.bm) * Math.ceil(n / t.bn);
   const [u, l] = gemmSwaps(t, m, n) ? [n, m] : [m, n];
   return Math.ceil(u / t.tm) * Math.ceil(l / (t.wg * t.tn));
 }
@@ -78,7 +75,7 @@ const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
  * Every tile element is computed (indices are clamped into the matrix, so loads need no bounds checks);
  * only the stores check bounds.
  */
-function tileLoop(t: GemmTiling, name: string, swapped: boolean): string {
+function tileLoop(t: RegisterGemmTiling, name: string, swapped: boolean): string {
   const [uExt, lExt] = swapped ? ['p.n', 'p.m'] : ['p.m', 'p.n'];
   const [uBuf, lBuf] = swapped ? ['in1', 'in0'] : ['in0', 'in1'];
   // Strides of the uniform / lane operand: along its own dimension and along K.
@@ -127,7 +124,6 @@ function tileLoop(t: GemmTiling, name: string, swapped: boolean): string {
  * accumulators are separate f32 variables (no private arrays indexed in loops).
  */
 function matmulEntry(t: GemmTiling, name: string, output: string, epilogue: string): string {
-  const decl = range(t.tm).flatMap((i) => range(t.tn).map((q) => `var a${i}_${q} = 0.0;`));
   return `fn store_${name}(p: MmParams, r: u32, c: u32, acc: f32) {
   if (r < p.m && c < p.n) {
     let o = r * p.n + c;
@@ -138,7 +134,13 @@ function matmulEntry(t: GemmTiling, name: string, output: string, epilogue: stri
   }
 }
 
-@compute @workgroup_size(${t.wg})
+${isSharedTiling(t) ? sharedMatmulEntry(t, name) : registerMatmulEntry(t, name)}`;
+}
+
+/** The register-tiled entry point (no workgroup memory; see the file comment). */
+function registerMatmulEntry(t: RegisterGemmTiling, name: string): string {
+  const decl = range(t.tm).flatMap((i) => range(t.tn).map((q) => `var a${i}_${q} = 0.0;`));
+  return `@compute @workgroup_size(${t.wg})
 fn ${name}(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
   let p = mmParams();
   let transA = (p.flags & FLAG_TRANS_A) != 0u;
@@ -159,7 +161,7 @@ fn ${name}(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 }
 
 function gemmWgsl(t: GemmTiling): string {
-  return `
+  return `${isSharedTiling(t) ? `\n${sharedGemmDeclarations(t)}` : ''}
 // ---------------------------------------------------------------------------------------------------
 // GEMM family: C = epilogue(alpha · op(A)·op(B) + beta · C). Constants [M, N, K, flags, alpha, beta].
 
@@ -194,6 +196,7 @@ ${matmulEntry(t, 'matmul_relu_grad', 'out3', 'if (!(in2[o] > 0.0)) { v = 0.0; }'
 
 /** The WGSL module of the MLP kernels with GEMM tiling `t`. */
 export function mlpWgsl(t: GemmTiling = WGSL_GEMM_TILING): string {
+  checkGemmTiling(t);
   return /* wgsl */ `
 // Keel MLP kernels. Bindings: @group(0) @binding(i) = dispatch binding i; constants: @group(1) @binding(0).
 

@@ -23,6 +23,18 @@ describe('trainMlp options', () => {
       [{ cpuMode: 'fast' }, /option 'cpuMode' must be one of 'sync', 'task', got "fast"/],
       [{ device: 'tpu' }, /option 'device' must be 'cpu', 'webgpu' or a Keel Device, got "tpu"/],
       [{ onStep: 1 }, /option 'onStep' must be a function, got 1/],
+      [
+        { wgslTiling: { kind: 'shared', bm: 48, bn: 32, bk: 16, tm: 4, tn: 4 } },
+        /option 'wgslTiling': GEMM tiling .*bm must be a power of two, got 48/,
+      ],
+      [
+        { wgslTiling: { kind: 'shared', bm: 128, bn: 128, bk: 16, tm: 4, tn: 4 } },
+        /option 'wgslTiling': .*1024 invocations must be in \[4, 256\]/,
+      ],
+      [
+        { wgslTiling: { wg: 0, tm: 1, tn: 1 } },
+        /option 'wgslTiling': .*wg must be a positive integer, got 0/,
+      ],
       ['cpu', /trainMlp: options must be an object, got "cpu"/],
     ];
     for (const [options, message] of cases) {

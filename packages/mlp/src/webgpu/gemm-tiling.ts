@@ -1,0 +1,176 @@
+/**
+ * GEMM tilings of the WGSL kernels: their two families, their names (`gemmTilingName` /
+ * `parseGemmTiling`, the spelling `--tilings` of the benchmarks takes), their checks, and the choice
+ * per adapter class (`wgslGemmTilingFor`).
+ *
+ * Promises: `parseGemmTiling(gemmTilingName(t))` equals `t` for every valid tiling; a tiling that
+ * breaks a rule (sizes, WebGPU's default limits of 256 invocations and 16 KiB of workgroup memory)
+ * gets a KeelError INVALID_ARGUMENT naming the tiling and the rule, before any WGSL is generated.
+ */
+import { describeValue, ErrorCode, KeelError } from '@keel/fence';
+
+/**
+ * Register tiling (no workgroup memory, no barriers; shaped for software rasterizers such as
+ * lavapipe): a 1-D workgroup of `wg` invocations computes a tile of C of `tm` rows × `wg·tn` columns;
+ * invocation `i` owns the columns `i + wg·q` (q < tn) of those rows, `tm·tn` accumulators in
+ * registers. Swapped for narrow C (see `gemmSwaps`): `wg·tn` rows × `tm` columns. Named `WGxTMxTN`.
+ */
+export interface RegisterGemmTiling {
+  readonly kind?: 'register';
+  readonly wg: number;
+  readonly tm: number;
+  readonly tn: number;
+}
+
+/**
+ * Workgroup-memory tiling (for GPUs): a workgroup computes a `bm × bn` tile of C; per step of `bk`
+ * along K it stages the `bm × bk` slab of op(A) and the `bk × bn` slab of op(B) in workgroup memory
+ * (coalesced loads, zero-padded at the matrix edges), then each of its `(bm/tm)·(bn/tn)` invocations
+ * accumulates a `tm × tn` block in registers, reading the slabs as vec4 where `tm`/`tn` allow.
+ * Named `sBMxBNxBK_TMxTN`.
+ */
+export interface SharedGemmTiling {
+  readonly kind: 'shared';
+  readonly bm: number;
+  readonly bn: number;
+  readonly bk: number;
+  readonly tm: number;
+  readonly tn: number;
+}
+
+/** A GEMM tiling of the WGSL kernels (`mlpWgsl(tiling)`). */
+export type GemmTiling = RegisterGemmTiling | SharedGemmTiling;
+
+/** Invocations per workgroup WebGPU guarantees (maxComputeInvocationsPerWorkgroup's default). */
+const MAX_INVOCATIONS = 256;
+/** Workgroup memory WebGPU guarantees (maxComputeWorkgroupStorageSize's default), less the loss reduction's 1 KiB. */
+const MAX_SHARED_BYTES = 16384 - 1024;
+
+/** Type guard: a workgroup-memory tiling. */
+export const isSharedTiling = (t: GemmTiling): t is SharedGemmTiling => t.kind === 'shared';
+
+/** Invocations per workgroup of the GEMMs of tiling `t`. */
+export function gemmWorkgroupSize(t: GemmTiling): number {
+  return isSharedTiling(t) ? (t.bm / t.tm) * (t.bn / t.tn) : t.wg;
+}
+
+/** The tiling's name: `16x16x8` (register) or `s64x64x16_4x4` (workgroup memory). */
+export function gemmTilingName(t: GemmTiling): string {
+  return isSharedTiling(t) ? `s${t.bm}x${t.bn}x${t.bk}_${t.tm}x${t.tn}` : `${t.wg}x${t.tm}x${t.tn}`;
+}
+
+const pow2 = (v: number): boolean => Number.isInteger(v) && v >= 1 && (v & (v - 1)) === 0;
+
+/** Checks `t` (see the file comment); returns it. */
+export function checkGemmTiling(t: GemmTiling): GemmTiling {
+  const fail = (rule: string): never => {
+    throw new KeelError(ErrorCode.INVALID_ARGUMENT, `GEMM tiling ${describeValue(t)}: ${rule}`);
+  };
+  if (typeof t !== 'object' || t === null) return fail('must be an object');
+  if (isSharedTiling(t)) {
+    for (const key of ['bm', 'bn', 'bk', 'tm', 'tn'] as const) {
+      if (!pow2(t[key])) fail(`${key} must be a power of two, got ${describeValue(t[key])}`);
+    }
+    if (t.tm > 8 || t.tn > 8) fail('tm and tn must be at most 8 (accumulators per invocation)');
+    if (t.bm < 4 || t.bn < 4 || t.bm > 128 || t.bn > 128) fail('bm and bn must be in [4, 128]');
+    if (t.bk > 32) fail('bk must be at most 32');
+    if (t.tm > t.bm || t.tn > t.bn) fail('tm must divide bm and tn must divide bn');
+    const threads = gemmWorkgroupSize(t);
+    if (threads < 4 || threads > MAX_INVOCATIONS) {
+      fail(`(bm/tm)·(bn/tn) = ${threads} invocations must be in [4, ${MAX_INVOCATIONS}]`);
+    }
+    if ((t.bm + t.bn) * t.bk * 4 > MAX_SHARED_BYTES) {
+      fail(
+        `(bm + bn)·bk·4 = ${(t.bm + t.bn) * t.bk * 4} bytes of workgroup memory exceed ${MAX_SHARED_BYTES}`,
+      );
+    }
+    return t;
+  }
+  if (t.kind !== undefined && t.kind !== 'register') fail("kind must be 'register' or 'shared'");
+  for (const key of ['wg', 'tm', 'tn'] as const) {
+    const v = t[key];
+    if (!Number.isInteger(v) || v < 1) fail(`${key} must be a positive integer, got ${describeValue(v)}`);
+  }
+  if (t.wg > MAX_INVOCATIONS) fail(`wg must be at most ${MAX_INVOCATIONS}`);
+  if (t.tm * t.tn > 256) fail('tm·tn must be at most 256 accumulators');
+  return t;
+}
+
+/**
+ * The tiling a name stands for (`16x16x8`, `s64x64x16_4x4`; see `gemmTilingName`), checked. Throws
+ * KeelError INVALID_ARGUMENT for anything else.
+ */
+export function parseGemmTiling(name: string): GemmTiling {
+  const shared = /^s(\d+)x(\d+)x(\d+)_(\d+)x(\d+)$/.exec(name);
+  if (shared !== null) {
+    const [bm, bn, bk, tm, tn] = shared.slice(1).map(Number) as [number, number, number, number, number];
+    return checkGemmTiling({ kind: 'shared', bm, bn, bk, tm, tn });
+  }
+  const register = /^(\d+)x(\d+)x(\d+)$/.exec(name);
+  if (register !== null) {
+    const [wg, tm, tn] = register.slice(1).map(Number) as [number, number, number];
+    return checkGemmTiling({ wg, tm, tn });
+  }
+  throw new KeelError(
+    ErrorCode.INVALID_ARGUMENT,
+    `GEMM tiling ${describeValue(name)}: expected WGxTMxTN (register, e.g. 16x16x8) or sBMxBNxBK_TMxTN (workgroup memory, e.g. s64x64x16_4x4)`,
+  );
+}
+
+/**
+ * The tiling for lavapipe (Mesa's Vulkan on llvmpipe) and other CPU adapters: few invocations, many
+ * accumulators each, no barriers. Also the default of the generators.
+ */
+export const WGSL_GEMM_TILING: GemmTiling = Object.freeze({ wg: 16, tm: 16, tn: 8 });
+
+/**
+ * The tiling for SwiftShader (Chromium's software adapter), whose shader compiler takes minutes on
+ * WGSL_GEMM_TILING's 128-accumulator unrolled loop (about 150 s): 16 accumulators compile in seconds.
+ */
+export const WGSL_GEMM_TILING_SWIFTSHADER: GemmTiling = Object.freeze({ wg: 16, tm: 4, tn: 4 });
+
+/**
+ * The tiling for discrete GPUs (NVIDIA, AMD, Apple): 32×32 tiles of C staged through workgroup
+ * memory, 4×4 accumulators per invocation (64 invocations), so that the step's 256×512 outputs make
+ * 128 workgroups, about one per streaming multiprocessor of a large GPU.
+ */
+export const WGSL_GEMM_TILING_GPU: GemmTiling = Object.freeze({
+  kind: 'shared',
+  bm: 32,
+  bn: 32,
+  bk: 16,
+  tm: 4,
+  tn: 4,
+});
+
+/** The tiling for other GPUs (integrated, mobile, unknown vendors): 64 invocations, 2×2 each. */
+export const WGSL_GEMM_TILING_SMALL_GPU: GemmTiling = Object.freeze({
+  kind: 'shared',
+  bm: 16,
+  bn: 16,
+  bk: 16,
+  tm: 2,
+  tn: 2,
+});
+
+/** What `wgslGemmTilingFor` reads of a device: `Device.info` (or just its features). */
+export interface AdapterDescription {
+  readonly features: readonly string[];
+  /** The adapter's name (`Device.info.name`: vendor, architecture, device, description). */
+  readonly name?: string;
+}
+
+/**
+ * The tiling for a device, by adapter class: SwiftShader → WGSL_GEMM_TILING_SWIFTSHADER; other CPU
+ * adapters (feature 'software-adapter': lavapipe) → WGSL_GEMM_TILING; NVIDIA, AMD and Apple GPUs →
+ * WGSL_GEMM_TILING_GPU; any other GPU → WGSL_GEMM_TILING_SMALL_GPU. Pass `Device.info`; a bare
+ * feature list (the older form) classifies by features alone (a GPU is then a discrete one).
+ */
+export function wgslGemmTilingFor(device: AdapterDescription | readonly string[]): GemmTiling {
+  const features = Array.isArray(device) ? device : (device as AdapterDescription).features;
+  const name = Array.isArray(device) ? undefined : (device as AdapterDescription).name;
+  if (name !== undefined && /swiftshader/i.test(name)) return WGSL_GEMM_TILING_SWIFTSHADER;
+  if (features.includes('software-adapter')) return WGSL_GEMM_TILING;
+  if (name === undefined || /nvidia|amd|radeon|apple|ati\b/i.test(name)) return WGSL_GEMM_TILING_GPU;
+  return WGSL_GEMM_TILING_SMALL_GPU;
+}

@@ -1,0 +1,86 @@
+/**
+ * GEMM tilings: names round-trip, bad tilings are refused with the rule they break, and the tiling is
+ * chosen by adapter class (SwiftShader must not get the tiling that takes minutes to compile there).
+ */
+import { KeelError } from '@keel/fence';
+import { describe, expect, it } from 'vitest';
+import { mlpWgslExecutableSource } from '../src/webgpu/descriptors';
+import {
+  gemmTilingName,
+  gemmWorkgroupSize,
+  parseGemmTiling,
+  WGSL_GEMM_TILING,
+  WGSL_GEMM_TILING_GPU,
+  WGSL_GEMM_TILING_SMALL_GPU,
+  WGSL_GEMM_TILING_SWIFTSHADER,
+  wgslGemmTilingFor,
+} from '../src/webgpu/gemm-tiling';
+
+describe('GEMM tilings', () => {
+  it('names round-trip through parseGemmTiling', () => {
+    for (const t of [
+      WGSL_GEMM_TILING,
+      WGSL_GEMM_TILING_SWIFTSHADER,
+      WGSL_GEMM_TILING_GPU,
+      WGSL_GEMM_TILING_SMALL_GPU,
+    ]) {
+      const parsed = parseGemmTiling(gemmTilingName(t));
+      expect(gemmTilingName(parsed)).toBe(gemmTilingName(t));
+      expect(parsed).toMatchObject(t);
+    }
+    expect(parseGemmTiling('s64x32x8_8x2')).toEqual({ kind: 'shared', bm: 64, bn: 32, bk: 8, tm: 8, tn: 2 });
+    expect(parseGemmTiling('128x2x2')).toEqual({ wg: 128, tm: 2, tn: 2 });
+    expect(gemmWorkgroupSize(parseGemmTiling('s64x32x8_8x2'))).toBe(128);
+  });
+
+  it('refuses names and tilings that break a rule, naming it', () => {
+    const cases: [string, RegExp][] = [
+      ['64x64', /expected WGxTMxTN .* or sBMxBNxBK_TMxTN/],
+      ['s64x64x16', /expected/],
+      ['s48x64x16_4x4', /bm must be a power of two, got 48/],
+      ['s128x128x16_4x4', /1024 invocations must be in \[4, 256\]/],
+      ['s128x128x32_8x8', /bytes of workgroup memory exceed/],
+      ['s64x64x16_16x4', /tm and tn must be at most 8/],
+      ['512x1x1', /wg must be at most 256/],
+      ['0x1x1', /wg must be a positive integer, got 0/],
+    ];
+    for (const [name, message] of cases) {
+      let error: unknown;
+      try {
+        parseGemmTiling(name);
+      } catch (e) {
+        error = e;
+      }
+      expect(KeelError.is(error, 'INVALID_ARGUMENT'), name).toBe(true);
+      expect((error as Error).message).toMatch(message);
+    }
+    expect(() => mlpWgslExecutableSource({ kind: 'shared', bm: 32, bn: 32, bk: 3, tm: 4, tn: 4 })).toThrow(
+      /bk must be a power of two, got 3/,
+    );
+  });
+
+  it('chooses by adapter class', () => {
+    const sw = ['software-adapter'];
+    expect(wgslGemmTilingFor({ features: sw, name: 'google swiftshader' })).toBe(
+      WGSL_GEMM_TILING_SWIFTSHADER,
+    );
+    expect(wgslGemmTilingFor({ features: sw, name: 'SwiftShader Device (Subzero)' })).toBe(
+      WGSL_GEMM_TILING_SWIFTSHADER,
+    );
+    expect(wgslGemmTilingFor({ features: sw, name: 'llvmpipe (LLVM 15.0.6, 256 bits) (Mesa 25.0.7)' })).toBe(
+      WGSL_GEMM_TILING,
+    );
+    expect(wgslGemmTilingFor(sw)).toBe(WGSL_GEMM_TILING);
+    const gpu = ['timestamp-query', 'subgroups'];
+    expect(wgslGemmTilingFor({ features: gpu, name: 'nvidia-h200 (NVIDIA: 580.159.04 580.159.4.0)' })).toBe(
+      WGSL_GEMM_TILING_GPU,
+    );
+    expect(wgslGemmTilingFor({ features: gpu, name: 'AMD Radeon RX 7900 XTX' })).toBe(WGSL_GEMM_TILING_GPU);
+    expect(wgslGemmTilingFor({ features: gpu, name: 'apple metal-3' })).toBe(WGSL_GEMM_TILING_GPU);
+    expect(wgslGemmTilingFor({ features: gpu, name: 'intel gen-12lp' })).toBe(WGSL_GEMM_TILING_SMALL_GPU);
+    expect(wgslGemmTilingFor(gpu)).toBe(WGSL_GEMM_TILING_GPU);
+    // SwiftShader's tiling is small enough to compile fast: 16 accumulators, not 128.
+    const s = WGSL_GEMM_TILING_SWIFTSHADER as { tm: number; tn: number };
+    expect(s.tm * s.tn).toBeLessThanOrEqual(16);
+  });
+});
