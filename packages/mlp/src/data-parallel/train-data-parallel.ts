@@ -169,10 +169,10 @@ export async function trainMlpDataParallel(
     const scheduler = new Scheduler(targets, { trace: options.traceCapacity ?? 256 });
     const mask = devices.map((_, d) => (3 << (2 * d)) >>> 0);
     const reduced = devices[0]!.createSemaphore(0);
+    // Equal devices (CPU devices of one host, or WebGPU devices of one adapter model) get even shards.
+    const firstInfo = devices[0]!.info;
     const sameKind = devices.every(
-      (d) =>
-        d.info.backend === devices[0]!.info.backend &&
-        d.info.name.split(' ')[0] === devices[0]!.info.name.split(' ')[0],
+      (d) => d.info.backend === firstInfo.backend && (firstInfo.backend === 'cpu' || d.info.name === firstInfo.name),
     );
     const balance = options.balance ?? (sameKind ? 'even' : 'measured');
     const balancer = new ShardBalancer(balance, batch, n, options.granule ?? 8, options.rebalanceEvery ?? 5);
