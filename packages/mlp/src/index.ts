@@ -25,6 +25,7 @@ export {
   openDeviceList,
   parseDeviceList,
 } from './data-parallel/device-list';
+export { formatDataParallelSummary, formatPlacement } from './data-parallel/format-data-parallel';
 export {
   type GradientStep,
   gradientStep,

@@ -172,7 +172,9 @@ export async function trainMlpDataParallel(
     // Equal devices (CPU devices of one host, or WebGPU devices of one adapter model) get even shards.
     const firstInfo = devices[0]!.info;
     const sameKind = devices.every(
-      (d) => d.info.backend === firstInfo.backend && (firstInfo.backend === 'cpu' || d.info.name === firstInfo.name),
+      (d) =>
+        d.info.backend === firstInfo.backend &&
+        (firstInfo.backend === 'cpu' || d.info.name === firstInfo.name),
     );
     const balance = options.balance ?? (sameKind ? 'even' : 'measured');
     const balancer = new ShardBalancer(balance, batch, n, options.granule ?? 8, options.rebalanceEvery ?? 5);
