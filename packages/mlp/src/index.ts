@@ -25,14 +25,14 @@ export {
   openDeviceList,
   parseDeviceList,
 } from './data-parallel/device-list';
-export { formatDataParallelSummary, formatPlacement } from './data-parallel/format-data-parallel';
+export { formatDataParallelSummary } from './data-parallel/format-data-parallel';
 export {
   type GradientStep,
   gradientStep,
   type PackedParameters,
   packParameters,
 } from './data-parallel/gradient-program';
-export { type BalanceMode, ShardBalancer, splitRows } from './data-parallel/shard-balancer';
+export type { BalanceMode } from './data-parallel/shard-balancer';
 export { trainMlpDataParallel } from './data-parallel/train-data-parallel';
 export { type Batch, type DatasetConfig, oneHot, REFERENCE_DATASET, SyntheticDataset } from './dataset';
 export {

@@ -1,7 +1,7 @@
 /** Shard sizes of data-parallel runs: even splits, speed-proportional splits, re-balancing. */
 import { ErrorCode, KeelError } from '@keel/fence';
 import { describe, expect, it } from 'vitest';
-import { ShardBalancer, splitRows } from '../../src/index';
+import { ShardBalancer, splitRows } from '../../src/data-parallel/shard-balancer';
 
 const sum = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0);
 

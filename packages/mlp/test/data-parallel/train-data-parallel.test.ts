@@ -10,8 +10,8 @@ import { createCpuDevice } from '@keel/device-cpu';
 import { listWebGpuAdapters } from '@keel/device-webgpu';
 import { ErrorCode, KeelError } from '@keel/fence';
 import { describe, expect, it } from 'vitest';
-import { packParameters, REFERENCE_MLP, trainMlp, trainMlpDataParallel } from '../../src/index';
 import type { TrainDataParallelResult } from '../../src/data-parallel/data-parallel-options';
+import { packParameters, REFERENCE_MLP, trainMlp, trainMlpDataParallel } from '../../src/index';
 
 const CPU_KERNELS = new URL('../../dist/kernels/mlp-cpu.js', import.meta.url);
 const STEPS = 5;
@@ -83,9 +83,16 @@ describe('trainMlpDataParallel on CPU devices', () => {
   }, 120_000);
 
   it("trains on the caller's devices and leaves them open", async () => {
-    const devices = [0, 1].map((i) => createCpuDevice({ mode: 'task', queues: 2, workersPerQueue: 1, label: `mine${i}` }));
+    const devices = [0, 1].map((i) =>
+      createCpuDevice({ mode: 'task', queues: 2, workersPerQueue: 1, label: `mine${i}` }),
+    );
     try {
-      const r = await trainMlpDataParallel({ devices, steps: STEPS, batch: BATCH, cpuKernelUrl: CPU_KERNELS });
+      const r = await trainMlpDataParallel({
+        devices,
+        steps: STEPS,
+        batch: BATCH,
+        cpuKernelUrl: CPU_KERNELS,
+      });
       expectHonestRun(r, 2);
       expect(r.devices.map((d) => d.label)).toEqual(['device0', 'device1']);
       // Still usable.
