@@ -60,7 +60,8 @@ describe('keel demo --devices', () => {
     expect(r.stdout).toContain('16 of 32 rows');
     expect(r.stdout).toContain('replicas identical after the run: yes');
     expect(r.stdout).toMatch(/host-call on cpu:\d compute +\(join\)/);
-    expect(r.stdout).toMatch(/read +on cpu:1 compute +\(producer\)/);
+    expect(r.stdout).toMatch(/execute +on cpu:1 compute +\(explicit\)/);
+    expect(r.stdout).toContain('gradients pinned (read in place)');
   });
 
   it('refuses --device with --devices, and an adapter index beyond those present', async () => {

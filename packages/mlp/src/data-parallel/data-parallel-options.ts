@@ -57,6 +57,8 @@ export interface DataParallelDeviceReport {
   readonly label: string;
   readonly name: string;
   readonly backend: string;
+  /** True when its gradients reach the host through pinned (host-mapped) memory: no read, no copy. */
+  readonly pinned: boolean;
   /** Rows of the global batch it trained on in the last step. */
   readonly rows: number;
   /** Measured compute speed, rows per millisecond (moving average; 0 if never measured). */
@@ -69,8 +71,10 @@ export interface DataParallelDeviceReport {
 
 /** Bytes moved by a data-parallel run. */
 export interface DataParallelTransfers {
-  /** Gradients (and the shard loss) read to the host: one read per device per step. */
+  /** Gradients (and the shard loss) copied to host memory: one read per device per step. */
   readonly gradientsToHost: number;
+  /** Gradients read in place from pinned memory (devices with host mapping): crossed, not copied. */
+  readonly gradientsPinned: number;
   /** Updated weights written to the replicas: one write per device per step. */
   readonly weightsToDevice: number;
   /** Shards of the batches uploaded. */
@@ -79,7 +83,7 @@ export interface DataParallelTransfers {
   readonly initialWeightsToDevice: number;
   /** The replicas read back after the last step (through the residency managers). */
   readonly finalWeightsToHost: number;
-  /** Bytes moved between the devices and the host per step for the reduction (gradients + weights). */
+  /** Bytes crossing between the devices and the host per step for the reduction (gradients + weights; pinned included). */
   readonly reductionBytesPerStep: number;
   /** The least any all-reduce through the host moves: each device's gradient bytes out and back in. */
   readonly minimumBytesPerStep: number;

@@ -22,7 +22,9 @@ export function formatDataParallelSummary(result: TrainDataParallelResult): stri
     `devices (${r.balance} shards${r.balance === 'measured' ? `, ${r.rebalances} re-balance(s)` : ''}):`,
     ...r.devices.map(
       (d) =>
-        `  ${d.label.padEnd(10)} ${d.name}: ${d.rows} of ${r.config.batch} rows${
+        `  ${d.label.padEnd(10)} ${d.name}: ${d.rows} of ${r.config.batch} rows, gradients ${
+          d.pinned ? 'pinned (read in place)' : 'read to host'
+        }${
           d.rowsPerMs > 0 ? `, ${d.rowsPerMs.toFixed(1)} rows/ms` : ''
         }, ${d.recordings} recording(s), ${d.dispatchesPerStep} dispatches/step`,
     ),

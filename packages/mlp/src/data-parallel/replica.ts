@@ -9,7 +9,7 @@
  * | `upload` | 2k+1: x of shard k written; 2k+2: its labels |
  * | `alloc`  | k+1: the arena of step k allocated |
  * | `exec`   | k+1: step k's gradients computed |
- * | `read`   | k+1: step k's gradients (and loss) on the host |
+ * | `read`   | k+1: step k's gradients (and loss) on the host (not used when pinned: `exec` says it) |
  * | `bcast`  | k+1: the weights after step k written into the replica |
  * | `dealloc`| k+1: the arena of step k released |
  */
@@ -22,8 +22,9 @@ import {
   type CommandBuffer,
   type Device,
   type Executable,
+  MemoryType,
 } from '@keel/hal';
-import { ResidencyManager, Tensor, type TensorLease } from '@keel/tensor-residency';
+import { isHostMappable, ResidencyManager, Tensor, type TensorLease } from '@keel/tensor-residency';
 import type { MlpConfig } from '../model';
 import { COMPUTE_QUEUE, UPLOAD_QUEUE } from '../train/step-pipeline';
 import { GRADIENT_SLOTS, type GradientStep, gradientStep, type PackedParameters } from './gradient-program';
@@ -46,8 +47,14 @@ export class Replica {
   readonly x: Buffer;
   readonly labels: Buffer;
   readonly grads: Buffer;
-  /** Host memory the gradients (and the shard loss) are read into, one per device, reused every step. */
-  readonly gradsHost: Float32Array<ArrayBuffer>;
+  /**
+   * Host memory holding the gradients (and the shard loss) once a step's `read` completed, reused every
+   * step; on a device with host mapping (the CPU device) it IS the gradient buffer, pinned (viewed in
+   * place through `mapHostView`): no read and no copy.
+   */
+  readonly gradsHost: Float32Array;
+  /** True when `gradsHost` views the device's gradient buffer in place (no read needed). */
+  readonly pinned: boolean;
   readonly upload: Semaphore;
   readonly alloc: Semaphore;
   readonly exec: Semaphore;
@@ -93,8 +100,21 @@ export class Replica {
     const rows = config.batch;
     this.x = buffer(4 * rows * config.layers[0]!, 'x');
     this.labels = buffer(4 * rows, 'labels');
-    this.grads = buffer(packed.gradsBytes, 'grads');
-    this.gradsHost = new Float32Array(packed.gradsBytes / 4);
+    if (isHostMappable(device)) {
+      this.grads = device.createBuffer({
+        byteLength: packed.gradsBytes,
+        usage: BufferUsage.DEFAULT | BufferUsage.MAPPING,
+        memoryType: MemoryType.HOST_VISIBLE | MemoryType.HOST_COHERENT,
+        label: `grads@${label}`,
+      });
+      const view = device.mapHostView(this.grads);
+      this.gradsHost = new Float32Array(view.buffer, view.byteOffset, packed.gradsBytes / 4);
+      this.pinned = true;
+    } else {
+      this.grads = buffer(packed.gradsBytes, 'grads');
+      this.gradsHost = new Float32Array(packed.gradsBytes / 4);
+      this.pinned = false;
+    }
     this.upload = device.createSemaphore(0);
     this.alloc = device.createSemaphore(0);
     this.exec = device.createSemaphore(0);

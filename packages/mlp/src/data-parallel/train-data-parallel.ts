@@ -12,8 +12,9 @@
  * 1. `write` ×2 per device: its shard of batch k (x, labels), waiting until step k-1 no longer reads them;
  * 2. `alloca` of the step's arena; `execute` of the recorded gradient step (binding table: replica,
  *    gradients, shard, arena), waiting the shard, the arena and the weights of step k-1 on this replica;
- * 3. `read` of the gradients and the shard loss to host memory (one read of the packed gradients);
- *    `dealloca` of the arena;
+ * 3. `read` of the gradients and the shard loss to host memory (one read of the packed gradients; none
+ *    on a device with host mapping, the CPU device, whose gradient buffer is pinned host memory that
+ *    the reduction reads in place); `dealloca` of the arena;
  * 4. one `host-call` (the reduction) waiting the JOIN of every device's read: the gradients summed in
  *    device order, weighted by shard size (Σ_d rows_d/B · g_d: the gradient of the global mean loss,
  *    deterministic for a given sharding), and the SGD update applied once to the host copy of the
@@ -267,16 +268,21 @@ export async function trainMlpDataParallel(
             signalFence: done,
           },
         );
-        scheduler.submit(
-          { kind: 'read', source: { buffer: r.grads }, target: r.gradsHost },
-          { affinity: mask[d]!, wait: done, signalFence: Fence.of(at(r.read, k + 1)) },
-        );
+        // Pinned gradients are on the host as soon as the step is done: nothing to read.
+        if (!r.pinned) {
+          scheduler.submit(
+            { kind: 'read', source: { buffer: r.grads }, target: r.gradsHost },
+            { affinity: mask[d]!, wait: done, signalFence: Fence.of(at(r.read, k + 1)) },
+          );
+        }
         scheduler.submit(
           { kind: 'dealloca', buffer: arena },
           { affinity: mask[d]!, wait: done, signalFence: Fence.of(at(r.dealloc, k + 1)) },
         );
       }
-      const gradientsIn = Fence.of(...replicas.map((r) => at(r.read, k + 1)));
+      const gradientsIn = Fence.of(
+        ...replicas.map((r) => (r.pinned ? at(r.exec, k + 1) : at(r.read, k + 1))),
+      );
       const weightsOut = Fence.of(at(reduced, k + 1));
       scheduler.submit(
         { kind: 'host-call', callback: () => reduce(k) },
@@ -359,11 +365,13 @@ export async function trainMlpDataParallel(
       name: r.device.info.name,
       backend: r.device.info.backend,
       rows: rowsOf[steps - 1]![d]!,
+      pinned: r.pinned,
       rowsPerMs: balancer.speeds[d]!,
       recordings: r.recordings,
       dispatchesPerStep: r.stepFor(rowsOf[steps - 1]![d]!).dispatches,
     }));
     const counters = replicas.map((r) => r.manager.counters);
+    const copied = replicas.filter((r) => !r.pinned).length;
     return {
       config,
       steps,
@@ -378,7 +386,8 @@ export async function trainMlpDataParallel(
       shards,
       devices: reports,
       transfers: {
-        gradientsToHost: steps * n * packed.gradsBytes,
+        gradientsToHost: steps * copied * packed.gradsBytes,
+        gradientsPinned: steps * (n - copied) * packed.gradsBytes,
         weightsToDevice: steps * n * packed.packedBytes,
         batchesToDevice,
         initialWeightsToDevice: counters.reduce((s, c) => s + c.hostToDeviceBytes, 0),
@@ -393,7 +402,7 @@ export async function trainMlpDataParallel(
         targets: targets.map((t) => t.label!),
         stats: scheduler.stats(),
         trace: scheduler.trace(),
-        operationsPerStep: 7 * n + 1,
+        operationsPerStep: 7 * n + 1 - (n - copied),
       },
     };
   } catch (error) {
