@@ -108,6 +108,65 @@ describe('trainMlpDataParallel on CPU devices', () => {
     }
   }, 120_000);
 
+  it('stops at a step boundary through abortSignal (CANCELLED) and releases what it made', async () => {
+    const devices = [0, 1].map((i) =>
+      createCpuDevice({ mode: 'task', queues: 2, workersPerQueue: 1, label: `ab${i}` }),
+    );
+    const controller = new AbortController();
+    const seen: number[] = [];
+    try {
+      const error = await trainMlpDataParallel({
+        devices,
+        steps: 20,
+        batch: BATCH,
+        cpuKernelUrl: CPU_KERNELS,
+        abortSignal: controller.signal,
+        onStep: (p) => {
+          seen.push(p.step);
+          if (p.step === 2) controller.abort('enough');
+        },
+      }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(KeelError.is(error, ErrorCode.CANCELLED)).toBe(true);
+      expect(seen).toEqual([1, 2]);
+      // The caller's devices still work: a fresh run on them trains.
+      const again = await trainMlpDataParallel({
+        devices,
+        steps: 2,
+        batch: BATCH,
+        cpuKernelUrl: CPU_KERNELS,
+      });
+      expect(again.replicasIdentical).toBe(true);
+    } finally {
+      for (const d of devices) await d.destroy();
+    }
+  }, 120_000);
+
+  it('a device lost mid-run fails the run with a KeelError, without hanging', async () => {
+    const devices = [0, 1].map((i) =>
+      createCpuDevice({ mode: 'task', queues: 2, workersPerQueue: 1, label: `lost${i}` }),
+    );
+    try {
+      const error = await trainMlpDataParallel({
+        devices,
+        steps: 20,
+        batch: BATCH,
+        cpuKernelUrl: CPU_KERNELS,
+        onStep: (p) => {
+          if (p.step === 2) void devices[1]!.destroy();
+        },
+      }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(KeelError.is(error)).toBe(true);
+    } finally {
+      for (const d of devices) await d.destroy();
+    }
+  }, 120_000);
+
   it('refuses bad options with KeelError naming them', async () => {
     const bad = async (options: unknown): Promise<KeelError> => {
       try {
