@@ -2,9 +2,9 @@
  * Shard sizes of a data-parallel run: how many rows of each global batch each device trains on.
  *
  * `even`: the batch split as evenly as possible (earlier devices take the remainder), fixed for the run.
- * `measured`: shards proportional to each device's measured speed (rows per millisecond of compute,
- * an exponential moving average over the steps since the last re-balance), re-planned every
- * `every` steps; shards are multiples of `granule` rows (the last device takes what is left), at least
+ * `measured`: shards moved halfway toward proportional to each device's measured speed (rows per
+ * millisecond of compute, an exponential moving average over the steps since the last re-balance, the
+ * first of them skipped), re-planned every `every` steps; shards are multiples of `granule` rows (the last device takes what is left), at least
  * one granule each, and change only when some shard would move by at least one granule, so a run of
  * devices of equal speed keeps its shards. Deterministic given the same measurements.
  */
@@ -53,6 +53,8 @@ export class ShardBalancer {
   #rows: number[];
   readonly #speed: Float64Array;
   #samples = 0;
+  /** Observations to ignore: the first step after a change runs new recordings for the first time. */
+  #skip = 0;
   /** Re-balances applied. */
   rebalances = 0;
 
@@ -75,8 +77,16 @@ export class ShardBalancer {
     return Array.from(this.#speed);
   }
 
-  /** Records step timings: `computeMs[d]` for the current rows of device d. */
+  /**
+   * Records step timings: `computeMs[d]` for the current rows of device d. The average restarts after a
+   * re-balance (speeds at other shard sizes do not predict these: fixed costs per step make rows/ms
+   * depend on the rows), and the first step after it is not counted (first replay of new recordings).
+   */
   observe(computeMs: readonly number[]): void {
+    if (this.#skip > 0) {
+      this.#skip--;
+      return;
+    }
     for (let d = 0; d < this.#speed.length; d++) {
       const ms = Math.max(computeMs[d]!, 1e-3);
       const speed = this.#rows[d]! / ms;
@@ -88,11 +98,23 @@ export class ShardBalancer {
   /** After `step` (0-based) was observed: re-plans the shards when due. Returns true if they changed. */
   maybeRebalance(step: number): boolean {
     if (this.mode !== 'measured' || this.#samples === 0 || (step + 1) % this.every !== 0) return false;
-    const next = splitRows(this.total, Array.from(this.#speed), this.granule);
-    const moved = next.some((r, d) => Math.abs(r - this.#rows[d]!) >= this.granule);
-    if (!moved) return false;
+    // Shards proportional to speed equalize the devices' compute times at the fixed point; halfway
+    // steps toward it damp the oscillation that fixed per-step costs cause.
+    const target = splitRows(this.total, Array.from(this.#speed), this.granule);
+    const moves = (rows: readonly number[]): boolean =>
+      rows.some((r, d) => Math.abs(r - this.#rows[d]!) >= this.granule);
+    if (!moves(target)) return false;
+    const halfway = splitRows(
+      this.total,
+      target.map((r, d) => (r + this.#rows[d]!) / 2),
+      this.granule,
+    );
+    // Within a granule or two of the target, halfway rounds back to where it is: take the target.
+    const next = moves(halfway) ? halfway : target;
     this.#rows = next;
     this.rebalances++;
+    this.#samples = 0;
+    this.#skip = 1;
     return true;
   }
 }
