@@ -207,4 +207,12 @@ describe.skipIf(noWebGpu)('trainMlpDataParallel on CPU and WebGPU', () => {
     // WGSL and the WebAssembly kernels round differently; the curves agree to reduction order.
     expect(maxAbsDiff(mixed.losses, one.losses)).toBeLessThan(1e-3);
   }, 300_000);
+
+  it('webgpu:0x2: two Dawn devices on one adapter train with even shards and identical replicas', async () => {
+    const r = await trainMlpDataParallel({ devices: 'webgpu:0x2', steps: STEPS, batch: BATCH });
+    expectHonestRun(r, 2);
+    expect(r.balance).toBe('even');
+    expect(r.devices.map((d) => d.label)).toEqual(['webgpu:0', 'webgpu:0#1']);
+    expect(r.devices.every((d) => !d.pinned && d.rows === BATCH / 2)).toBe(true);
+  }, 300_000);
 });
