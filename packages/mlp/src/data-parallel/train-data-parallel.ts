@@ -188,7 +188,7 @@ export async function trainMlpDataParallel(
     const lr = Math.fround(config.learningRate);
     const paramFloats = packed.packedBytes / 4;
     const lossIndex = packed.lossOffset / 4;
-    const acc = new Float64Array(paramFloats);
+    const acc = new Float64Array(n > 2 ? paramFloats : 0);
     let batchesToDevice = 0;
 
     const uploadShard = (k: number): void => {
@@ -218,19 +218,35 @@ export async function trainMlpDataParallel(
       }
     };
 
-    // The reduction of step k (runs on the host once every device's gradients arrived).
+    // The reduction of step k (runs on the host once every device's gradients arrived). One fused pass
+    // for one or two devices (the same f64 operations in the same order as the general case, so the
+    // results are bit-identical), accumulate-then-update passes for more.
     const reduce = (k: number): void => {
       const rows = rowsOf[k]!;
       let loss = 0;
+      for (let d = 0; d < n; d++) loss += (rows[d]! / batch) * replicas[d]!.gradsHost[lossIndex]!;
+      losses[k] = loss;
+      if (n === 1) {
+        const a = replicas[0]!.gradsHost;
+        const wa = rows[0]! / batch;
+        for (let i = 0; i < paramFloats; i++) master[i] = master[i]! - lr * (wa * a[i]!);
+        return;
+      }
+      if (n === 2) {
+        const a = replicas[0]!.gradsHost;
+        const b = replicas[1]!.gradsHost;
+        const wa = rows[0]! / batch;
+        const wb = rows[1]! / batch;
+        for (let i = 0; i < paramFloats; i++) master[i] = master[i]! - lr * (wa * a[i]! + wb * b[i]!);
+        return;
+      }
       for (let d = 0; d < n; d++) {
         const g = replicas[d]!.gradsHost;
         const w = rows[d]! / batch;
         if (d === 0) for (let i = 0; i < paramFloats; i++) acc[i] = w * g[i]!;
         else for (let i = 0; i < paramFloats; i++) acc[i]! += w * g[i]!;
-        loss += w * g[lossIndex]!;
       }
       for (let i = 0; i < paramFloats; i++) master[i] = master[i]! - lr * acc[i]!;
-      losses[k] = loss;
     };
 
     const submitStep = (k: number): void => {

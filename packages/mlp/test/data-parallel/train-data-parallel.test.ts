@@ -81,6 +81,11 @@ describe('trainMlpDataParallel on CPU devices', () => {
     expect(maxAbsDiff(one.losses, single.losses)).toBeLessThan(1e-4);
     // The trained weights agree too (within reduction order).
     expect(maxAbsDiff(two.params.weights[1]!, single.params.weights[1]!)).toBeLessThan(1e-4);
+    // Three devices (uneven shards 22/21/21; the general reduction path) give the same curve.
+    const three = await trainMlpDataParallel({ ...options, devices: 'cpu:3' });
+    expectHonestRun(three, 3);
+    expect(three.shards[0]!.rows).toEqual([22, 21, 21]);
+    expect(maxAbsDiff(three.losses, one.losses)).toBeLessThan(1e-4);
     // Even shards on equal devices: bit-for-bit reproducible.
     const again = await trainMlpDataParallel({ ...options, devices: 'cpu:2' });
     expect(Array.from(again.losses)).toEqual(Array.from(two.losses));
