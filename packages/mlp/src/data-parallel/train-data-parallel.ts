@@ -346,7 +346,11 @@ export async function trainMlpDataParallel(
                 r.exec.wait(k + 1).then(() => {
                   endAt[d] = performance.now();
                 }),
-              ]),
+                // A failed step is reported by the loss wait below; the timing is simply lost.
+              ]).then(
+                () => true,
+                () => false,
+              ),
             )
           : undefined;
       await reduced.wait(k + 1);
@@ -355,9 +359,9 @@ export async function trainMlpDataParallel(
       last = now;
       options.onStep?.({ step: k + 1, steps, loss: losses[k]!, stepMs: stepMs[k]!, elapsedMs: now - t0 });
       if (timed !== undefined) {
-        await Promise.all(timed);
+        const measured = await Promise.all(timed);
         // Step 0 pays for first use (pipelines, first touch): not a measure of speed.
-        if (k >= 1) {
+        if (k >= 1 && measured.every(Boolean)) {
           for (let d = 0; d < n; d++) computeMs[d] = endAt[d]! - startAt[d]!;
           balancer.observe(computeMs);
           balancer.maybeRebalance(k);

@@ -159,6 +159,7 @@ describe('trainMlpDataParallel on CPU devices', () => {
         steps: 20,
         batch: BATCH,
         cpuKernelUrl: CPU_KERNELS,
+        balance: 'measured', // its timing promises must not leak rejections either
         onStep: (p) => {
           if (p.step === 2) void devices[1]!.destroy();
         },
