@@ -45,7 +45,7 @@ function unavailable(message: string, cause?: unknown): KeelError {
   return new KeelError(ErrorCode.UNAVAILABLE, message, cause === undefined ? undefined : { cause });
 }
 
-function isNode(): boolean {
+export function isNode(): boolean {
   const p = (globalThis as { process?: { versions?: { node?: string } } }).process;
   return typeof p?.versions?.node === 'string';
 }
@@ -70,7 +70,7 @@ export function dawnFlags(options: readonly string[]): string[] {
  * Loads Dawn through the `webgpu` package (Node only). Its globals (GPUBufferUsage, ...) are installed
  * where absent, so application code that uses them works as in a browser.
  */
-async function loadDawn(options: readonly string[]): Promise<GPU> {
+export async function loadDawn(options: readonly string[]): Promise<GPU> {
   // A computed specifier keeps bundlers (vite, esbuild) from resolving the Node-only package.
   const specifier = ['web', 'gpu'].join('');
   let mod: DawnModule;
