@@ -24,7 +24,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { listWebGpuAdapters } from '@keel/device-webgpu';
 import { machineInfo } from './harness.ts';
-import { measureScaling } from './multi-device/scaling.ts';
+import { nvidiaBusIds, perGpuOpener } from './multi-device/per-gpu-dawn.ts';
+import { type DeviceOpener, measureScaling } from './multi-device/scaling.ts';
 
 const { values } = parseArgs({
   options: {
@@ -77,11 +78,17 @@ if (adapters.some((a) => !a.selectable) || process.env.KEEL_PROBE_ENV === '1') {
     log(`env ${JSON.stringify(env)}: ${JSON.stringify(listed)}`);
   }
 }
-const lists: Record<string, string> = {};
+const lists: Record<string, string | DeviceOpener> = {};
 if (adapters.length >= 1) lists['1_gpu'] = 'webgpu:0';
 if (adapters.length >= 2) lists['2_gpus'] = 'webgpu:0,webgpu:1';
 if (adapters.length >= 4) lists['4_gpus'] = 'webgpu:0,webgpu:1,webgpu:2,webgpu:3';
 if (adapters.length >= 1) lists['2_devices_1_gpu'] = 'webgpu:0x2';
+// Identical GPUs, one Dawn instance each through Mesa's device-select layer (per-gpu-dawn.ts), where
+// the command enabled the layer.
+const busIds = (process.env.VK_INSTANCE_LAYERS ?? '').includes('MESA_device_select') ? nvidiaBusIds() : [];
+log(`PCI bus ids (device-select layer ${busIds.length > 0 ? 'on' : 'off'}): ${busIds.join(', ') || 'none'}`);
+if (busIds.length >= 2) lists['2_gpus_by_pci'] = perGpuOpener(busIds.slice(0, 2), log);
+if (busIds.length >= 4) lists['4_gpus_by_pci'] = perGpuOpener(busIds.slice(0, 4), log);
 const machine = { ...machineInfo(), adapter: adapters[0]?.name ?? 'none' };
 const result =
   Object.keys(lists).length === 0

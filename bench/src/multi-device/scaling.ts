@@ -5,12 +5,16 @@
  * `multi-device` suite (CPU devices here) and the GPU machine's entry (gpu-multi-entry.ts).
  */
 
+import type { Device } from '@keel/hal';
 import { type TrainDataParallelResult, trainMlpDataParallel } from '@keel/mlp';
 import { type Metrics, median, metric } from '../harness.ts';
 
 export interface ScalingOptions {
-  /** Device lists by metric name (`1_device`: 'cpu', `2_devices`: 'cpu:2', ...). The first is the baseline. */
-  readonly lists: Readonly<Record<string, string>>;
+  /**
+   * Device lists by metric name (`1_device`: 'cpu', `2_devices`: 'cpu:2', ...), or a function that opens
+   * the devices of one run (destroyed after it). The first is the baseline.
+   */
+  readonly lists: Readonly<Record<string, string | DeviceOpener>>;
   readonly rounds: number;
   readonly steps: number;
   readonly warmup: number;
@@ -19,6 +23,12 @@ export interface ScalingOptions {
   readonly workers?: number;
   readonly cpuKernelUrl?: URL;
   readonly log: (line: string) => void;
+}
+
+/** Opens the devices of one run (the caller's devices: destroyed by measureScaling after the run). */
+export interface DeviceOpener {
+  readonly describe: string;
+  open(): Promise<readonly Device[]>;
 }
 
 export interface ScalingResult {
@@ -39,10 +49,13 @@ export async function measureScaling(options: ScalingOptions): Promise<ScalingRe
     const order = names.map((_, i) => names[(i + round) % names.length]!);
     for (const name of order) {
       if (failed[name] !== undefined) continue;
-      const devices = options.lists[name]!;
+      const list = options.lists[name]!;
+      const devices = typeof list === 'string' ? list : list.describe;
+      let opened: readonly Device[] = [];
       try {
+        if (typeof list !== 'string') opened = await list.open();
         const r = await trainMlpDataParallel({
-          devices,
+          devices: typeof list === 'string' ? list : opened,
           steps: options.steps + options.warmup,
           warmup: options.warmup,
           pregeneratedBatches: 8,
@@ -58,6 +71,8 @@ export async function measureScaling(options: ScalingOptions): Promise<ScalingRe
       } catch (error) {
         failed[name] = error instanceof Error ? error.message : String(error);
         options.log(`${name} (${devices}) failed: ${failed[name]}`);
+      } finally {
+        for (const d of opened) await d.destroy().catch(() => {});
       }
     }
   }

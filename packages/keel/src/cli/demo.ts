@@ -213,7 +213,6 @@ export function demoCommand(parent: Command): Command {
       positiveInteger(MAX_STEPS),
       DEFAULT_TRACE_STEPS,
     )
-    .action(async (options: DemoOptions) => {
     .action(async (options: DemoOptions, command: Command) => {
       try {
         if (options.devices !== undefined) {
