@@ -1,7 +1,7 @@
 /**
  * Device-specific behaviour of @keel/device-cpu beyond the conformance suite: failures of kernels and
  * workers, loss, lifetime of worker threads, keeping the process alive, kernel ABI details. Imports the
- * built package (dist) so that task mode finds dist/worker.js.
+ * built Node build (dist/node) so that task mode finds dist/node/worker.js.
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { Fence, KeelError } from '@keel/fence';
 import { BufferUsage, type Executable, type ExportDescriptor } from '@keel/hal';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type CpuDevice, type CpuDeviceMode, createCpuDevice } from '../dist/index.js';
+import { type CpuDevice, type CpuDeviceMode, createCpuDevice } from '../dist/node/index.js';
 
 const run = promisify(execFile);
 const KERNELS = new URL('./fixtures/device-kernels.js', import.meta.url);
