@@ -41,17 +41,7 @@ import {
   QueueAffinity,
   type UnhandledFailureHook,
 } from '@keel/hal';
-import {
-  type AllocaRequest,
-  type FrontMethod,
-  invalid,
-  madeByCreateBuffer,
-  OP_NAMES,
-  OpKind,
-  QueueFront,
-  type QueueRecord,
-  unhandledFailureReporter,
-} from '@keel/hal/driver';
+import * as driver from '@keel/hal/driver';
 import { fillBytes } from './byte-ops';
 import { type BufferOwner, CpuBuffer } from './cpu-buffer';
 import { bindKernels, CpuExecutable, moduleUrl } from './cpu-executable';
@@ -118,7 +108,7 @@ const OPTION_RULES: OptionRules = {
 
 // The front's record type is the kit's QueueRecord (the device's records are Operations): the
 // published types then name no internal class of this package.
-export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> implements Device {
+export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<CpuBuffer>> implements Device {
   readonly info: DeviceInfo;
   readonly lost: Promise<KeelError>;
   readonly mode: CpuDeviceMode;
@@ -148,7 +138,7 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
   };
   private readonly executableId = (executable: Executable): number => {
     if (!(executable instanceof CpuExecutable) || executable.device !== this) {
-      throw invalid(`${this.names.queueExecute}: a dispatch names an executable of another device`);
+      throw driver.invalid(`${this.names.queueExecute}: a dispatch names an executable of another device`);
     }
     return executable.id;
   };
@@ -189,7 +179,7 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
       name: this.info.name,
       device: this,
       slabs: this.slabs,
-      report: unhandledFailureReporter(options.onUnhandledFailure, this.deviceName),
+      report: driver.unhandledFailureReporter(options.onUnhandledFailure, this.deviceName),
       gone: () => this.destroyed || this.lostReason !== undefined,
       lose: (reason) => this.lose(reason),
     });
@@ -266,10 +256,10 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
     const what = this.names.mapHostView;
     this.checkUsable('mapHostView');
     if (!(buffer instanceof CpuBuffer) || buffer.device !== this) {
-      throw invalid(`${what}: the buffer does not belong to this device`);
+      throw driver.invalid(`${what}: the buffer does not belong to this device`);
     }
     if ((buffer.memoryType & MemoryType.HOST_VISIBLE) === 0 || (buffer.usage & BufferUsage.MAPPING) === 0) {
-      throw invalid(
+      throw driver.invalid(
         `${what}: ${describeBuffer(buffer)} needs HOST_VISIBLE memory and MAPPING usage to be mapped`,
       );
     }
@@ -286,7 +276,8 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
   async createExecutable(source: ExecutableSource): Promise<Executable> {
     const what = this.names.createExecutable;
     this.checkUsable('createExecutable');
-    if (source === null || typeof source !== 'object') throw invalid(`${what}: source must be an object`);
+    if (source === null || typeof source !== 'object')
+      throw driver.invalid(`${what}: source must be an object`);
     if (source.format !== 'js-module') {
       throw new KeelError(
         ErrorCode.UNIMPLEMENTED,
@@ -343,7 +334,7 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
   // ---------------------------------------------------------------------------------------------------
   // Queue-ordered allocation
 
-  protected allocate(queue: number, wait: Fence, signal: Fence, request: AllocaRequest): Buffer {
+  protected allocate(queue: number, wait: Fence, signal: Fence, request: driver.AllocaRequest): Buffer {
     const { params, size, pool } = request;
     const allocator = this.pools.allocator(pool, this.names.queueAlloca);
     const allocation = allocator.alloca(QueueAffinity.of(queue), wait, signal, size, {
@@ -366,11 +357,7 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
   }
 
   protected deallocate(queue: number, wait: Fence, signal: Fence, buffer: CpuBuffer): void {
-    const what = this.names.queueDealloca;
-    const allocation = buffer.allocation;
-    if (allocation === undefined) throw madeByCreateBuffer(buffer, what);
-    const allocator = this.pools.ownerOf(allocation, what);
-    allocator.dealloca(QueueAffinity.of(queue), wait, signal, allocation);
+    this.pools.dealloca(queue, wait, signal, buffer, buffer.allocation, this.names.queueDealloca);
     buffer.markDeallocated();
     this.liveBuffers.delete(buffer);
   }
@@ -398,17 +385,22 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
   // ---------------------------------------------------------------------------------------------------
   // Operations
 
-  protected record(kind: OpKind, queue: number, wait: Fence, signal: Fence): QueueRecord<CpuBuffer> {
-    const op = new Operation(kind, this.names[OP_NAMES[kind] as FrontMethod], queue, this.loop);
+  protected record(
+    kind: driver.OpKind,
+    queue: number,
+    wait: Fence,
+    signal: Fence,
+  ): driver.QueueRecord<CpuBuffer> {
+    const op = new Operation(kind, this.names[driver.OP_NAMES[kind] as driver.FrontMethod], queue, this.loop);
     op.wait = wait;
     op.signal = signal;
     return op;
   }
 
   /** Retains the buffers a transfer uses (released at completion), then waits for its wait fence. */
-  protected submit(record: QueueRecord<CpuBuffer>): void {
+  protected submit(record: driver.QueueRecord<CpuBuffer>): void {
     const op = record as Operation;
-    if (op.kind === OpKind.UPDATE) op.bytes = op.bytes!.slice();
+    if (op.kind === driver.OpKind.UPDATE) op.bytes = op.bytes!.slice();
     const source = op.source;
     const target = op.target;
     if (source !== undefined || target !== undefined) {
@@ -421,7 +413,7 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
     this.loop.enqueue(op);
   }
 
-  protected submitExecute(record: QueueRecord<CpuBuffer>): void {
+  protected submitExecute(record: driver.QueueRecord<CpuBuffer>): void {
     const op = record as Operation;
     const commandBuffers = op.commandBuffers;
     const bindingTables = op.tables;
@@ -430,7 +422,7 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
     for (let i = 0; i < count; i++) plans.push(commandBuffers[i]!.devicePlan(this.planKey, this.buildPlan));
     for (let i = 0; i < count; i++) commandBuffers[i]!.markSubmitted();
     if (count === 0) {
-      this.submit(this.record(OpKind.BARRIER, op.queue, op.wait, op.signal));
+      this.submit(this.record(driver.OpKind.BARRIER, op.queue, op.wait, op.signal));
       return;
     }
     // Snapshot the tables (the caller may reuse the arrays) and retain what the operation uses.
@@ -473,7 +465,7 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
     const direct: CpuBuffer[] = [];
     for (const buffer of built.directBuffers) {
       if (!(buffer instanceof CpuBuffer) || buffer.device !== this) {
-        throw invalid(`${this.names.queueExecute}: a command references a buffer of another device`);
+        throw driver.invalid(`${this.names.queueExecute}: a command references a buffer of another device`);
       }
       direct.push(buffer);
     }

@@ -28,16 +28,7 @@ import {
   QueueAffinity,
   type UnhandledFailureHook,
 } from '@keel/hal';
-import {
-  type AllocaRequest,
-  type FrontMethod,
-  invalid,
-  madeByCreateBuffer,
-  OpKind,
-  QueueFront,
-  type QueueRecord,
-  unhandledFailureReporter,
-} from '@keel/hal/driver';
+import * as driver from '@keel/hal/driver';
 import type { BindingLayouts } from './binding-layouts';
 import type { BuiltinKernels } from './builtin-kernels';
 import { GpuEncoding } from './gpu-encoding';
@@ -110,7 +101,10 @@ export interface WebGpuDeviceStats {
 
 // The front's record type is the kit's QueueRecord (the device's records are QueueOps): the published
 // types then name no internal class of this package.
-export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuffer>> implements Device {
+export class WebGpuDevice
+  extends driver.QueueFront<WebGpuBuffer, driver.QueueRecord<WebGpuBuffer>>
+  implements Device
+{
   readonly info: DeviceInfo;
   readonly lost: Promise<KeelError>;
   /** The GPUDevice Keel runs on (shared with the caller when one was given). */
@@ -121,17 +115,14 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
   /** The GPU instance the device came from (Dawn's, in Node): held so it outlives the device. */
   readonly #instance: GPU | undefined;
   readonly #layouts: BindingLayouts;
-  readonly #encoding: GpuEncoding;
   readonly #ring: UniformRing;
   readonly #scratch: GpuScratch;
-  readonly #transfer: TransferEncoder;
   readonly #readback: ReadbackPool;
   readonly #uploads: UploadPool;
   readonly #resident: ResidentConstants;
   readonly #indirect: IndirectValidator;
   readonly #runner: GpuOpRunner;
   readonly #scheduler: OpScheduler;
-  readonly #context: PlanContext;
   readonly #slabs: GpuSlabProvider;
   readonly #pools: PoolRegistry<GpuMemory>;
   readonly #tableCacheSize: number;
@@ -170,10 +161,10 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
     this.#uniformAlignment = Math.max(16, gpu.limits.minUniformBufferOffsetAlignment);
     this.#perQueue = new Array<number>(parts.info.queueCount).fill(0);
     const names = this.names;
-    this.#encoding = new GpuEncoding(gpu);
+    const encoding = new GpuEncoding(gpu);
     this.#ring = new UniformRing(gpu, parts.layouts.constants, this.#uniformAlignment);
     this.#scratch = new GpuScratch(gpu);
-    this.#transfer = new TransferEncoder(gpu, this.#encoding, this.#ring, parts.kernels, this.#scratch, {
+    const transfer = new TransferEncoder(gpu, encoding, this.#ring, parts.kernels, this.#scratch, {
       maxBindingSize: gpu.limits.maxStorageBufferBindingSize,
       maxWorkgroups: gpu.limits.maxComputeWorkgroupsPerDimension,
     });
@@ -187,11 +178,11 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
       Math.max(4, gpu.limits.minStorageBufferOffsetAlignment),
       gpu.limits.maxComputeWorkgroupsPerDimension,
     );
-    this.#context = {
+    const context: PlanContext = {
       gpu,
-      encoding: this.#encoding,
+      encoding,
       ring: this.#ring,
-      transfer: this.#transfer,
+      transfer,
       scratch: this.#scratch,
       resident: this.#resident,
       indirect: this.#indirect,
@@ -210,21 +201,21 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
       gpu,
       name: this.name,
       names: { queueExecute: names.queueExecute, queueRead: names.queueRead, queueWrite: names.queueWrite },
-      encoding: this.#encoding,
+      encoding,
       ring: this.#ring,
       scratch: this.#scratch,
-      transfer: this.#transfer,
+      transfer,
       readback: this.#readback,
       uploads: this.#uploads,
       indirect: this.#indirect,
-      context: this.#context,
+      context,
       gone: () => this.destroyed || this.lostReason !== undefined,
     });
     this.#scheduler = new OpScheduler(
       this.#runner,
       gpu,
       this.name,
-      unhandledFailureReporter(parts.onUnhandledFailure, this.name),
+      driver.unhandledFailureReporter(parts.onUnhandledFailure, this.name),
     );
     this.#scheduler.onIdle = () => this.#flushReleases();
     this.#buildPlan = (commandBuffer) => {
@@ -259,7 +250,7 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
   }
 
   /** Counts the operations of each logical queue (stats.operationsPerQueue). */
-  protected override begin(method: FrontMethod, affinity: number, wait: Fence, signal: Fence): number {
+  protected override begin(method: driver.FrontMethod, affinity: number, wait: Fence, signal: Fence): number {
     const queue = super.begin(method, affinity, wait, signal);
     this.#perQueue[queue] = (this.#perQueue[queue] as number) + 1;
     return queue;
@@ -308,7 +299,7 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
     const size = alignUp(Math.max(4, byteLength), 4);
     const max = this.info.limits.maxBufferSize;
     if (size > max) {
-      throw invalid(
+      throw driver.invalid(
         `${what}: ${name} ${byteLength} rounds up to a GPUBuffer of ${size} bytes (a multiple of 4), above the device's maxBufferSize of ${max}`,
       );
     }
@@ -355,7 +346,7 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
   }
 
   /** UNAVAILABLE when the device was lost or destroyed (else undefined): device loss is never a caller's mistake. */
-  #unavailable(what: FrontMethod): KeelError | undefined {
+  #unavailable(what: driver.FrontMethod): KeelError | undefined {
     const reason = this.lostReason;
     if (reason === undefined && !this.destroyed) return undefined;
     return new KeelError(
@@ -399,7 +390,7 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
    * queueAlloca: a buffer from the transient pool (TLSF over GPUBuffer slabs by default), usable by
    * operations ordered after `signal`. Offsets are aligned to minStorageBufferOffsetAlignment (at least 16).
    */
-  protected allocate(queue: number, wait: Fence, signal: Fence, request: AllocaRequest): Buffer {
+  protected allocate(queue: number, wait: Fence, signal: Fence, request: driver.AllocaRequest): Buffer {
     const { params, size, pool } = request;
     const allocator = this.#pools.allocator(pool, this.names.queueAlloca);
     const ordered = this.#scheduler.isOrdered(wait);
@@ -425,12 +416,8 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
   }
 
   protected deallocate(queue: number, wait: Fence, signal: Fence, buffer: WebGpuBuffer): void {
-    const what = this.names.queueDealloca;
-    const allocation = buffer.allocation;
-    if (allocation === undefined) throw madeByCreateBuffer(buffer, what);
-    const allocator = this.#pools.ownerOf(allocation, what);
     const ordered = this.#scheduler.isOrdered(wait);
-    allocator.dealloca(QueueAffinity.of(queue), wait, signal, allocation);
+    this.#pools.dealloca(queue, wait, signal, buffer, buffer.allocation, this.names.queueDealloca);
     buffer.markDeallocated();
     if (ordered) this.#scheduler.markOrdered(signal);
   }
@@ -438,7 +425,12 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
   // ---------------------------------------------------------------------------------------------------
   // Operations
 
-  protected record(kind: OpKind, queue: number, wait: Fence, signal: Fence): QueueRecord<WebGpuBuffer> {
+  protected record(
+    kind: driver.OpKind,
+    queue: number,
+    wait: Fence,
+    signal: Fence,
+  ): driver.QueueRecord<WebGpuBuffer> {
     return this.#scheduler.acquire(kind, queue, wait, signal);
   }
 
@@ -447,12 +439,12 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
    * at the call (prepareDefer); a write's source is read when it runs (into pooled staging buffers,
    * op-runner.ts) and must stay unchanged until its signal.
    */
-  protected submit(record: QueueRecord<WebGpuBuffer>): void {
+  protected submit(record: driver.QueueRecord<WebGpuBuffer>): void {
     const op = record as QueueOp;
-    this.#issue(op, op.kind === OpKind.UPDATE ? this.#prepareUpdateDefer : undefined);
+    this.#issue(op, op.kind === driver.OpKind.UPDATE ? this.#prepareUpdateDefer : undefined);
   }
 
-  protected submitExecute(record: QueueRecord<WebGpuBuffer>): void {
+  protected submitExecute(record: driver.QueueRecord<WebGpuBuffer>): void {
     const op = record as QueueOp;
     const commandBuffers = op.commandBuffers;
     const count = commandBuffers.length;
