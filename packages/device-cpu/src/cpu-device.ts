@@ -5,7 +5,8 @@
  * - The queue methods and their argument checks are hal's driver kit (`QueueFront`, @keel/hal/driver):
  *   a bad argument throws a KeelError synchronously and enqueues nothing. This file implements the
  *   kit's narrow surface (`record`, `submit`, `submitExecute`, `allocate`, `deallocate`), resources
- *   (buffers, executables, command buffers, semaphores), plans, and loss and destruction.
+ *   (buffers, executables, command buffers, semaphores), and loss and destruction; plans are built by
+ *   cpu-planner.ts.
  * - Accepted operations go to the run loop (cpu-run-loop.ts): it waits for their wait fence, runs them
  *   (transfers on the main thread; executes inline in sync mode or on the queue's workers in task mode,
  *   task-queue.ts) and completes them (buffers released, signal fence signalled or failed).
@@ -45,11 +46,11 @@ import * as driver from '@keel/hal/driver';
 import { fillBytes } from './byte-ops';
 import { type BufferOwner, CpuBuffer } from './cpu-buffer';
 import { bindKernels, CpuExecutable, moduleUrl } from './cpu-executable';
-import { CpuPlan } from './cpu-plan';
+import type { CpuPlan } from './cpu-plan';
+import { CpuPlanner } from './cpu-planner';
 import { CpuRunLoop } from './cpu-run-loop';
 import type { LoadedKernel } from './executor';
 import { Operation } from './operation';
-import { buildPlan } from './plan-builder';
 import { platform } from './platform/current';
 import { SlabTable } from './slab-table';
 import { SyncQueue } from './sync-queue';
@@ -121,9 +122,8 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   private readonly pools: PoolRegistry<ArrayBufferLike>;
   private readonly liveBuffers = new Set<CpuBuffer>();
   private readonly executables: CpuExecutable[] = [];
-  private nextPlanId = 0;
-  private readonly planKey = {};
-  private readonly planRegistry: FinalizationRegistry<CpuPlan> | undefined;
+  /** Builds and frees the device's plans (cpu-planner.ts). */
+  private readonly planner: CpuPlanner;
 
   /** Runs operations once their waits are reached, and completes them (cpu-run-loop.ts). */
   private readonly loop: CpuRunLoop;
@@ -135,12 +135,6 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     forget: (buffer: CpuBuffer) => {
       this.liveBuffers.delete(buffer);
     },
-  };
-  private readonly executableId = (executable: Executable): number => {
-    if (!(executable instanceof CpuExecutable) || executable.device !== this) {
-      throw driver.invalid(`${this.names.queueExecute}: a dispatch names an executable of another device`);
-    }
-    return executable.id;
   };
   private readonly syncKernel = (executable: number, entry: number): LoadedKernel | undefined =>
     this.executables[executable]?.kernels?.[entry];
@@ -180,10 +174,16 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       device: this,
       slabs: this.slabs,
       report: driver.unhandledFailureReporter(options.onUnhandledFailure, this.deviceName),
-      gone: () => this.destroyed || this.lostReason !== undefined,
       lose: (reason) => this.lose(reason),
     });
     this.taskQueues = this.loop.taskQueues;
+    this.planner = new CpuPlanner(
+      this,
+      this.names.queueExecute,
+      this.loop,
+      mode === 'task',
+      MAX_WORKGROUP_COUNT,
+    );
     this.bufferPool = new TlsfPool(this.slabs, {
       label: `${label} buffers`,
       slabSize,
@@ -211,7 +211,6 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
           for (const queue of this.taskQueues) queue.broadcast({ t: 'slab-free', index });
         },
       });
-      this.planRegistry = new FinalizationRegistry((plan: CpuPlan) => this.freePlan(plan));
     } else {
       for (let q = 0; q < queueCount; q++) {
         this.loop.syncQueues.push(
@@ -419,7 +418,8 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     const bindingTables = op.tables;
     const count = commandBuffers.length;
     const plans: CpuPlan[] = [];
-    for (let i = 0; i < count; i++) plans.push(commandBuffers[i]!.devicePlan(this.planKey, this.buildPlan));
+    for (let i = 0; i < count; i++)
+      plans.push(commandBuffers[i]!.devicePlan(this.planner.key, this.planner.build));
     for (let i = 0; i < count; i++) commandBuffers[i]!.markSubmitted();
     if (count === 0) {
       this.submit(this.record(driver.OpKind.BARRIER, op.queue, op.wait, op.signal));
@@ -458,36 +458,6 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     this.loop.enqueue(op);
   }
 
-  private readonly buildPlan = (commandBuffer: CommandBuffer): CpuPlan => {
-    const built = buildPlan(commandBuffer, this.executableId, MAX_WORKGROUP_COUNT, (n) =>
-      this.mode === 'task' ? new SharedArrayBuffer(n) : new ArrayBuffer(n),
-    );
-    const direct: CpuBuffer[] = [];
-    for (const buffer of built.directBuffers) {
-      if (!(buffer instanceof CpuBuffer) || buffer.device !== this) {
-        throw driver.invalid(`${this.names.queueExecute}: a command references a buffer of another device`);
-      }
-      direct.push(buffer);
-    }
-    const plan = new CpuPlan(
-      this.nextPlanId++,
-      built.arrays,
-      direct,
-      commandBuffer.mode === 'one-shot',
-      commandBuffer.label ?? 'command buffer',
-    );
-    if (!plan.oneShot) this.planRegistry?.register(commandBuffer, plan);
-    return plan;
-  };
-
-  /** A reusable command buffer was collected: its plan leaves the workers. */
-  private freePlan(plan: CpuPlan): void {
-    if (this.destroyed || this.lostReason !== undefined) return;
-    for (const queue of this.taskQueues) {
-      if ((plan.shippedTo & (1 << queue.index)) !== 0) queue.broadcast({ t: 'plan-free', id: plan.id });
-    }
-  }
-
   // ---------------------------------------------------------------------------------------------------
   // Loss and destruction
 
@@ -495,6 +465,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   private lose(reason: KeelError): void {
     if (this.lostReason !== undefined || this.destroyed) return;
     this.lostReason = reason;
+    this.loop.gone = true;
     this.loop.failPending(reason);
     for (const queue of this.taskQueues) void queue.terminate(reason);
     this.resolveLost(reason);
@@ -507,6 +478,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
 
   private async doDestroy(): Promise<void> {
     this.destroyed = true;
+    this.loop.gone = true;
     const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.deviceName}: the device was destroyed`);
     this.loop.failPending(reason);
     this.pools.destroy();
