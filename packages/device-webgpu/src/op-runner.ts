@@ -36,8 +36,6 @@ export interface GpuOpRunnerParts {
   readonly uploads: UploadPool;
   readonly indirect: IndirectValidator;
   readonly context: PlanContext;
-  /** True once the device is lost or destroyed (staging buffers are then destroyed, not kept). */
-  readonly gone: () => boolean;
 }
 
 export class GpuOpRunner implements OpRunner {
@@ -52,10 +50,11 @@ export class GpuOpRunner implements OpRunner {
   readonly #uploads: UploadPool;
   readonly #indirect: IndirectValidator;
   readonly #context: PlanContext;
-  readonly #gone: () => boolean;
   /** The array `queue.submit` gets (reused: no allocation per submission). */
   readonly #submitList: GPUCommandBuffer[] = [];
   #submissions = 0;
+  /** Set by the device once it is lost or destroyed: staging buffers are then destroyed, not kept. */
+  gone = false;
 
   constructor(parts: GpuOpRunnerParts) {
     this.#gpu = parts.gpu;
@@ -69,7 +68,6 @@ export class GpuOpRunner implements OpRunner {
     this.#uploads = parts.uploads;
     this.#indirect = parts.indirect;
     this.#context = parts.context;
-    this.#gone = parts.gone;
   }
 
   /** `queue.submit` calls so far. */
@@ -232,7 +230,7 @@ export class GpuOpRunner implements OpRunner {
   }
 
   releaseStaging(op: QueueOp): void {
-    const gone = this.#gone();
+    const gone = this.gone;
     const uploads = op.uploads;
     if (uploads.length > 0) {
       for (let i = 0; i < uploads.length; i++) this.#uploads.release(uploads[i] as GPUBuffer, gone);

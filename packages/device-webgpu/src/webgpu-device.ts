@@ -40,10 +40,10 @@ import { IndirectValidator } from './indirect-validator';
 import { GpuOpRunner } from './op-runner';
 import { OpScheduler } from './op-scheduler';
 import { PendingWork } from './pending-work';
-import { buildReplayPlan } from './plan-builder';
-import type { QueueOp } from './queue-op';
+import { ReplayPlanner } from './plan-builder';
+import { keepExecuteArrays, keepUpdateBytes, type QueueOp } from './queue-op';
 import { ReadbackPool } from './readback-pool';
-import type { PlanContext, ReplayPlan } from './replay-plan';
+import type { PlanContext } from './replay-plan';
 import { ResidentConstants } from './resident-constants';
 import { TransferEncoder } from './transfer-encoder';
 import { UniformRing } from './uniform-ring';
@@ -132,16 +132,11 @@ export class WebGpuDevice
   readonly #buffers = new Set<WebGpuBuffer>();
   /** Buffers destroyed while operations were deferred: their memory goes once none is deferred. */
   readonly #releases: WebGpuBuffer[] = [];
-  readonly #planKey = {};
-  readonly #buildPlan: (commandBuffer: CommandBuffer) => ReplayPlan;
-  readonly #prepareExecuteDefer = (op: QueueOp): void => this.#snapshotTables(op);
-  readonly #prepareUpdateDefer = (op: QueueOp): void => {
-    op.bytes = (op.bytes as Uint8Array).slice();
-  };
+  /** Builds the device's replay plans (plan-builder.ts). */
+  readonly #planner: ReplayPlanner;
   #resolveLost: (reason: KeelError) => void = () => {};
   #destroying: Promise<void> | undefined;
   #deferrals = 0;
-  #plansBuilt = 0;
   readonly #perQueue: number[];
   readonly #onUncapturedError: (event: Event) => void;
   /** Pipeline compilations and resource error scopes not settled yet (awaited by destroy). */
@@ -209,7 +204,6 @@ export class WebGpuDevice
       uploads: this.#uploads,
       indirect: this.#indirect,
       context,
-      gone: () => this.destroyed || this.lostReason !== undefined,
     });
     this.#scheduler = new OpScheduler(
       this.#runner,
@@ -218,13 +212,10 @@ export class WebGpuDevice
       driver.unhandledFailureReporter(parts.onUnhandledFailure, this.name),
     );
     this.#scheduler.onIdle = () => this.#flushReleases();
-    this.#buildPlan = (commandBuffer) => {
-      this.#plansBuilt++;
-      return buildReplayPlan(this, commandBuffer, {
-        uniformAlignment: this.#uniformAlignment,
-        tableCacheSize: this.#tableCacheSize,
-      });
-    };
+    this.#planner = new ReplayPlanner(this, {
+      uniformAlignment: this.#uniformAlignment,
+      tableCacheSize: this.#tableCacheSize,
+    });
     this.lost = new Promise<KeelError>((resolve) => {
       this.#resolveLost = resolve;
     });
@@ -244,6 +235,7 @@ export class WebGpuDevice
       `${this.name}: the GPU device was lost (${info?.reason ?? 'unknown'}: ${info?.message ?? 'no message'})`,
     );
     this.lostReason = reason;
+    this.#runner.gone = true;
     this.#scheduler.failAll(reason);
     this.#pools.destroy(false);
     this.#resolveLost(reason);
@@ -441,7 +433,7 @@ export class WebGpuDevice
    */
   protected submit(record: driver.QueueRecord<WebGpuBuffer>): void {
     const op = record as QueueOp;
-    this.#issue(op, op.kind === driver.OpKind.UPDATE ? this.#prepareUpdateDefer : undefined);
+    this.#issue(op, op.kind === driver.OpKind.UPDATE ? keepUpdateBytes : undefined);
   }
 
   protected submitExecute(record: driver.QueueRecord<WebGpuBuffer>): void {
@@ -450,21 +442,15 @@ export class WebGpuDevice
     const count = commandBuffers.length;
     try {
       for (let i = 0; i < count; i++)
-        op.plans.push((commandBuffers[i] as CommandBuffer).devicePlan(this.#planKey, this.#buildPlan));
+        op.plans.push(
+          (commandBuffers[i] as CommandBuffer).devicePlan(this.#planner.key, this.#planner.build),
+        );
     } catch (error) {
       op.plans.length = 0;
       throw error;
     }
     for (let i = 0; i < count; i++) (commandBuffers[i] as CommandBuffer).markSubmitted();
-    this.#issue(op, this.#prepareExecuteDefer);
-  }
-
-  /** A deferred execute keeps copies of the caller's arrays (which may be reused after the call). */
-  #snapshotTables(op: QueueOp): void {
-    op.commandBuffers = op.commandBuffers.slice();
-    const tables = op.tables;
-    if (tables !== undefined)
-      op.tables = tables.map((t) => (t === undefined || t === null ? undefined : t.slice()));
+    this.#issue(op, keepExecuteArrays);
   }
 
   #issue(op: QueueOp, prepareDefer?: (op: QueueOp) => void): void {
@@ -497,7 +483,7 @@ export class WebGpuDevice
       submissions: this.#runner.submissions,
       operationsPerQueue: [...this.#perQueue],
       deferred: this.#deferrals,
-      plansBuilt: this.#plansBuilt,
+      plansBuilt: this.#planner.built,
       bindGroups: { hits, misses, evictions, size },
       uniformRingBytes: this.#ring.capacity,
       readback: this.#readback.stats,
@@ -532,6 +518,7 @@ export class WebGpuDevice
 
   async #destroy(): Promise<void> {
     this.destroyed = true;
+    this.#runner.gone = true;
     const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.name}: the device was destroyed`);
     this.#scheduler.failAll(reason);
     this.#pools.destroy();
