@@ -98,7 +98,7 @@ export class PoolRegistry<M> {
     queue: number,
     wait: Fence,
     signal: Fence,
-    buffer: Buffer,
+    buffer: Pick<Buffer, 'byteLength' | 'label'>,
     allocation: Allocation<M> | undefined,
     what: string,
   ): void {
