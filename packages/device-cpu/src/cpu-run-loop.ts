@@ -28,8 +28,6 @@ export interface RunLoopParts {
   readonly slabs: SlabTable;
   /** Reports a failure no signal timepoint could deliver (the device's onUnhandledFailure). */
   readonly report: (error: unknown, operation: string) => void;
-  /** True once the device is destroyed or lost (failures then are not reported). */
-  readonly gone: () => boolean;
   /** A worker died: the device is lost. */
   readonly lose: (reason: KeelError) => void;
 }
@@ -48,6 +46,8 @@ export class CpuRunLoop implements OperationSink {
   /** Operations whose waits were reached, run in order by one trampoline. */
   private readonly ready = new RunList<Operation>((op) => this.runReady(op));
   private warnedSemaphore = false;
+  /** Set by the device once it is destroyed or lost: failures then are not reported. */
+  gone = false;
   /** A sync queue's completion callback. */
   readonly syncDone = (op: Operation, failure: { error: unknown } | undefined): void => {
     if (failure === undefined) this.complete(op);
@@ -209,7 +209,7 @@ export class CpuRunLoop implements OperationSink {
     op.plans = undefined;
     const signal = op.signal;
     op.resetRecord();
-    const thrown = completeSignal(signal, error, op.name, this.parts.gone() ? undefined : this.parts.report);
+    const thrown = completeSignal(signal, error, op.name, this.gone ? undefined : this.parts.report);
     if (thrown !== undefined && !this.warnedSemaphore) {
       // A foreign semaphore threw while the operation completed: warned once per device.
       this.warnedSemaphore = true;

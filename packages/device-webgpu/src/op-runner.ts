@@ -40,8 +40,6 @@ export interface GpuOpRunnerParts {
   readonly context: PlanContext;
   /** Per-dispatch times of traced executes. */
   readonly profiler: GpuProfiler;
-  /** True once the device is lost or destroyed (staging buffers are then destroyed, not kept). */
-  readonly gone: () => boolean;
 }
 
 export class GpuOpRunner implements OpRunner {
@@ -57,10 +55,11 @@ export class GpuOpRunner implements OpRunner {
   readonly #indirect: IndirectValidator;
   readonly #context: PlanContext;
   readonly #profiler: GpuProfiler;
-  readonly #gone: () => boolean;
   /** The array `queue.submit` gets (reused: no allocation per submission). */
   readonly #submitList: GPUCommandBuffer[] = [];
   #submissions = 0;
+  /** Set by the device once it is lost or destroyed: staging buffers are then destroyed, not kept. */
+  gone = false;
 
   constructor(parts: GpuOpRunnerParts) {
     this.#gpu = parts.gpu;
@@ -75,7 +74,6 @@ export class GpuOpRunner implements OpRunner {
     this.#indirect = parts.indirect;
     this.#context = parts.context;
     this.#profiler = parts.profiler;
-    this.#gone = parts.gone;
   }
 
   /** `queue.submit` calls so far. */
@@ -258,7 +256,7 @@ export class GpuOpRunner implements OpRunner {
   }
 
   releaseStaging(op: QueueOp): void {
-    const gone = this.#gone();
+    const gone = this.gone;
     const uploads = op.uploads;
     if (uploads.length > 0) {
       for (let i = 0; i < uploads.length; i++) this.#uploads.release(uploads[i] as GPUBuffer, gone);

@@ -95,3 +95,19 @@ export class QueueOp extends QueueRecord<WebGpuBuffer> {
     return this.method;
   }
 }
+
+/**
+ * The deferral hook of an update (OpScheduler.issue's `prepareDefer`): a deferred update keeps a copy of
+ * its bytes, taken at the call.
+ */
+export function keepUpdateBytes(op: QueueOp): void {
+  op.bytes = (op.bytes as Uint8Array).slice();
+}
+
+/** The deferral hook of an execute: it keeps copies of the caller's arrays (which may be reused). */
+export function keepExecuteArrays(op: QueueOp): void {
+  op.commandBuffers = op.commandBuffers.slice();
+  const tables = op.tables;
+  if (tables !== undefined)
+    op.tables = tables.map((t) => (t === undefined || t === null ? undefined : t.slice()));
+}

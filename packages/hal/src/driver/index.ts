@@ -36,7 +36,7 @@ export {
   isFence,
   madeByCreateBuffer,
 } from '../queue-arguments';
-export { TypedArrayBuilder, type TypedArrayKind } from './growable';
+export { growTypedArray, TypedArrayBuilder, type TypedArrayKind } from './growable';
 export { invalid } from './invalid';
 export { type DispatchArgs, PlanSink } from './plan-sink';
 export { type AllocaRequest, FRONT_METHODS, type FrontMethod, QueueFront } from './queue-front';
