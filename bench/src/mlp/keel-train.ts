@@ -1,7 +1,8 @@
 /**
  * The Keel side of the `mlp` benchmark: the demo's own training run (`trainMlp` from `@keel/mlp`,
  * exactly what `keel demo` runs) on pre-generated batches, as the TensorFlow.js side
- * does, so data generation is not timed; uploading each batch is, on both sides.
+ * does, so data generation is not timed; uploading each batch is, on both sides. On the CPU, `cpuMode`
+ * picks the device's task mode (the demo's, default) or sync mode.
  */
 import { type TrainDeviceKind, trainMlp } from '@keel/mlp';
 
@@ -23,7 +24,15 @@ export async function runKeelTraining(
   steps: number,
   warmup: number,
   overlap = true,
+  cpuMode: 'task' | 'sync' = 'task',
 ): Promise<KeelTrainRun> {
-  const r = await trainMlp({ device, steps: warmup + steps, warmup, pregeneratedBatches: 8, overlap });
+  const r = await trainMlp({
+    device,
+    steps: warmup + steps,
+    warmup,
+    pregeneratedBatches: 8,
+    overlap,
+    ...(device === 'cpu' ? { cpuMode } : {}),
+  });
   return { stepMs: r.stepMs.slice(warmup), losses: Array.from(r.losses), deviceName: r.deviceName };
 }

@@ -4,7 +4,7 @@
  * `trainMlp` from `@keel/mlp`, on the CPU device and on WebGPU — against TensorFlow.js's
  * `cpu`, `wasm` and `webgpu` backends (webgpu on the same Dawn adapter), in one run.
  *
- * Method: CPU sides alternate in rounds (Keel CPU, TF.js wasm, ...), WebGPU sides likewise; each round is
+ * Method: CPU sides alternate in rounds (Keel CPU, numpy, TF.js wasm, ...), WebGPU sides likewise; each round is
  * a short training run per side (a few untimed warm-up steps, then timed steps), and every figure is the
  * median over all timed steps of all rounds. Data generation is untimed on every side (8 batches
  * generated up front and cycled); uploading each batch and reading the loss back are timed.
@@ -16,6 +16,9 @@
  * Metrics (ms unless noted): keel_cpu_ms_per_step, keel_webgpu_ms_per_step, tfjs_cpu_ms_per_step,
  * tfjs_wasm_ms_per_step, tfjs_webgpu_ms_per_step, cpu_vs_tfjs_wasm (tfjs wasm / Keel CPU, ×),
  * webgpu_vs_tfjs_webgpu (tfjs webgpu / Keel WebGPU, ×), keel_{cpu,webgpu}_ms_per_step_sequential,
+ * keel_cpu_sync_ms_per_step (the CPU device in sync mode), numpy_ms (bench/py/mlp_numpy.py through
+ * `python3`, OpenBLAS on every core, on Keel's own data: see numpy-peer.ts; skipped with one log line when
+ * python3 or numpy is absent), keel_cpu_vs_numpy and keel_cpu_sync_vs_numpy (Keel ms / numpy ms, ×),
  * loss_step_3_<side> (the same loss everywhere shows the same workload), mlp_step_gflop. WebGPU metrics
  * are absent when there is no adapter (the log says why). Writes the chart (chart.ts) to
  * bench/mlp-chart.svg.
@@ -27,16 +30,23 @@ import { type MachineInfo, type Metrics, median, metric, type Suite } from '../h
 import { type ChartBar, mlpChartSvg } from './chart.ts';
 import { REFERENCE_MLP, stepMultiplyAdds } from './keel-mlp.ts';
 import { runKeelTraining } from './keel-train.ts';
+import { openNumpyPeer } from './numpy-peer.ts';
 import { runTfjsMlp, type TfjsBackend } from './tfjs.ts';
 
 export interface MlpSuiteOptions {
-  /** 'all' (default) or 'webgpu': only Keel WebGPU and TF.js webgpu (the GPU machine's entry). */
-  readonly sides?: 'all' | 'webgpu';
+  /**
+   * 'all' (default); 'webgpu': only Keel WebGPU and TF.js webgpu (the GPU machine's entry); 'cpu': only
+   * the CPU sides; 'cpu-native': only Keel CPU (task and sync) and numpy. `pnpm bench mlp` takes it
+   * from the environment variable `KEEL_BENCH_MLP_SIDES`.
+   */
+  readonly sides?: MlpSides;
   /** Rounds of the CPU sides (default 3). */
   readonly cpuRounds?: number;
   /** Timed steps per round: Keel CPU (default 10), TF.js wasm (default 4). */
   readonly keelCpuSteps?: number;
   readonly wasmSteps?: number;
+  /** Timed steps of numpy per round (default 20). */
+  readonly numpySteps?: number;
   /** Timed steps of TF.js cpu, one round: it is two orders of magnitude slower (default 2). */
   readonly tfjsCpuSteps?: number;
   /** Rounds and timed steps per round of the WebGPU sides (default 2 × 4: lavapipe is slow). */
@@ -48,9 +58,14 @@ export interface MlpSuiteOptions {
   readonly command?: string;
 }
 
+export type MlpSides = 'all' | 'webgpu' | 'cpu' | 'cpu-native';
+const SIDE_CHOICES: readonly MlpSides[] = ['all', 'webgpu', 'cpu', 'cpu-native'];
+
 /** Sides: their metric and chart label. */
 const SIDES = {
   keel_cpu: { metric: 'keel_cpu_ms_per_step', label: 'Keel CPU device', keel: true },
+  keel_cpu_sync: { metric: 'keel_cpu_sync_ms_per_step', label: 'Keel CPU, sync mode', keel: true },
+  numpy: { metric: 'numpy_ms', label: 'numpy (OpenBLAS)', keel: false },
   keel_cpu_sequential: {
     metric: 'keel_cpu_ms_per_step_sequential',
     label: 'Keel CPU, awaiting each loss',
@@ -88,8 +103,14 @@ function add(
 
 const med = (samples: Samples, side: Side): number => median(samples.ms[side] ?? []);
 
-async function keel(device: TrainDeviceKind, steps: number, warmup: number, overlap: boolean) {
-  return runKeelTraining(device, steps, warmup, overlap);
+async function keel(
+  device: TrainDeviceKind,
+  steps: number,
+  warmup: number,
+  overlap: boolean,
+  cpuMode: 'task' | 'sync' = 'task',
+) {
+  return runKeelTraining(device, steps, warmup, overlap, cpuMode);
 }
 
 async function tfjs(backend: TfjsBackend, steps: number, warmup: number) {
@@ -97,18 +118,36 @@ async function tfjs(backend: TfjsBackend, steps: number, warmup: number) {
   return { stepMs: r.stepMs, losses: r.losses, adapter: r.adapter };
 }
 
-async function runCpuSides(samples: Samples, o: MlpSuiteOptions, log: (line: string) => void): Promise<void> {
+async function runCpuSides(
+  samples: Samples,
+  o: MlpSuiteOptions,
+  sides: MlpSides,
+  log: (line: string) => void,
+): Promise<void> {
   const rounds = o.cpuRounds ?? 3;
-  for (let round = 0; round < rounds; round++) {
-    add(samples, 'keel_cpu', await keel('cpu', o.keelCpuSteps ?? 10, 3, true));
-    add(samples, 'tfjs_wasm', await tfjs('wasm', o.wasmSteps ?? 4, 1));
-    add(samples, 'keel_cpu_sequential', await keel('cpu', o.keelCpuSteps ?? 10, 3, false));
-    log(
-      `cpu round ${round + 1}/${rounds}: keel_cpu ${med(samples, 'keel_cpu').toFixed(1)} ms, sequential ${med(samples, 'keel_cpu_sequential').toFixed(1)} ms, tfjs_wasm ${med(samples, 'tfjs_wasm').toFixed(1)} ms`,
-    );
+  const keelSteps = o.keelCpuSteps ?? 10;
+  const tfjsSides = sides !== 'cpu-native';
+  const opened = await openNumpyPeer();
+  const numpy = 'peer' in opened ? opened.peer : undefined;
+  log('peer' in opened ? `numpy peer: ${opened.peer.description}` : `numpy skipped: ${opened.skipped}`);
+  try {
+    for (let round = 0; round < rounds; round++) {
+      add(samples, 'keel_cpu', await keel('cpu', keelSteps, 3, true));
+      if (numpy !== undefined) add(samples, 'numpy', await numpy.run(3, o.numpySteps ?? 20));
+      if (tfjsSides) add(samples, 'tfjs_wasm', await tfjs('wasm', o.wasmSteps ?? 4, 1));
+      add(samples, 'keel_cpu_sequential', await keel('cpu', keelSteps, 3, false));
+      add(samples, 'keel_cpu_sync', await keel('cpu', keelSteps, 3, true, 'sync'));
+      const f = (side: Side): string =>
+        samples.ms[side] === undefined ? '' : `, ${side} ${med(samples, side).toFixed(1)} ms`;
+      log(`cpu round ${round + 1}/${rounds}: ${(Object.keys(SIDES) as Side[]).map(f).join('').slice(2)}`);
+    }
+  } finally {
+    numpy?.close();
   }
-  add(samples, 'tfjs_cpu', await tfjs('cpu', o.tfjsCpuSteps ?? 2, 1));
-  log(`tfjs_cpu ${med(samples, 'tfjs_cpu').toFixed(0)} ms/step`);
+  if (tfjsSides) {
+    add(samples, 'tfjs_cpu', await tfjs('cpu', o.tfjsCpuSteps ?? 2, 1));
+    log(`tfjs_cpu ${med(samples, 'tfjs_cpu').toFixed(0)} ms/step`);
+  }
 }
 
 async function runGpuSides(
@@ -145,6 +184,12 @@ function metricsOf(samples: Samples): Metrics {
   if (samples.ms.keel_cpu !== undefined && samples.ms.tfjs_wasm !== undefined) {
     metrics.cpu_vs_tfjs_wasm = metric(med(samples, 'tfjs_wasm') / med(samples, 'keel_cpu'), '×');
   }
+  if (samples.ms.keel_cpu !== undefined && samples.ms.numpy !== undefined) {
+    metrics.keel_cpu_vs_numpy = metric(med(samples, 'keel_cpu') / med(samples, 'numpy'), '×');
+  }
+  if (samples.ms.keel_cpu_sync !== undefined && samples.ms.numpy !== undefined) {
+    metrics.keel_cpu_sync_vs_numpy = metric(med(samples, 'keel_cpu_sync') / med(samples, 'numpy'), '×');
+  }
   if (samples.ms.keel_webgpu !== undefined && samples.ms.tfjs_webgpu !== undefined) {
     metrics.webgpu_vs_tfjs_webgpu = metric(med(samples, 'tfjs_webgpu') / med(samples, 'keel_webgpu'), '×');
   }
@@ -176,6 +221,7 @@ function writeChart(
       `${machine.cpus}, node ${machine.node}${machine.adapter ? `; WebGPU adapter: ${machine.adapter}` : ''}`,
       [
         ...ratio('cpu_vs_tfjs_wasm', 'Keel CPU vs TF.js wasm'),
+        ...ratio('keel_cpu_vs_numpy', 'Keel CPU / numpy'),
         ...ratio('webgpu_vs_tfjs_webgpu', 'Keel WebGPU vs TF.js webgpu'),
       ].join(';  ') || 'ratios: not measured',
       `${command}, ${new Date().toISOString().slice(0, 10)}; medians of interleaved rounds`,
@@ -183,7 +229,9 @@ function writeChart(
     groups: [
       {
         name: 'CPU',
-        bars: (['keel_cpu', 'keel_cpu_sequential', 'tfjs_wasm', 'tfjs_cpu'] as const)
+        bars: (
+          ['keel_cpu', 'keel_cpu_sequential', 'keel_cpu_sync', 'numpy', 'tfjs_wasm', 'tfjs_cpu'] as const
+        )
           .filter((s) => samples.ms[s])
           .map(bar),
       },
@@ -198,14 +246,26 @@ function writeChart(
   writeFileSync(path, svg);
 }
 
+/** `KEEL_BENCH_MLP_SIDES` (default 'all'); an unknown value throws, naming the choices. */
+function sidesFromEnv(): MlpSides {
+  const v = process.env.KEEL_BENCH_MLP_SIDES;
+  if (v === undefined || v === '') return 'all';
+  const found = SIDE_CHOICES.find((c) => c === v);
+  if (found === undefined) {
+    throw new RangeError(`KEEL_BENCH_MLP_SIDES must be one of ${SIDE_CHOICES.join(', ')}; got '${v}'`);
+  }
+  return found;
+}
+
 export function createMlpSuite(options: MlpSuiteOptions = {}): Suite {
   return {
     name: 'mlp',
     description: 'reference MLP training step: Keel (CPU, WebGPU) vs TensorFlow.js cpu / wasm / webgpu',
     async run({ machine, log }): Promise<Metrics> {
       const samples: Samples = { ms: {}, losses: {} };
-      if ((options.sides ?? 'all') === 'all') await runCpuSides(samples, options, log);
-      await runGpuSides(samples, options, machine, log);
+      const sides = options.sides ?? sidesFromEnv();
+      if (sides !== 'webgpu') await runCpuSides(samples, options, sides, log);
+      if (sides === 'all' || sides === 'webgpu') await runGpuSides(samples, options, machine, log);
       const metrics = metricsOf(samples);
       const chartPath = options.chartPath === undefined ? DEFAULT_CHART : options.chartPath;
       if (chartPath !== null) {
