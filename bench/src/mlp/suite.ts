@@ -16,7 +16,9 @@
  * Metrics (ms unless noted): keel_cpu_ms_per_step, keel_webgpu_ms_per_step, tfjs_cpu_ms_per_step,
  * tfjs_wasm_ms_per_step, tfjs_webgpu_ms_per_step, cpu_vs_tfjs_wasm (tfjs wasm / Keel CPU, ×),
  * webgpu_vs_tfjs_webgpu (tfjs webgpu / Keel WebGPU, ×), keel_{cpu,webgpu}_ms_per_step_sequential,
- * keel_cpu_sync_ms_per_step (the CPU device in sync mode), numpy_ms (bench/py/mlp_numpy.py through
+ * keel_cpu_sync_ms_per_step (the CPU device in sync mode), keel_cpu_simd_ms_per_step (task mode with
+ * the plain-SIMD GEMM; the other Keel CPU sides run the relaxed-SIMD one where the engine has it, see
+ * relaxed-simd.ts; metric keel_cpu_relaxed_simd says 1 or 0), numpy_ms (bench/py/mlp_numpy.py through
  * `python3`, OpenBLAS on every core, on Keel's own data: see numpy-peer.ts; skipped with one log line when
  * python3 or numpy is absent), keel_cpu_vs_numpy and keel_cpu_sync_vs_numpy (Keel ms / numpy ms, ×),
  * loss_step_3_<side> (the same loss everywhere shows the same workload), mlp_step_gflop. WebGPU metrics
@@ -31,6 +33,7 @@ import { type ChartBar, mlpChartSvg } from './chart.ts';
 import { REFERENCE_MLP, stepMultiplyAdds } from './keel-mlp.ts';
 import { runKeelTraining } from './keel-train.ts';
 import { openNumpyPeer } from './numpy-peer.ts';
+import { setRelaxedSimd } from './relaxed-simd.ts';
 import { runTfjsMlp, type TfjsBackend } from './tfjs.ts';
 
 export interface MlpSuiteOptions {
@@ -65,6 +68,7 @@ const SIDE_CHOICES: readonly MlpSides[] = ['all', 'webgpu', 'cpu', 'cpu-native']
 const SIDES = {
   keel_cpu: { metric: 'keel_cpu_ms_per_step', label: 'Keel CPU device', keel: true },
   keel_cpu_sync: { metric: 'keel_cpu_sync_ms_per_step', label: 'Keel CPU, sync mode', keel: true },
+  keel_cpu_simd: { metric: 'keel_cpu_simd_ms_per_step', label: 'Keel CPU, plain SIMD', keel: true },
   numpy: { metric: 'numpy_ms', label: 'numpy (OpenBLAS)', keel: false },
   keel_cpu_sequential: {
     metric: 'keel_cpu_ms_per_step_sequential',
@@ -127,6 +131,13 @@ async function runCpuSides(
   const rounds = o.cpuRounds ?? 3;
   const keelSteps = o.keelCpuSteps ?? 10;
   const tfjsSides = sides !== 'cpu-native';
+  // Relaxed SIMD on (Node 20: through V8's flag) for the Keel sides; one side runs plain SIMD.
+  const relaxed = setRelaxedSimd(true);
+  log(
+    relaxed
+      ? 'Keel CPU sides run the relaxed-SIMD GEMM (keel_cpu_simd: the plain-SIMD one)'
+      : 'relaxed SIMD unavailable: every Keel CPU side runs the plain-SIMD GEMM',
+  );
   const opened = await openNumpyPeer();
   const numpy = 'peer' in opened ? opened.peer : undefined;
   log('peer' in opened ? `numpy peer: ${opened.peer.description}` : `numpy skipped: ${opened.skipped}`);
@@ -137,6 +148,11 @@ async function runCpuSides(
       if (tfjsSides) add(samples, 'tfjs_wasm', await tfjs('wasm', o.wasmSteps ?? 4, 1));
       add(samples, 'keel_cpu_sequential', await keel('cpu', keelSteps, 3, false));
       add(samples, 'keel_cpu_sync', await keel('cpu', keelSteps, 3, true, 'sync'));
+      if (relaxed) {
+        setRelaxedSimd(false);
+        add(samples, 'keel_cpu_simd', await keel('cpu', keelSteps, 3, true));
+        setRelaxedSimd(true);
+      }
       const f = (side: Side): string =>
         samples.ms[side] === undefined ? '' : `, ${side} ${med(samples, side).toFixed(1)} ms`;
       log(`cpu round ${round + 1}/${rounds}: ${(Object.keys(SIDES) as Side[]).map(f).join('').slice(2)}`);
@@ -187,6 +203,9 @@ function metricsOf(samples: Samples): Metrics {
   if (samples.ms.keel_cpu !== undefined && samples.ms.numpy !== undefined) {
     metrics.keel_cpu_vs_numpy = metric(med(samples, 'keel_cpu') / med(samples, 'numpy'), '×');
   }
+  if (samples.ms.keel_cpu_simd !== undefined && samples.ms.numpy !== undefined) {
+    metrics.keel_cpu_simd_vs_numpy = metric(med(samples, 'keel_cpu_simd') / med(samples, 'numpy'), '×');
+  }
   if (samples.ms.keel_cpu_sync !== undefined && samples.ms.numpy !== undefined) {
     metrics.keel_cpu_sync_vs_numpy = metric(med(samples, 'keel_cpu_sync') / med(samples, 'numpy'), '×');
   }
@@ -196,6 +215,9 @@ function metricsOf(samples: Samples): Metrics {
   for (const side of Object.keys(SIDES) as Side[]) {
     const l = samples.losses[side];
     if (l !== undefined && l.length >= 3) metrics[`loss_step_3_${side}`] = metric(l[2]!, '');
+  }
+  if (samples.ms.keel_cpu !== undefined) {
+    metrics.keel_cpu_relaxed_simd = metric(samples.ms.keel_cpu_simd === undefined ? 0 : 1, 'bool');
   }
   metrics.mlp_step_gflop = metric((2 * stepMultiplyAdds(REFERENCE_MLP)) / 1e9, 'GFLOP');
   return metrics;
