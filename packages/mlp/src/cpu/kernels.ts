@@ -11,15 +11,13 @@
 import gemmWasm from 'virtual:keel-mlp-gemm-wasm';
 import relaxedGemmWasm from 'virtual:keel-mlp-gemm-wasm-relaxed';
 import { createMlpCpuKernels } from './create-kernels';
+import { chooseGemm, type GemmVariant } from './gemm-variant';
 
+const chosen = chooseGemm(relaxedGemmWasm, gemmWasm);
 /** Which GEMM this thread runs: 'relaxed-simd' (fused multiply-add) or 'simd'. */
-export const gemmVariant: 'relaxed-simd' | 'simd' = WebAssembly.validate(relaxedGemmWasm)
-  ? 'relaxed-simd'
-  : 'simd';
+export const gemmVariant: GemmVariant = chosen.variant;
 
-const kernels = createMlpCpuKernels(
-  await WebAssembly.compile(gemmVariant === 'relaxed-simd' ? relaxedGemmWasm : gemmWasm),
-);
+const kernels = createMlpCpuKernels(await WebAssembly.compile(chosen.bytes));
 
 export const matmul = kernels.matmul;
 export const linear = kernels.linear;
