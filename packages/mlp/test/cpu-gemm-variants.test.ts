@@ -134,11 +134,12 @@ describe('GEMM build choice', () => {
 });
 
 describe('CPU GEMM tiles', () => {
-  it('split rows into an even number of tiles (equal halves for two workers)', () => {
+  it('split rows into an even number (≥ 2) of tiles of ≤ 256 rows: equal halves for two workers', () => {
     expect(countOf('linear', [512, 256])).toEqual([1, 2, 1]);
-    expect(countOf('matmul', [512, 784])).toEqual([1, 8, 1]);
-    expect(countOf('matmul', [10, 512])).toEqual([1, 4, 1]);
-    expect(countOf('matmul_relu_grad', [512, 100])).toEqual([1, 1, 1]);
-    expect(countOf('linear', [600, 300])).toEqual([2, 4, 1]);
+    expect(countOf('matmul', [512, 784])).toEqual([1, 4, 1]);
+    expect(countOf('matmul', [10, 512])).toEqual([1, 2, 1]);
+    expect(countOf('matmul_relu_grad', [512, 100])).toEqual([1, 2, 1]);
+    expect(countOf('linear', [600, 1100])).toEqual([2, 6, 1]);
+    expect(countOf('linear', [8, 64])).toEqual([1, 1, 1]);
   });
 });

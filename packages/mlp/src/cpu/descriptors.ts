@@ -11,14 +11,15 @@ import { MLP_KERNEL_NAMES, MLP_KERNEL_SIGNATURES, type MlpKernelName } from '../
  * Default GEMM tile of one CPU workgroup: rows of C × columns of C. Full width up to 512 columns:
  * every workgroup packs (or, on the copy path, copies) its rows of A and all of its columns of B, so
  * splitting columns only multiplies A's packing, and full-width tiles make the copy path's B and C
- * transfers contiguous (one `set` each). Rows: 128, because on the copy path (the CPU device's) every
- * tile copies all of B, so fewer, taller tiles copy less. Measured on the reference step (1 thread,
- * CPU time, relaxed-SIMD GEMM, copy path, 2026-11-24): 17.7 ms with 64×512 tiles, 16.4 ms with
- * 128×512, 19.5 ms with 128×256. Row tile counts above 1 are rounded up to an even number (the rows
- * are then shared equally), so two workers always get equal halves of every GEMM (784 rows: 8 tiles of
- * 100 rows, not 7). Devices with many workers can pass a larger `workgroupCount` directly.
+ * transfers contiguous (one `set` each). Rows: up to 256, and the row tile count is even and at least
+ * 2 once C has more than 64 rows (the rows are then shared equally), so two workers always get equal
+ * halves of every GEMM: on the copy path (the CPU device's) every tile copies all of B, so fewer,
+ * taller tiles copy and pack less. Measured on the reference step (1 thread, CPU time, relaxed-SIMD
+ * GEMM, copy path, 2026-11-24): 17.7 ms with 64-row tiles (the previous default), 16.3 ms with 128,
+ * 15.7 ms with 256 (784 rows: 4 tiles of 196). Devices with many workers can pass a larger
+ * `workgroupCount` directly.
  */
-export const CPU_MATMUL_TILE = Object.freeze({ rows: 128, cols: 512 });
+export const CPU_MATMUL_TILE = Object.freeze({ rows: 256, cols: 512 });
 /** Elements per workgroup of the elementwise kernels. */
 export const CPU_ELEMENTS_PER_WORKGROUP = 16384;
 /** Rows per workgroup of softmax_ce. */
@@ -32,11 +33,16 @@ function linearCount(per: number): (workload: readonly number[]) => WorkgroupCou
   return (workload) => [ceilDiv(workload[0] ?? 1, per), 1, 1];
 }
 
-const even = (n: number): number => (n > 1 ? n + (n & 1) : n);
+/** Row tiles: 1 up to 64 rows, else an even count ≥ 2 of at most CPU_MATMUL_TILE.rows rows each. */
+function rowTiles(rows: number): number {
+  if (rows <= 64) return 1;
+  const n = Math.max(2, Math.ceil(rows / CPU_MATMUL_TILE.rows));
+  return n + (n & 1);
+}
 
 const matmulCount = (workload: readonly number[]): WorkgroupCount => [
   ceilDiv(workload[0] ?? 1, CPU_MATMUL_TILE.cols),
-  even(ceilDiv(workload[1] ?? 1, CPU_MATMUL_TILE.rows)),
+  rowTiles(workload[1] ?? 1),
   1,
 ];
 
