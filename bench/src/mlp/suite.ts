@@ -282,7 +282,8 @@ function sidesFromEnv(): MlpSides {
 export function createMlpSuite(options: MlpSuiteOptions = {}): Suite {
   return {
     name: 'mlp',
-    description: 'reference MLP training step: Keel (CPU, WebGPU) vs TensorFlow.js cpu / wasm / webgpu',
+    description:
+      'reference MLP training step: Keel (CPU, WebGPU) vs TensorFlow.js cpu / wasm / webgpu and numpy',
     async run({ machine, log }): Promise<Metrics> {
       const samples: Samples = { ms: {}, losses: {} };
       const sides = options.sides ?? sidesFromEnv();
