@@ -26,6 +26,7 @@
  * bench/mlp-chart.svg.
  */
 import { writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { TrainDeviceKind } from '@keel/mlp';
 import { type MachineInfo, type Metrics, median, metric, type Suite } from '../harness.ts';
@@ -138,6 +139,8 @@ async function runCpuSides(
       ? 'Keel CPU sides run the relaxed-SIMD GEMM (keel_cpu_simd: the plain-SIMD one)'
       : 'relaxed SIMD unavailable: every Keel CPU side runs the plain-SIMD GEMM',
   );
+  const load = (): string => os.loadavg()[0]!.toFixed(1);
+  log(`load average (1 min) at the start of the CPU sides: ${load()} on ${os.cpus().length} cores`);
   const opened = await openNumpyPeer();
   const numpy = 'peer' in opened ? opened.peer : undefined;
   log('peer' in opened ? `numpy peer: ${opened.peer.description}` : `numpy skipped: ${opened.skipped}`);
@@ -160,6 +163,7 @@ async function runCpuSides(
   } finally {
     numpy?.close();
   }
+  log(`load average (1 min) after the CPU rounds: ${load()}`);
   if (tfjsSides) {
     add(samples, 'tfjs_cpu', await tfjs('cpu', o.tfjsCpuSteps ?? 2, 1));
     log(`tfjs_cpu ${med(samples, 'tfjs_cpu').toFixed(0)} ms/step`);
