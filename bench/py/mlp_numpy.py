@@ -11,7 +11,9 @@ little-endian file described by a JSON manifest), so the losses match Keel's ste
 Protocol (driven by bench/src/mlp/numpy-peer.ts): `python3 mlp_numpy.py MANIFEST`, then one command per
 stdin line; each answer is one JSON line on stdout.
   `run WARMUP STEPS`  resets the parameters, trains WARMUP + STEPS steps (cycling the batches) and answers
-                      {"stepMs": [...timed steps...], "losses": [...every step...]}
+                      {"stepMs": [...timed steps...], "cpuMs": [...], "losses": [...every step...]}
+                      (cpuMs: the process's CPU time per timed step, every thread; with one BLAS
+                      thread it is the step's work alone, whatever else runs on the machine)
   `quit`              exits.
 The first line the script prints is {"ready": true, "numpy": ..., "blas": ..., "threads": ...}.
 Threads: the suite sets OPENBLAS_NUM_THREADS (and OMP/MKL equivalents) before starting python.
@@ -109,15 +111,18 @@ def main():
         warmup, steps = int(parts[1]), int(parts[2])
         weights = [w.copy() for w in w0]
         biases = [b.copy() for b in b0]
-        step_ms, losses = [], []
+        step_ms, cpu_ms, losses = [], [], []
         for s in range(warmup + steps):
             x, labels = batches[s % len(batches)]
+            c0 = time.process_time()
             t0 = time.perf_counter()
             losses.append(step(weights, biases, x, labels, lr))
             t1 = time.perf_counter()
+            c1 = time.process_time()
             if s >= warmup:
                 step_ms.append((t1 - t0) * 1e3)
-        print(json.dumps({"stepMs": step_ms, "losses": losses}), flush=True)
+                cpu_ms.append((c1 - c0) * 1e3)
+        print(json.dumps({"stepMs": step_ms, "cpuMs": cpu_ms, "losses": losses}), flush=True)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,17 @@ export interface KeelTrainRun {
   readonly stepMs: number[];
   /** Every step's loss, warm-up included. */
   readonly losses: number[];
+  /**
+   * CPU time of this process (every thread) per timed step, from the end of the warm-up to the end of
+   * the last step. In sync mode only the calling thread works, so it is the step's work alone.
+   */
+  readonly cpuMsPerStep: number;
   readonly deviceName: string;
+}
+
+function cpuNowMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
 }
 
 /**
@@ -26,6 +36,8 @@ export async function runKeelTraining(
   overlap = true,
   cpuMode: 'task' | 'sync' = 'task',
 ): Promise<KeelTrainRun> {
+  let cpuStart = cpuNowMs();
+  let cpuEnd = 0;
   const r = await trainMlp({
     device,
     steps: warmup + steps,
@@ -33,6 +45,15 @@ export async function runKeelTraining(
     pregeneratedBatches: 8,
     overlap,
     ...(device === 'cpu' ? { cpuMode } : {}),
+    onStep: (p) => {
+      if (p.step === warmup) cpuStart = cpuNowMs();
+      if (p.step === warmup + steps) cpuEnd = cpuNowMs();
+    },
   });
-  return { stepMs: r.stepMs.slice(warmup), losses: Array.from(r.losses), deviceName: r.deviceName };
+  return {
+    stepMs: r.stepMs.slice(warmup),
+    losses: Array.from(r.losses),
+    deviceName: r.deviceName,
+    cpuMsPerStep: (cpuEnd - cpuStart) / steps,
+  };
 }

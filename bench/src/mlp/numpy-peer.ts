@@ -6,7 +6,8 @@
  *
  * Threads: OpenBLAS (and OpenMP / MKL, should numpy use them) get `threads` threads through the
  * environment, by default one per core: Keel's CPU device runs one worker per core, so both sides use
- * every core of the machine. `openNumpyPeer` resolves `undefined` (with the reason) when `python3` or
+ * every core of the machine; the suite also runs a one-thread peer for the per-core comparison (CPU
+ * time per step, which other processes on a shared machine barely disturb). `openNumpyPeer` resolves `undefined` (with the reason) when `python3` or
  * numpy is absent; the suite then skips the side with that one line.
  */
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
@@ -21,6 +22,8 @@ const SCRIPT = fileURLToPath(new URL('../../py/mlp_numpy.py', import.meta.url));
 
 export interface NumpyRound {
   readonly stepMs: number[];
+  /** CPU time of the python process per timed step (every thread). */
+  readonly cpuMs: number[];
   readonly losses: number[];
 }
 

@@ -20,7 +20,10 @@
  * the plain-SIMD GEMM; the other Keel CPU sides run the relaxed-SIMD one where the engine has it, see
  * relaxed-simd.ts; metric keel_cpu_relaxed_simd says 1 or 0), numpy_ms (bench/py/mlp_numpy.py through
  * `python3`, OpenBLAS on every core, on Keel's own data: see numpy-peer.ts; skipped with one log line when
- * python3 or numpy is absent), keel_cpu_vs_numpy and keel_cpu_sync_vs_numpy (Keel ms / numpy ms, ×),
+ * python3 or numpy is absent), keel_cpu_vs_numpy and keel_cpu_sync_vs_numpy (Keel ms / numpy ms, ×);
+ * per core, robust on a shared machine: numpy_1thread_ms (one BLAS thread), keel_cpu_sync_cpu_ms and
+ * numpy_1thread_cpu_ms (CPU time per step of the one-thread sides) and keel_vs_numpy_per_core_cpu
+ * (their ratio);
  * loss_step_3_<side> (the same loss everywhere shows the same workload), mlp_step_gflop. WebGPU metrics
  * are absent when there is no adapter (the log says why). Writes the chart (chart.ts) to
  * bench/mlp-chart.svg.
@@ -71,6 +74,7 @@ const SIDES = {
   keel_cpu_sync: { metric: 'keel_cpu_sync_ms_per_step', label: 'Keel CPU, sync mode', keel: true },
   keel_cpu_simd: { metric: 'keel_cpu_simd_ms_per_step', label: 'Keel CPU, plain SIMD', keel: true },
   numpy: { metric: 'numpy_ms', label: 'numpy (OpenBLAS)', keel: false },
+  numpy_1thread: { metric: 'numpy_1thread_ms', label: 'numpy, 1 BLAS thread', keel: false },
   keel_cpu_sequential: {
     metric: 'keel_cpu_ms_per_step_sequential',
     label: 'Keel CPU, awaiting each loss',
@@ -93,6 +97,8 @@ const DEFAULT_CHART = fileURLToPath(new URL('../../mlp-chart.svg', import.meta.u
 interface Samples {
   readonly ms: Partial<Record<Side, number[]>>;
   readonly losses: Partial<Record<Side, number[]>>;
+  /** CPU time per step (ms) of the one-thread sides: Keel sync mode, numpy with one BLAS thread. */
+  readonly cpuMs: Partial<Record<Side, number[]>>;
 }
 
 function add(
@@ -144,13 +150,23 @@ async function runCpuSides(
   const opened = await openNumpyPeer();
   const numpy = 'peer' in opened ? opened.peer : undefined;
   log('peer' in opened ? `numpy peer: ${opened.peer.description}` : `numpy skipped: ${opened.skipped}`);
+  const opened1 = numpy === undefined ? undefined : await openNumpyPeer({ threads: 1 });
+  const numpy1 = opened1 !== undefined && 'peer' in opened1 ? opened1.peer : undefined;
+  if (numpy1 !== undefined) log(`numpy one-thread peer: ${numpy1.description}`);
   try {
     for (let round = 0; round < rounds; round++) {
       add(samples, 'keel_cpu', await keel('cpu', keelSteps, 3, true));
       if (numpy !== undefined) add(samples, 'numpy', await numpy.run(3, o.numpySteps ?? 20));
+      if (numpy1 !== undefined) {
+        const r = await numpy1.run(3, o.numpySteps ?? 20);
+        add(samples, 'numpy_1thread', r);
+        (samples.cpuMs.numpy_1thread ??= []).push(...r.cpuMs);
+      }
       if (tfjsSides) add(samples, 'tfjs_wasm', await tfjs('wasm', o.wasmSteps ?? 4, 1));
       add(samples, 'keel_cpu_sequential', await keel('cpu', keelSteps, 3, false));
-      add(samples, 'keel_cpu_sync', await keel('cpu', keelSteps, 3, true, 'sync'));
+      const sync = await keel('cpu', keelSteps, 3, true, 'sync');
+      add(samples, 'keel_cpu_sync', sync);
+      (samples.cpuMs.keel_cpu_sync ??= []).push(sync.cpuMsPerStep);
       if (relaxed) {
         setRelaxedSimd(false);
         add(samples, 'keel_cpu_simd', await keel('cpu', keelSteps, 3, true));
@@ -162,6 +178,7 @@ async function runCpuSides(
     }
   } finally {
     numpy?.close();
+    numpy1?.close();
   }
   log(`load average (1 min) after the CPU rounds: ${load()}`);
   if (tfjsSides) {
@@ -209,6 +226,13 @@ function metricsOf(samples: Samples): Metrics {
   }
   if (samples.ms.keel_cpu_simd !== undefined && samples.ms.numpy !== undefined) {
     metrics.keel_cpu_simd_vs_numpy = metric(med(samples, 'keel_cpu_simd') / med(samples, 'numpy'), '×');
+  }
+  const syncCpu = samples.cpuMs.keel_cpu_sync;
+  const numpyCpu = samples.cpuMs.numpy_1thread;
+  if (syncCpu !== undefined) metrics.keel_cpu_sync_cpu_ms = metric(median(syncCpu), 'ms');
+  if (numpyCpu !== undefined) metrics.numpy_1thread_cpu_ms = metric(median(numpyCpu), 'ms');
+  if (syncCpu !== undefined && numpyCpu !== undefined) {
+    metrics.keel_vs_numpy_per_core_cpu = metric(median(syncCpu) / median(numpyCpu), '×');
   }
   if (samples.ms.keel_cpu_sync !== undefined && samples.ms.numpy !== undefined) {
     metrics.keel_cpu_sync_vs_numpy = metric(med(samples, 'keel_cpu_sync') / med(samples, 'numpy'), '×');
@@ -289,7 +313,7 @@ export function createMlpSuite(options: MlpSuiteOptions = {}): Suite {
     description:
       'reference MLP training step: Keel (CPU, WebGPU) vs TensorFlow.js cpu / wasm / webgpu and numpy',
     async run({ machine, log }): Promise<Metrics> {
-      const samples: Samples = { ms: {}, losses: {} };
+      const samples: Samples = { ms: {}, losses: {}, cpuMs: {} };
       const sides = options.sides ?? sidesFromEnv();
       if (sides !== 'webgpu') await runCpuSides(samples, options, sides, log);
       if (sides === 'all' || sides === 'webgpu') await runGpuSides(samples, options, machine, log);
