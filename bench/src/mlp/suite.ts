@@ -112,6 +112,12 @@ function add(
   samples.losses[side] ??= [...r.losses];
 }
 
+function addCpu(samples: Samples, side: Side, values: readonly number[]): void {
+  const list = samples.cpuMs[side] ?? [];
+  list.push(...values);
+  samples.cpuMs[side] = list;
+}
+
 const med = (samples: Samples, side: Side): number => median(samples.ms[side] ?? []);
 
 async function keel(
@@ -160,13 +166,13 @@ async function runCpuSides(
       if (numpy1 !== undefined) {
         const r = await numpy1.run(3, o.numpySteps ?? 20);
         add(samples, 'numpy_1thread', r);
-        (samples.cpuMs.numpy_1thread ??= []).push(...r.cpuMs);
+        addCpu(samples, 'numpy_1thread', r.cpuMs);
       }
       if (tfjsSides) add(samples, 'tfjs_wasm', await tfjs('wasm', o.wasmSteps ?? 4, 1));
       add(samples, 'keel_cpu_sequential', await keel('cpu', keelSteps, 3, false));
       const sync = await keel('cpu', keelSteps, 3, true, 'sync');
       add(samples, 'keel_cpu_sync', sync);
-      (samples.cpuMs.keel_cpu_sync ??= []).push(sync.cpuMsPerStep);
+      addCpu(samples, 'keel_cpu_sync', [sync.cpuMsPerStep]);
       if (relaxed) {
         setRelaxedSimd(false);
         add(samples, 'keel_cpu_simd', await keel('cpu', keelSteps, 3, true));
