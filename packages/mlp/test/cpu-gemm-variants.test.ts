@@ -9,7 +9,7 @@
  * relaxed cases are skipped, and the test says so.
  */
 import v8 from 'node:v8';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileGemmWasm, relaxedSimdSupported } from '../scripts/mlp-wasm';
 import { createMlpCpuKernels, type MlpCpuKernels } from '../src/cpu/create-kernels';
 import { MLP_CPU_EXPORTS } from '../src/cpu/descriptors';
@@ -39,6 +39,11 @@ beforeAll(async () => {
     if (variant === 'relaxed-simd' && !relaxedAvailable) continue;
     built[variant] = { bytes, kernels: createMlpCpuKernels(await WebAssembly.compile(bytes)) };
   }
+});
+
+// Leaves the engine as this file found it (a worker process may run other test files afterwards).
+afterAll(() => {
+  if (!wasRelaxed) v8.setFlagsFromString('--no-experimental-wasm-relaxed-simd');
 });
 
 function countOf(name: string, workload: readonly number[]): [number, number, number] {
