@@ -32,16 +32,25 @@ export function packageBuild(
 }
 
 /**
- * The browser build of a package whose sources have a platform layer: an ESM bundle (the `browser`
- * condition of the package's `exports`) in which each relative import of a `platform/<name>` module
- * resolves to `platform/<name>.browser.ts` where that file exists. The Node build keeps
- * `platform/<name>.ts`. Chosen at build time, so the browser graph never sees the Node file.
+ * The browser build of a package whose sources have a platform layer: a bundle (the `browser` and
+ * `default` conditions of the package's `exports`, at dist/index.js) in which each relative import of a
+ * `platform/<name>` module resolves to `platform/<name>.browser.ts` where that file exists. The Node
+ * build (the `node` condition) keeps `platform/<name>.ts`. Chosen at build time, so the browser graph
+ * never sees the Node file.
  */
-export function browserBuild(entry: Record<string, string> = { 'index.browser': 'src/index.ts' }): Options {
+export function browserBuild(
+  entry: Record<string, string> = { index: 'src/index.ts' },
+  {
+    formats = ['esm'],
+    dts = false,
+    clean = false,
+  }: { formats?: ('esm' | 'cjs')[]; dts?: boolean; clean?: boolean } = {},
+): Options {
+  const base = packageBuild(entry, { formats });
   return {
-    ...packageBuild(entry, { formats: ['esm'] }),
-    dts: false,
-    clean: false,
+    ...base,
+    dts: dts ? base.dts : false,
+    clean,
     platform: 'browser',
     esbuildPlugins: [
       {

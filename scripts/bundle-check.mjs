@@ -2,8 +2,10 @@
 // `node scripts/bundle-check.mjs [name...]`: every published package (each packages/* without
 // `"private": true`, or the names given) bundles for the browser from its built package, as a user's
 // project would import it, with esbuild (`--bundle --platform=browser --format=esm`) and with Vite (a
-// production build of a one-line module importing the package). A package passes when both bundlers
-// succeed and neither output holds a Node built-in (`node:` specifiers, worker_threads, child_process,
+// production build of a one-line module importing the package), and its `dist/index.js` bundles as a
+// file too (`esbuild <pkg>/dist/index.js --bundle --platform=browser --format=esm`: the browser build
+// is each package's default; Node-only builds sit under the `node` condition). A package passes when
+// every bundle succeeds and no output holds a Node built-in (`node:` specifiers, worker_threads, child_process,
 // bare `os`/`fs`/`path`/... imports, Vite's `__vite-browser-external` stand-in). Assets a package
 // resolves with `new URL('./x', import.meta.url)` must come out of the Vite build as files. Run after
 // `pnpm build`; part of `pnpm test`. Exits non-zero and names each failure.
@@ -97,6 +99,25 @@ async function checkEsbuild(project, name) {
   }
 }
 
+/** `esbuild <dir>/dist/index.js --bundle --platform=browser --format=esm`: the file itself, not the package. */
+async function checkEsbuildFile(dir) {
+  try {
+    const result = await esbuild.build({
+      entryPoints: [path.join(dir, 'dist', 'index.js')],
+      bundle: true,
+      platform: 'browser',
+      format: 'esm',
+      write: false,
+      logLevel: 'silent',
+      outdir: path.join(dir, '.bundle-check-out'), // not written (write: false)
+    });
+    const builtins = nodeBuiltinsIn(result.outputFiles.map((f) => f.text).join('\n'));
+    return builtins.length === 0 ? null : `Node built-ins in the output: ${builtins.join(', ')}`;
+  } catch (error) {
+    return errorText(error);
+  }
+}
+
 async function checkVite(project, name) {
   const slug = name.replaceAll('/', '+');
   const entry = path.join(project, `vite-${slug}.js`);
@@ -147,10 +168,11 @@ async function main() {
   const project = scratchProject(all);
   const failures = [];
   try {
-    for (const { name } of packages) {
+    for (const { name, dir } of packages) {
       for (const [bundler, check] of [
         ['esbuild', checkEsbuild],
         ['vite', checkVite],
+        ['esbuild dist/index.js', () => checkEsbuildFile(dir)],
       ]) {
         const problem = await check(project, name);
         if (problem === null) console.log(`ok    ${name} (${bundler})`);
@@ -167,7 +189,9 @@ async function main() {
     console.log(`bundle-check: ${failures.length} failure(s): ${failures.join(', ')}`);
     process.exit(1);
   }
-  console.log(`bundle-check: ${packages.length} packages bundle for the browser with esbuild and Vite`);
+  console.log(
+    `bundle-check: ${packages.length} packages bundle for the browser with esbuild and Vite (and their dist/index.js as a file)`,
+  );
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();

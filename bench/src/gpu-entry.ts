@@ -6,10 +6,20 @@
  *   bash .device/start.sh [--rounds N] [--steps N]           # there, with .device carried along
  *
  * Runs the `device-webgpu` suite, then the `mlp` suite's WebGPU sides (Keel's WebGPU device against
- * TensorFlow.js webgpu on the same Dawn adapter; the CPU sides need files the bundle does not carry).
+ * TensorFlow.js webgpu on the same Dawn adapter; the CPU sides need files the bundle does not carry)
+ * plus its PyTorch peer: bench/py/mlp_torch.py run with `python3` right after Keel's rounds (eager and
+ * whole-step CUDA graph; torch_eager_ms, torch_cudagraph_ms, keel_webgpu_vs_torch_eager,
+ * keel_webgpu_vs_torch_cudagraph = Keel ms / PyTorch ms; skipped with a one-line reason where python3,
+ * torch or CUDA is missing; the script is a tracked file found from the repo root, see torch-peer.ts).
+ * Then traces `--trace-steps` Keel WebGPU training steps (after 10 untraced ones) with the device
+ * profiler (GPU timestamps where the adapter has timestamp-query) and prints a summary: per-kernel GPU
+ * µs, each step's span and the gap between consecutive steps' last and first dispatch.
  * Prints each suite's JSON (DESIGN.md § Benchmark output) on stdout and, when OUT is set, writes
- * $OUT/device-webgpu.json, $OUT/mlp.json and $OUT/mlp-chart.svg. Progress goes to stderr. Exits 1 if a
- * suite failed or produced no WebGPU figures.
+ * $OUT/device-webgpu.json, $OUT/mlp.json, $OUT/mlp-chart.svg, $OUT/step-trace.json (Chrome trace JSON:
+ * open it in ui.perfetto.dev) and $OUT/mlp-trace.json (the summary's figures). Progress goes to stderr.
+ * `--parts device-webgpu,mlp,trace` (default: all three) runs a subset; the part `torch` alone runs
+ * only the PyTorch peer (no ratios; a quick check of the machine's python3). Exits 1 if a part failed
+ * or produced no WebGPU figures.
  *
  * `--tilings 16x16x8,s32x32x16_4x4` also times Keel's WebGPU training step with the WGSL GEMMs generated
  * for each tiling (GemmTiling, spelled as `parseGemmTiling` reads it: `WGxTMxTN` register tilings,
@@ -22,6 +32,8 @@ import { parseArgs } from 'node:util';
 import { type GemmTiling, gemmTilingName, parseGemmTiling, trainMlp } from '@keel/mlp';
 import { type Metrics, machineInfo, median, metric, type Suite, type SuiteResult } from './harness.ts';
 import { createMlpSuite } from './mlp/suite.ts';
+import { runTorchPeer, torchMetrics } from './mlp/torch-peer.ts';
+import { formatStepTraceSummary, summarizeStepTrace } from './mlp/trace-summary.ts';
 import { deviceWebGpuSuite } from './suites/device-webgpu.ts';
 
 const { values } = parseArgs({
@@ -29,8 +41,13 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     steps: { type: 'string', default: '30' },
     tilings: { type: 'string', default: '' },
+    parts: { type: 'string', default: 'device-webgpu,mlp,trace' },
+    'torch-steps': { type: 'string', default: '50' },
+    'torch-rounds': { type: 'string', default: '3' },
+    'trace-steps': { type: 'string', default: '5' },
   },
 });
+const parts = new Set(values.parts.split(',').filter((p) => p !== ''));
 const out = process.env.OUT === undefined || process.env.OUT === '' ? undefined : process.env.OUT;
 const mlpSuite = createMlpSuite({
   sides: 'webgpu',
@@ -39,6 +56,80 @@ const mlpSuite = createMlpSuite({
   chartPath: out === undefined ? null : path.join(out, 'mlp-chart.svg'),
   command: 'bash .device/start.sh (bench/src/gpu-entry.ts)',
 });
+
+/** The mlp suite (or nothing) plus its PyTorch peer, run right after Keel's and TF.js's rounds. */
+const withTorch = (suite: Suite | undefined): Suite => ({
+  name: suite?.name ?? 'mlp-torch',
+  description: `${suite?.description ?? 'reference MLP step'}; PyTorch eager and CUDA graph (python3)`,
+  async run(context): Promise<Metrics> {
+    const metrics = suite === undefined ? {} : await suite.run(context);
+    const log = (line: string): void => context.log(`torch: ${line}`);
+    const torch = await runTorchPeer({
+      steps: Number(values['torch-steps']),
+      rounds: Number(values['torch-rounds']),
+      log,
+    });
+    if (torch.skipped !== undefined) {
+      log(`skipped: ${torch.skipped}`);
+      return metrics;
+    }
+    if (torch.cudagraph_error !== undefined) log(`CUDA graph side failed: ${torch.cudagraph_error}`);
+    log(
+      `torch ${torch.torch} on ${torch.device}: eager ${torch.eager_ms} ms, CUDA graph ${torch.cudagraph_ms} ms`,
+    );
+    return { ...metrics, ...torchMetrics(torch, metrics.keel_webgpu_ms_per_step?.value) };
+  },
+});
+
+/**
+ * Traces `--trace-steps` Keel WebGPU training steps (after 10 untraced ones) and writes
+ * $OUT/step-trace.json plus the summary's figures ($OUT/mlp-trace.json, stdout).
+ */
+async function traceSteps(): Promise<boolean> {
+  const traced = Number(values['trace-steps']);
+  const log = (line: string): void => {
+    process.stderr.write(`[trace] ${line}\n`);
+  };
+  try {
+    const r = await trainMlp({
+      device: 'webgpu',
+      steps: 10 + traced,
+      warmup: 3,
+      pregeneratedBatches: 8,
+      traceSteps: traced,
+    });
+    if (r.trace === undefined) throw new Error('the device recorded no trace');
+    if (out !== undefined) writeFileSync(path.join(out, 'step-trace.json'), `${JSON.stringify(r.trace)}\n`);
+    const summary = summarizeStepTrace(r.trace);
+    log(
+      `${r.deviceName}: ${r.trace.traceEvents.length} events${out === undefined ? '' : ` in ${path.join(out, 'step-trace.json')}`}`,
+    );
+    for (const line of formatStepTraceSummary(summary)) log(line);
+    const med = (v: readonly number[]): number => median([...v]);
+    const metrics: Metrics = {
+      trace_steps: metric(summary.steps, ''),
+      trace_dispatches_per_step: metric(
+        summary.kernels.reduce((n, k) => n + k.perStep, 0),
+        '',
+      ),
+      trace_step_span_us: metric(med(summary.spanUs), 'µs'),
+      trace_step_busy_us: metric(med(summary.busyUs), 'µs'),
+      trace_step_gap_us: metric(med(summary.gapUs), 'µs'),
+      trace_ms_per_step: metric(r.msPerStep, 'ms'),
+    };
+    for (const k of summary.kernels)
+      metrics[`trace_kernel_${k.name}_us_per_step`] = metric(k.usPerStep, 'µs');
+    const machine = machineInfo();
+    machine.adapter = r.deviceName;
+    const json = `${JSON.stringify({ suite: 'mlp-trace', machine, timing: summary.timing, metrics }, null, 2)}\n`;
+    process.stdout.write(json);
+    if (out !== undefined) writeFileSync(path.join(out, 'mlp-trace.json'), json);
+    return summary.steps > 0;
+  } catch (error) {
+    log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    return false;
+  }
+}
 
 async function runSuite(suite: Suite, required: string): Promise<boolean> {
   const machine = machineInfo();
@@ -96,9 +187,11 @@ async function sweepTilings(spec: string): Promise<boolean> {
 }
 
 const ok = [
-  await runSuite(deviceWebGpuSuite, 'replay_vs_floor_ratio'),
-  await runSuite(mlpSuite, 'keel_webgpu_ms_per_step'),
+  parts.has('device-webgpu') ? await runSuite(deviceWebGpuSuite, 'replay_vs_floor_ratio') : true,
+  parts.has('mlp') ? await runSuite(withTorch(mlpSuite), 'keel_webgpu_ms_per_step') : true,
+  parts.has('torch') && !parts.has('mlp') ? await runSuite(withTorch(undefined), 'torch_eager_ms') : true,
   await sweepTilings(values.tilings),
+  parts.has('trace') ? await traceSteps() : true,
 ].every(Boolean);
 // Dawn can keep the event loop alive after its devices are destroyed; everything is written, so exit.
 process.exit(ok ? 0 : 1);

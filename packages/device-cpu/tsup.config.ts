@@ -4,12 +4,14 @@ import { packageBuild } from '../../tsup.base.ts';
 
 /**
  * Two builds from one source tree, picked by package.json's `exports` conditions:
- * - dist/ (Node: `node` condition): the platform adapter is worker_threads (src/platform/node*.ts);
- * - dist/browser/ (`browser` and `default`): the platform adapter is module Web Workers
- *   (src/platform/browser*.ts); no Node built-in is named anywhere in it.
+ * - dist/ (`browser` and `default`, and `main`/`module`/`types`): the platform adapter is module Web
+ *   Workers (src/platform/browser*.ts); no Node built-in is named anywhere in it, so dist/index.js
+ *   bundles for the browser as it is;
+ * - dist/node/ (`node` condition): the platform adapter is worker_threads (src/platform/node*.ts).
  * The sources import `./platform/current` and `./platform/current-worker`; the browser build resolves
  * them to the browser adapter. The worker script is loaded by URL (`new URL('./worker.js',
  * import.meta.url)`) from the index of the same build, so each build has its own worker.js beside it.
+ * Each build has its own declarations (the same API), so that each condition names types beside its code.
  */
 const browserPlatform = {
   name: 'keel-browser-platform',
@@ -24,23 +26,17 @@ const browserPlatform = {
 };
 
 function browser(options: Options): Options {
-  return {
-    ...options,
-    outDir: 'dist/browser',
-    platform: 'browser',
-    clean: false,
-    esbuildPlugins: [browserPlatform],
-  };
+  return { ...options, platform: 'browser', esbuildPlugins: [browserPlatform] };
 }
 
 /** The Node build keeps the `node:` prefix, so that any bundler knows these are Node built-ins. */
 function node(options: Options): Options {
-  return { ...options, platform: 'node', removeNodeProtocol: false };
+  return { ...options, outDir: 'dist/node', platform: 'node', clean: false, removeNodeProtocol: false };
 }
 
 export default defineConfig([
-  node(packageBuild()),
-  node({ ...packageBuild({ worker: 'src/worker.ts' }, { formats: ['esm'] }), dts: false, clean: false }),
   browser(packageBuild()),
-  browser({ ...packageBuild({ worker: 'src/worker.ts' }, { formats: ['esm'] }), dts: false }),
+  browser({ ...packageBuild({ worker: 'src/worker.ts' }, { formats: ['esm'] }), dts: false, clean: false }),
+  node(packageBuild()),
+  node({ ...packageBuild({ worker: 'src/worker.ts' }, { formats: ['esm'] }), dts: false }),
 ]);

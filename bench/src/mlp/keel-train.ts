@@ -1,7 +1,8 @@
 /**
  * The Keel side of the `mlp` benchmark: the demo's own training run (`trainMlp` from `@keel/mlp`,
  * exactly what `keel demo` runs) on pre-generated batches, as the TensorFlow.js side
- * does, so data generation is not timed; uploading each batch is, on both sides.
+ * does, so data generation is not timed; uploading each batch is, on both sides. On the CPU, `cpuMode`
+ * picks the device's task mode (the demo's, default) or sync mode.
  */
 import { type TrainDeviceKind, trainMlp } from '@keel/mlp';
 
@@ -10,7 +11,17 @@ export interface KeelTrainRun {
   readonly stepMs: number[];
   /** Every step's loss, warm-up included. */
   readonly losses: number[];
+  /**
+   * CPU time of this process (every thread) per timed step, from the end of the warm-up to the end of
+   * the last step. In sync mode only the calling thread works, so it is the step's work alone.
+   */
+  readonly cpuMsPerStep: number;
   readonly deviceName: string;
+}
+
+function cpuNowMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
 }
 
 /**
@@ -23,7 +34,26 @@ export async function runKeelTraining(
   steps: number,
   warmup: number,
   overlap = true,
+  cpuMode: 'task' | 'sync' = 'task',
 ): Promise<KeelTrainRun> {
-  const r = await trainMlp({ device, steps: warmup + steps, warmup, pregeneratedBatches: 8, overlap });
-  return { stepMs: r.stepMs.slice(warmup), losses: Array.from(r.losses), deviceName: r.deviceName };
+  let cpuStart = cpuNowMs();
+  let cpuEnd = 0;
+  const r = await trainMlp({
+    device,
+    steps: warmup + steps,
+    warmup,
+    pregeneratedBatches: 8,
+    overlap,
+    ...(device === 'cpu' ? { cpuMode } : {}),
+    onStep: (p) => {
+      if (p.step === warmup) cpuStart = cpuNowMs();
+      if (p.step === warmup + steps) cpuEnd = cpuNowMs();
+    },
+  });
+  return {
+    stepMs: r.stepMs.slice(warmup),
+    losses: Array.from(r.losses),
+    deviceName: r.deviceName,
+    cpuMsPerStep: (cpuEnd - cpuStart) / steps,
+  };
 }

@@ -16,8 +16,9 @@
  *   named on stderr.
  *
  * The suite fails when tree-shaking keeps code that was not imported: `@keel/fence` alone holds no device or hal code,
- * a `TimelineSemaphore` imported through `keel` holds no device code, and `createDevice` holds no
- * scheduler or residency code.
+ * a `TimelineSemaphore` imported through `keel` holds no device code (nor `SharedTimelineSemaphore`),
+ * `@keel/device-webgpu` holds no `SharedTimelineSemaphore` (it uses `TimelineSemaphore` only), and
+ * `createDevice` holds no scheduler or residency code.
  */
 import { realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -47,6 +48,7 @@ const MARKERS = {
   deviceWebGpu: 'createWebGpuDevice',
   scheduler: 'Scheduler.submit',
   residency: 'ResidencyManager.',
+  sharedSemaphore: 'SharedTimelineSemaphore.fromHandle',
 } as const;
 
 /** Node built-ins, with and without the `node:` prefix, for the fallback measurement. */
@@ -149,7 +151,13 @@ export const bundleSuite: Suite = {
     record('fence_kib', fence);
     record('device_cpu_kib', await bundleForBrowser(`export * from '@keel/device-cpu';`));
     const webgpu = await bundleForBrowser(`export * from '@keel/device-webgpu';`);
-    assertLeftOut("'@keel/device-webgpu'", webgpu.text, ['deviceCpu', 'scheduler', 'residency']);
+    // WebGPU needs TimelineSemaphore only: fence's SharedTimelineSemaphore must tree-shake away.
+    assertLeftOut("'@keel/device-webgpu'", webgpu.text, [
+      'deviceCpu',
+      'scheduler',
+      'residency',
+      'sharedSemaphore',
+    ]);
     record('device_webgpu_kib', webgpu);
     const createDevice = await bundleForBrowser(
       `import { createDevice } from 'keel';\nexport { createDevice };`,
@@ -163,6 +171,7 @@ export const bundleSuite: Suite = {
       'deviceCpu',
       'deviceWebGpu',
       'scheduler',
+      'sharedSemaphore',
     ]);
 
     try {

@@ -7,6 +7,7 @@ import { deviceCpuSuite } from './device-cpu.ts';
 import { deviceWebGpuSuite } from './device-webgpu.ts';
 import { fenceSuite } from './fence.ts';
 import { mirrorSuite } from './mirror.ts';
+import { multiDeviceSuite } from './multi-device.ts';
 import { schedulerSuite } from './scheduler.ts';
 import { tensorResidencySuite } from './tensor-residency.ts';
 
@@ -20,6 +21,7 @@ export const suites: readonly Suite[] = [
   fenceSuite,
   mirrorSuite,
   mlpSuite,
+  multiDeviceSuite,
   schedulerSuite,
   tensorResidencySuite,
 ];

@@ -4,7 +4,9 @@
  * owner (the QueueAllocator that made it), not through a pool name carried by the buffer. Statistics
  * come back in one shape on every device: a map of pool name → AllocatorStats.
  */
-import { ErrorCode, KeelError } from '@keel/hal';
+import type { Fence } from '@keel/fence';
+import { type Buffer, ErrorCode, KeelError, QueueAffinity } from '@keel/hal';
+import { madeByCreateBuffer } from '@keel/hal/driver';
 import type { Allocation } from './allocation';
 import { QueueAllocation } from './allocation';
 import type { AllocatorStats } from './allocator-stats';
@@ -85,6 +87,23 @@ export class PoolRegistry<M> {
     const owner = allocation instanceof QueueAllocation ? allocation.owner : undefined;
     for (const allocator of this.#allocators.values()) if (allocator === owner) return allocator;
     throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: the allocation was not made by this device`);
+  }
+
+  /**
+   * A device's queueDealloca after the queue front's checks: releases `allocation` (the allocation of
+   * `buffer`) through its owner on `queue`, ordered after `wait`, signalling `signal`. INVALID_ARGUMENT
+   * naming `what` when `buffer` has no allocation (createBuffer made it) or another device's.
+   */
+  dealloca(
+    queue: number,
+    wait: Fence,
+    signal: Fence,
+    buffer: Pick<Buffer, 'byteLength' | 'label'>,
+    allocation: Allocation<M> | undefined,
+    what: string,
+  ): void {
+    if (allocation === undefined) throw madeByCreateBuffer(buffer, what);
+    this.ownerOf(allocation, what).dealloca(QueueAffinity.of(queue), wait, signal, allocation);
   }
 
   /** Snapshots of the allocators' statistics, by pool name (pools never used are absent). */

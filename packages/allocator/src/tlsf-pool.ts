@@ -31,6 +31,7 @@
  * files. Shared pool plumbing lives in pool-support.ts.
  */
 import { checkOptions, describeValue, ErrorCode, KeelError, type OptionRules } from '@keel/hal';
+import { growTypedArray } from '@keel/hal/driver';
 import type { Block } from './block';
 import type { Pool, PoolKind, PoolStats } from './pool';
 import {
@@ -575,9 +576,9 @@ export class TlsfPool<M> implements Pool<M> {
   }
 
   #growNodes(): void {
-    const size = this.#nHeap.length * 2;
-    this.#n = grown(this.#n, new Int32Array(size * 8));
-    this.#nHeap = grown(this.#nHeap, new Uint8Array(size));
+    // The driver kit's growth rule doubles both parallel arrays (8 words and 1 heap byte per node).
+    this.#n = growTypedArray(this.#n, this.#n.length, this.#n.length * 2);
+    this.#nHeap = growTypedArray(this.#nHeap, this.#nHeap.length, this.#nHeap.length * 2);
   }
 
   /**
@@ -652,11 +653,6 @@ export class TlsfPool<M> implements Pool<M> {
 
 function alignUp(value: number, alignUnits: number): number {
   return alignUnits === 1 ? value : Math.ceil(value / alignUnits) * alignUnits;
-}
-
-function grown<T extends Int32Array | Uint8Array>(old: T, next: T): T {
-  next.set(old);
-  return next;
 }
 
 function checkPositive(what: string, name: string, value: number): void {

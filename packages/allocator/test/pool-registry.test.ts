@@ -58,6 +58,30 @@ describe('PoolRegistry', () => {
     stranger.destroy();
   });
 
+  it('deallocas through the owner, and refuses a buffer without an allocation or with a stranger one', async () => {
+    const pools = registry();
+    const tlsf = pools.allocator('tlsf', 'alloca');
+    const s = new TimelineSemaphore(0);
+    const a = tlsf.alloca(QueueAffinity.ANY, Fence.empty, Fence.empty, 128);
+    const buffer = { byteLength: 128, label: 'activations' };
+    pools.dealloca(0, Fence.empty, Fence.of({ semaphore: s, value: 1 }), buffer, a, 'test queueDealloca');
+    await s.wait(1, { timeoutMs: 1000 });
+    expect(tlsf.stats.deallocas).toBe(1);
+    expect(tlsf.stats.liveBytes).toBe(0);
+    expect(
+      code(() => pools.dealloca(0, Fence.empty, Fence.empty, buffer, undefined, 'test queueDealloca')),
+    ).toBe(
+      `${ErrorCode.INVALID_ARGUMENT}: test queueDealloca: buffer 'activations' (128 bytes) was made by createBuffer; release it with destroy()`,
+    );
+    const stranger = new QueueAllocator(new TlsfPool(new ArrayBufferSlabProvider(), { slabSize: 4096 }));
+    const c = stranger.alloca(QueueAffinity.ANY, Fence.empty, Fence.empty, 16);
+    expect(code(() => pools.dealloca(0, Fence.empty, Fence.empty, buffer, c, 'test queueDealloca'))).toBe(
+      `${ErrorCode.INVALID_ARGUMENT}: test queueDealloca: the allocation was not made by this device`,
+    );
+    expect(stranger.stats.deallocas).toBe(0);
+    stranger.destroy();
+  });
+
   it('keeps statistics readable after destroy(false), forgets them after destroy()', () => {
     const pools = registry();
     pools.allocator('tlsf', 'alloca').alloca(QueueAffinity.ANY, Fence.empty, Fence.empty, 64);

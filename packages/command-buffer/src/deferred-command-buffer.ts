@@ -38,7 +38,8 @@ import {
   QueueAffinity,
   type StructureRef,
 } from '@keel/hal';
-import { CONSUMED, EXECUTABLE, invalid, precondition } from './lifecycle';
+import { invalid } from '@keel/hal/driver';
+import { CONSUMED, EXECUTABLE, precondition } from './lifecycle';
 import { CommandRecorder } from './recorder';
 import { Replayer } from './replayer';
 import type { SlotRequirement } from './slot-requirements';

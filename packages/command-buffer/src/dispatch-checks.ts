@@ -16,7 +16,7 @@ import {
   KeelError,
   type WorkgroupCount,
 } from '@keel/hal';
-import { invalid } from './lifecycle';
+import { invalid } from '@keel/hal/driver';
 import { checkRef, isU32Like, type RecordContext, Role } from './record-checks';
 import { DISPATCH_ANY } from './usage-requirement';
 

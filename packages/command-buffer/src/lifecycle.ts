@@ -15,11 +15,6 @@ export type LifecycleState = typeof INITIAL | typeof RECORDING | typeof EXECUTAB
 /** The public name of each state, indexed by state. */
 export const STATE_NAMES: readonly CommandBufferState[] = ['initial', 'recording', 'executable', 'consumed'];
 
-/** An INVALID_ARGUMENT KeelError (a bad value from the caller). */
-export function invalid(message: string): KeelError {
-  return new KeelError(ErrorCode.INVALID_ARGUMENT, message);
-}
-
 /** A FAILED_PRECONDITION KeelError (a call in the wrong state, or a buffer no longer live). */
 export function precondition(message: string): KeelError {
   return new KeelError(ErrorCode.FAILED_PRECONDITION, message);

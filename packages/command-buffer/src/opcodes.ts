@@ -5,10 +5,13 @@
  * Every command is `[op, ...operands]`; all operands are numbers. A buffer reference takes three words
  * `ref, offset, length`:
  *
- * - `ref >= 0`: a direct ref; `buffers[ref]` (direct buffers are de-duplicated into one table);
- *   `offset` is absolute and `length` is concrete (an omitted length was resolved at record time).
- * - `ref < 0`: binding-table slot `-ref - 1`; `offset` is relative to the slot's binding offset;
+ * - `ref >= 0`: binding-table slot `ref`; `offset` is relative to the slot's binding offset;
  *   `length` is `TO_END` (-1) when it was omitted ("to the end of the range the slot gets").
+ * - `ref < 0`: a direct ref; `buffers[-ref - 1]` (direct buffers are de-duplicated into one table);
+ *   `offset` is absolute and `length` is concrete (an omitted length was resolved at record time).
+ *
+ * The ref word is the driver kit's one buffer-or-slot encoding (@keel/hal/driver `directCode`,
+ * `isSlotCode`, `directIndex`), the same the devices' plans use.
  *
  * Layouts (word counts in parentheses):
  *
@@ -42,13 +45,3 @@ export const Op = {
  * TO_END, so `replayStructure` passes length words through unchanged.
  */
 export { TO_END } from '@keel/hal';
-
-/** Encodes binding-table slot `slot` as a ref word. */
-export function slotCode(slot: number): number {
-  return -slot - 1;
-}
-
-/** Decodes the slot of a negative ref word. */
-export function slotOfCode(code: number): number {
-  return -code - 1;
-}

@@ -9,7 +9,7 @@
  * one buffer does no Map lookup); the form only grows, and never changes after `end()`.
  */
 import type { Buffer, Executable } from '@keel/hal';
-import { growFloat64 } from './growable';
+import { growTypedArray } from '@keel/hal/driver';
 
 export class RecordedCommands {
   /** The opcode stream; words [0, n) are recorded. */
@@ -49,7 +49,7 @@ export class RecordedCommands {
   /** Makes room for `words` more words of stream. */
   reserve(words: number): void {
     const needed = this.n + words;
-    if (needed > this.words.length) this.words = growFloat64(this.words, this.n, needed);
+    if (needed > this.words.length) this.words = growTypedArray(this.words, this.n, needed);
   }
 
   /** The index of `buffer` in `buffers`, adding it on first use. */

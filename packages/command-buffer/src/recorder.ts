@@ -22,22 +22,14 @@ import {
   type Executable,
   type ExecutableExport,
 } from '@keel/hal';
+import { directCode, growTypedArray, invalid } from '@keel/hal/driver';
 import {
   checkDispatch,
   countFromWorkload,
   type DispatchCheckContext,
   INDIRECT_PARAMS_BYTES,
 } from './dispatch-checks';
-import { growUint8, growUint32 } from './growable';
-import {
-  EXECUTABLE,
-  INITIAL,
-  invalid,
-  type LifecycleState,
-  precondition,
-  RECORDING,
-  STATE_NAMES,
-} from './lifecycle';
+import { EXECUTABLE, INITIAL, type LifecycleState, precondition, RECORDING, STATE_NAMES } from './lifecycle';
 import { Op, TO_END } from './opcodes';
 import { checkRef, Role, refIsIndirect } from './record-checks';
 import { RecordedCommands } from './recorded-commands';
@@ -152,7 +144,7 @@ export class CommandRecorder implements DispatchCheckContext {
     if (refIsIndirect(ref)) {
       const slot = ref.slot;
       const length = fixedLength >= 0 ? fixedLength : (ref.length ?? TO_END);
-      w[at] = -slot - 1;
+      w[at] = slot;
       w[at + 1] = offset;
       w[at + 2] = length;
       if (this.validation) {
@@ -164,7 +156,7 @@ export class CommandRecorder implements DispatchCheckContext {
       return;
     }
     const buffer = ref.buffer;
-    w[at] = rec.internBuffer(buffer);
+    w[at] = directCode(rec.internBuffer(buffer));
     w[at + 1] = offset;
     w[at + 2] = fixedLength >= 0 ? fixedLength : (ref.length ?? buffer.byteLength - offset);
   }
@@ -245,7 +237,7 @@ export class CommandRecorder implements DispatchCheckContext {
     }
     const arenaOffset = rec.bytesUsed;
     if (arenaOffset + length > rec.bytes.length) {
-      rec.bytes = growUint8(rec.bytes, arenaOffset, arenaOffset + length);
+      rec.bytes = growTypedArray(rec.bytes, arenaOffset, arenaOffset + length);
     }
     const view =
       source instanceof Uint8Array
@@ -417,7 +409,7 @@ export class CommandRecorder implements DispatchCheckContext {
     if (constantCount > 0 && constants !== undefined) {
       const offset = rec.constantsUsed;
       if (offset + constantCount > rec.constants.length) {
-        rec.constants = growUint32(rec.constants, offset, offset + constantCount);
+        rec.constants = growTypedArray(rec.constants, offset, offset + constantCount);
       }
       const arena = rec.constants;
       for (let i = 0; i < constantCount; i++) arena[offset + i] = constants[i]!;

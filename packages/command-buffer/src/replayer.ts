@@ -21,8 +21,8 @@ import {
   KeelError,
   type StructureRef,
 } from '@keel/hal';
-import { invalid } from './lifecycle';
-import { Op, slotOfCode } from './opcodes';
+import { directIndex, invalid, isSlotCode } from '@keel/hal/driver';
+import { Op } from './opcodes';
 import type { RecordedCommands } from './recorded-commands';
 
 const EMPTY_CONSTANTS = new Uint32Array(0);
@@ -114,13 +114,13 @@ export class Replayer {
     const code = w[at]!;
     const offset = w[at + 1]!;
     const length = w[at + 2]!;
-    if (code >= 0) {
-      this.rBuffer = this.rec.buffers[code]!;
+    if (!isSlotCode(code)) {
+      this.rBuffer = this.rec.buffers[directIndex(code)]!;
       this.rOffset = offset;
       this.rLength = length;
       return;
     }
-    const slot = slotOfCode(code);
+    const slot = code;
     // A structural walk has no table, so it takes the "no binding" branch: replay's hot path (a table
     // entry present) tests nothing more than it would without replayStructure.
     const binding = table === undefined || table === null ? undefined : table[slot];

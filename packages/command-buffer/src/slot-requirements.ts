@@ -13,7 +13,7 @@
  * - `lengthAlign`: LCM of the pattern lengths of fills that run to the end of the slot; the bytes
  *   visible through the slot must be a multiple of it, so that the fill's resolved length is.
  */
-import { growFloat64, growInt32 } from './growable';
+import { growTypedArray } from '@keel/hal/driver';
 import { DISPATCH_ANY, lcm } from './usage-requirement';
 
 /** A slot's accumulated requirements, as reported by `DeferredCommandBuffer.slotRequirements()`. */
@@ -63,15 +63,15 @@ export class SlotRequirements {
   }
 
   private insert(slot: number): number {
-    if (slot >= this.index.length) this.index = growInt32(this.index, this.index.length, slot + 1);
+    if (slot >= this.index.length) this.index = growTypedArray(this.index, this.index.length, slot + 1);
     const k = this.count;
     if (k === this.slots.length) {
       const n = k + 1;
-      this.slots = growInt32(this.slots, k, n);
-      this.usage = growInt32(this.usage, k, n);
-      this.end = growFloat64(this.end, k, n);
-      this.offsetAlign = growInt32(this.offsetAlign, k, n);
-      this.lengthAlign = growInt32(this.lengthAlign, k, n);
+      this.slots = growTypedArray(this.slots, k, n);
+      this.usage = growTypedArray(this.usage, k, n);
+      this.end = growTypedArray(this.end, k, n);
+      this.offsetAlign = growTypedArray(this.offsetAlign, k, n);
+      this.lengthAlign = growTypedArray(this.lengthAlign, k, n);
     }
     this.slots[k] = slot;
     this.usage[k] = 0;

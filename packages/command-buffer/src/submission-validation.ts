@@ -21,7 +21,8 @@ import {
   ErrorCode,
   KeelError,
 } from '@keel/hal';
-import { CONSUMED, EXECUTABLE, invalid, type LifecycleState, precondition, STATE_NAMES } from './lifecycle';
+import { invalid } from '@keel/hal/driver';
+import { CONSUMED, EXECUTABLE, type LifecycleState, precondition, STATE_NAMES } from './lifecycle';
 import type { RecordedCommands } from './recorded-commands';
 import type { SlotRequirements } from './slot-requirements';
 import { describeRequirement, meetsUsage } from './usage-requirement';

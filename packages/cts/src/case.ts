@@ -15,7 +15,8 @@ export type CtsTag =
   | 'stress'
   | 'validation'
   | 'multi-queue'
-  | 'lifecycle';
+  | 'lifecycle'
+  | 'trace';
 
 export interface CtsCase {
   /** Stable id, e.g. 'alloca.chained'; `unsupported` / `expectedFailures` keys use it. */

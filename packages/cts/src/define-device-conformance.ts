@@ -13,6 +13,7 @@ import { dispatchCases } from './cases/dispatch';
 import { hostCallCases, stressCases } from './cases/host-stress';
 import { reuseCases } from './cases/reuse';
 import { semaphoreCases } from './cases/semaphores';
+import { traceCases } from './cases/trace';
 import { transferCases } from './cases/transfers';
 import { unhandledFailureCases } from './cases/unhandled-failure';
 import { validationCases } from './cases/validation';
@@ -35,6 +36,7 @@ export const CTS_CASES: readonly CtsCase[] = Object.freeze([
   ...unhandledFailureCases,
   ...stressCases,
   ...validationCases,
+  ...traceCases,
 ]);
 
 export interface ConformanceOptions {

@@ -27,3 +27,4 @@ export {
   type CtsKernelSources,
   WORKGROUP_ID_MARKER,
 } from './kernels';
+export { chromeTraceProblems, type ParsedTraceEvent, traceEventsOf } from './trace-schema';

@@ -4,8 +4,9 @@
  * on the calling thread once an operation's waits are reached, command buffers executed by replaying
  * them into a CommandSink. The queue front (argument checks, lifecycle, queue methods) is the kit's
  * QueueFront; this file implements only the narrow surface (`record`, `submit`, `submitExecute`,
- * `allocate`, `deallocate`) plus resources. It exists to prove that the kit is enough: it runs the
- * whole conformance suite (null-device.test.ts).
+ * `allocate`, `deallocate`) plus resources, and times its dispatches for traces (the kit records the
+ * rest). It exists to prove that the kit is enough: it runs the whole conformance suite
+ * (null-device.test.ts).
  *
  * Kernels: a 'js-module' executable whose exported functions are called once per workgroup with
  * `{ workgroupId, workgroupCount, bindings: [{ bytes, f32, i32, u32 }], constants, constantsF32 }`.
@@ -33,6 +34,7 @@ import {
   MemoryType,
   QueueAffinity,
   type ResolvedBindings,
+  type TraceOptions,
   type UnhandledFailureHook,
 } from '@keel/hal';
 import {
@@ -47,6 +49,8 @@ import {
   QueueFront,
   QueueRecord,
   RunList,
+  type TraceRecorder,
+  traceNow,
   unhandledFailureReporter,
 } from '@keel/hal/driver';
 
@@ -116,8 +120,12 @@ class NullOp extends QueueRecord<NullBuffer> {
   }
 }
 
-/** Executes replayed commands on host memory. */
+/** Executes replayed commands on host memory (timing dispatches for `trace`, while one is set). */
 class InlineSink implements CommandSink {
+  trace: TraceRecorder | undefined;
+  queue = 0;
+  execute = 0;
+
   fill(target: Buffer, offset: number, length: number, pattern: number, patternLength: 1 | 2 | 4): void {
     const bytes = (target as NullBuffer).bytes;
     for (let i = 0; i < length; i++) bytes[offset + i] = (pattern >>> (8 * (i % patternLength))) & 0xff;
@@ -163,6 +171,7 @@ class InlineSink implements CommandSink {
       constants: own,
       constantsF32: new Float32Array(own.buffer),
     };
+    const start = this.trace === undefined ? 0 : traceNow();
     for (let k = 0; k < z; k++) {
       for (let j = 0; j < y; j++) {
         for (let i = 0; i < x; i++) {
@@ -170,6 +179,14 @@ class InlineSink implements CommandSink {
           kernel(ctx);
         }
       }
+    }
+    if (this.trace !== undefined) {
+      const exe = executable as NullExecutable;
+      this.trace.dispatch(this.queue, exe.exports[entry]?.name ?? `entry ${entry}`, start, traceNow(), {
+        executable: exe.label,
+        execute: this.execute,
+        timing: 'cpu-wall',
+      });
     }
   }
 
@@ -318,7 +335,10 @@ export class NullDevice extends QueueFront<NullBuffer, NullOp> implements Device
     if (op.done) return;
     op.registration = undefined;
     if (error !== undefined) this.#complete(op, abortedBy(error, op.name));
-    else this.#runList.push(op);
+    else {
+      if (op.trace !== undefined) op.traceStarted = traceNow();
+      this.#runList.push(op);
+    }
   }
 
   #run(op: NullOp): void {
@@ -361,11 +381,20 @@ export class NullDevice extends QueueFront<NullBuffer, NullOp> implements Device
         }
         break;
       }
-      case OpKind.EXECUTE:
-        op.commandBuffers.forEach((cb, i) => {
-          cb.replay(SINK, op.tables?.[i] ?? undefined);
-        });
+      case OpKind.EXECUTE: {
+        const trace = op.trace?.dispatches ? op.trace : undefined;
+        SINK.trace = trace;
+        SINK.queue = op.queue;
+        SINK.execute = trace === undefined ? 0 : trace.nextExecute();
+        try {
+          op.commandBuffers.forEach((cb, i) => {
+            cb.replay(SINK, op.tables?.[i] ?? undefined);
+          });
+        } finally {
+          SINK.trace = undefined;
+        }
         break;
+      }
     }
     this.#complete(op, undefined);
   }
@@ -375,10 +404,16 @@ export class NullDevice extends QueueFront<NullBuffer, NullOp> implements Device
     op.done = true;
     this.#pending.delete(op);
     op.registration?.cancel();
+    if (op.trace !== undefined) op.trace.opDone(op, error);
     const signal = op.signal;
     op.resetRecord();
     const gone = this.destroyed || this.lostReason !== undefined;
     completeSignal(signal, error, op.name, gone ? undefined : this.#report);
+  }
+
+  /** Traces time dispatches inline, as they run (hal's driver kit does the rest). */
+  protected override traceTiming(options: TraceOptions): 'cpu-wall' | 'none' {
+    return options.dispatches === false ? 'none' : 'cpu-wall';
   }
 
   // --- teardown --------------------------------------------------------------------------------------

@@ -5,7 +5,8 @@
  * - The queue methods and their argument checks are hal's driver kit (`QueueFront`, @keel/hal/driver):
  *   a bad argument throws a KeelError synchronously and enqueues nothing. This file implements the
  *   kit's narrow surface (`record`, `submit`, `submitExecute`, `allocate`, `deallocate`), resources
- *   (buffers, executables, command buffers, semaphores), plans, and loss and destruction.
+ *   (buffers, executables, command buffers, semaphores), and loss and destruction; plans are built by
+ *   cpu-planner.ts.
  * - Accepted operations go to the run loop (cpu-run-loop.ts): it waits for their wait fence, runs them
  *   (transfers on the main thread; executes inline in sync mode or on the queue's workers in task mode,
  *   task-queue.ts) and completes them (buffers released, signal fence signalled or failed).
@@ -39,27 +40,19 @@ import {
   MemoryType,
   type OptionRules,
   QueueAffinity,
+  type TraceOptions,
   type UnhandledFailureHook,
 } from '@keel/hal';
-import {
-  type AllocaRequest,
-  type FrontMethod,
-  invalid,
-  madeByCreateBuffer,
-  OP_NAMES,
-  OpKind,
-  QueueFront,
-  type QueueRecord,
-  unhandledFailureReporter,
-} from '@keel/hal/driver';
+import * as driver from '@keel/hal/driver';
 import { fillBytes } from './byte-ops';
 import { type BufferOwner, CpuBuffer } from './cpu-buffer';
 import { bindKernels, CpuExecutable, moduleUrl } from './cpu-executable';
-import { CpuPlan } from './cpu-plan';
+import type { CpuPlan } from './cpu-plan';
+import { CpuPlanner } from './cpu-planner';
+import { createProfileRing, ProfileReader, type ProfileRing } from './cpu-profiler';
 import { CpuRunLoop } from './cpu-run-loop';
 import type { LoadedKernel } from './executor';
 import { Operation } from './operation';
-import { buildPlan } from './plan-builder';
 import { platform } from './platform/current';
 import { SlabTable } from './slab-table';
 import { SyncQueue } from './sync-queue';
@@ -118,7 +111,7 @@ const OPTION_RULES: OptionRules = {
 
 // The front's record type is the kit's QueueRecord (the device's records are Operations): the
 // published types then name no internal class of this package.
-export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> implements Device {
+export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<CpuBuffer>> implements Device {
   readonly info: DeviceInfo;
   readonly lost: Promise<KeelError>;
   readonly mode: CpuDeviceMode;
@@ -131,9 +124,8 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
   private readonly pools: PoolRegistry<ArrayBufferLike>;
   private readonly liveBuffers = new Set<CpuBuffer>();
   private readonly executables: CpuExecutable[] = [];
-  private nextPlanId = 0;
-  private readonly planKey = {};
-  private readonly planRegistry: FinalizationRegistry<CpuPlan> | undefined;
+  /** Builds and frees the device's plans (cpu-planner.ts). */
+  private readonly planner: CpuPlanner;
 
   /** Runs operations once their waits are reached, and completes them (cpu-run-loop.ts). */
   private readonly loop: CpuRunLoop;
@@ -145,12 +137,6 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
     forget: (buffer: CpuBuffer) => {
       this.liveBuffers.delete(buffer);
     },
-  };
-  private readonly executableId = (executable: Executable): number => {
-    if (!(executable instanceof CpuExecutable) || executable.device !== this) {
-      throw invalid(`${this.names.queueExecute}: a dispatch names an executable of another device`);
-    }
-    return executable.id;
   };
   private readonly syncKernel = (executable: number, entry: number): LoadedKernel | undefined =>
     this.executables[executable]?.kernels?.[entry];
@@ -189,11 +175,17 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
       name: this.info.name,
       device: this,
       slabs: this.slabs,
-      report: unhandledFailureReporter(options.onUnhandledFailure, this.deviceName),
-      gone: () => this.destroyed || this.lostReason !== undefined,
+      report: driver.unhandledFailureReporter(options.onUnhandledFailure, this.deviceName),
       lose: (reason) => this.lose(reason),
     });
     this.taskQueues = this.loop.taskQueues;
+    this.planner = new CpuPlanner(
+      this,
+      this.names.queueExecute,
+      this.loop,
+      mode === 'task',
+      MAX_WORKGROUP_COUNT,
+    );
     this.bufferPool = new TlsfPool(this.slabs, {
       label: `${label} buffers`,
       slabSize,
@@ -221,7 +213,6 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
           for (const queue of this.taskQueues) queue.broadcast({ t: 'slab-free', index });
         },
       });
-      this.planRegistry = new FinalizationRegistry((plan: CpuPlan) => this.freePlan(plan));
     } else {
       for (let q = 0; q < queueCount; q++) {
         this.loop.syncQueues.push(
@@ -266,10 +257,10 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
     const what = this.names.mapHostView;
     this.checkUsable('mapHostView');
     if (!(buffer instanceof CpuBuffer) || buffer.device !== this) {
-      throw invalid(`${what}: the buffer does not belong to this device`);
+      throw driver.invalid(`${what}: the buffer does not belong to this device`);
     }
     if ((buffer.memoryType & MemoryType.HOST_VISIBLE) === 0 || (buffer.usage & BufferUsage.MAPPING) === 0) {
-      throw invalid(
+      throw driver.invalid(
         `${what}: ${describeBuffer(buffer)} needs HOST_VISIBLE memory and MAPPING usage to be mapped`,
       );
     }
@@ -286,7 +277,8 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
   async createExecutable(source: ExecutableSource): Promise<Executable> {
     const what = this.names.createExecutable;
     this.checkUsable('createExecutable');
-    if (source === null || typeof source !== 'object') throw invalid(`${what}: source must be an object`);
+    if (source === null || typeof source !== 'object')
+      throw driver.invalid(`${what}: source must be an object`);
     if (source.format !== 'js-module') {
       throw new KeelError(
         ErrorCode.UNIMPLEMENTED,
@@ -343,7 +335,7 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
   // ---------------------------------------------------------------------------------------------------
   // Queue-ordered allocation
 
-  protected allocate(queue: number, wait: Fence, signal: Fence, request: AllocaRequest): Buffer {
+  protected allocate(queue: number, wait: Fence, signal: Fence, request: driver.AllocaRequest): Buffer {
     const { params, size, pool } = request;
     const allocator = this.pools.allocator(pool, this.names.queueAlloca);
     const allocation = allocator.alloca(QueueAffinity.of(queue), wait, signal, size, {
@@ -366,11 +358,7 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
   }
 
   protected deallocate(queue: number, wait: Fence, signal: Fence, buffer: CpuBuffer): void {
-    const what = this.names.queueDealloca;
-    const allocation = buffer.allocation;
-    if (allocation === undefined) throw madeByCreateBuffer(buffer, what);
-    const allocator = this.pools.ownerOf(allocation, what);
-    allocator.dealloca(QueueAffinity.of(queue), wait, signal, allocation);
+    this.pools.dealloca(queue, wait, signal, buffer, buffer.allocation, this.names.queueDealloca);
     buffer.markDeallocated();
     this.liveBuffers.delete(buffer);
   }
@@ -398,17 +386,22 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
   // ---------------------------------------------------------------------------------------------------
   // Operations
 
-  protected record(kind: OpKind, queue: number, wait: Fence, signal: Fence): QueueRecord<CpuBuffer> {
-    const op = new Operation(kind, this.names[OP_NAMES[kind] as FrontMethod], queue, this.loop);
+  protected record(
+    kind: driver.OpKind,
+    queue: number,
+    wait: Fence,
+    signal: Fence,
+  ): driver.QueueRecord<CpuBuffer> {
+    const op = new Operation(kind, this.names[driver.OP_NAMES[kind] as driver.FrontMethod], queue, this.loop);
     op.wait = wait;
     op.signal = signal;
     return op;
   }
 
   /** Retains the buffers a transfer uses (released at completion), then waits for its wait fence. */
-  protected submit(record: QueueRecord<CpuBuffer>): void {
+  protected submit(record: driver.QueueRecord<CpuBuffer>): void {
     const op = record as Operation;
-    if (op.kind === OpKind.UPDATE) op.bytes = op.bytes!.slice();
+    if (op.kind === driver.OpKind.UPDATE) op.bytes = op.bytes!.slice();
     const source = op.source;
     const target = op.target;
     if (source !== undefined || target !== undefined) {
@@ -421,16 +414,17 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
     this.loop.enqueue(op);
   }
 
-  protected submitExecute(record: QueueRecord<CpuBuffer>): void {
+  protected submitExecute(record: driver.QueueRecord<CpuBuffer>): void {
     const op = record as Operation;
     const commandBuffers = op.commandBuffers;
     const bindingTables = op.tables;
     const count = commandBuffers.length;
     const plans: CpuPlan[] = [];
-    for (let i = 0; i < count; i++) plans.push(commandBuffers[i]!.devicePlan(this.planKey, this.buildPlan));
+    for (let i = 0; i < count; i++)
+      plans.push(commandBuffers[i]!.devicePlan(this.planner.key, this.planner.build));
     for (let i = 0; i < count; i++) commandBuffers[i]!.markSubmitted();
     if (count === 0) {
-      this.submit(this.record(OpKind.BARRIER, op.queue, op.wait, op.signal));
+      this.submit(this.record(driver.OpKind.BARRIER, op.queue, op.wait, op.signal));
       return;
     }
     // Snapshot the tables (the caller may reuse the arrays) and retain what the operation uses.
@@ -466,34 +460,38 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
     this.loop.enqueue(op);
   }
 
-  private readonly buildPlan = (commandBuffer: CommandBuffer): CpuPlan => {
-    const built = buildPlan(commandBuffer, this.executableId, MAX_WORKGROUP_COUNT, (n) =>
-      this.mode === 'task' ? new SharedArrayBuffer(n) : new ArrayBuffer(n),
-    );
-    const direct: CpuBuffer[] = [];
-    for (const buffer of built.directBuffers) {
-      if (!(buffer instanceof CpuBuffer) || buffer.device !== this) {
-        throw invalid(`${this.names.queueExecute}: a command references a buffer of another device`);
-      }
-      direct.push(buffer);
-    }
-    const plan = new CpuPlan(
-      this.nextPlanId++,
-      built.arrays,
-      direct,
-      commandBuffer.mode === 'one-shot',
-      commandBuffer.label ?? 'command buffer',
-    );
-    if (!plan.oneShot) this.planRegistry?.register(commandBuffer, plan);
-    return plan;
-  };
+  // ---------------------------------------------------------------------------------------------------
+  // Traces (hal Trace; startTrace is the driver kit's)
 
-  /** A reusable command buffer was collected: its plan leaves the workers. */
-  private freePlan(plan: CpuPlan): void {
-    if (this.destroyed || this.lostReason !== undefined) return;
-    for (const queue of this.taskQueues) {
-      if ((plan.shippedTo & (1 << queue.index)) !== 0) queue.broadcast({ t: 'plan-free', id: plan.id });
+  /** Per queue: its dispatch profile ring, made at the first trace that wants dispatch times. */
+  private readonly profileRings: (ProfileRing | undefined)[] = [];
+
+  protected override traceTiming(options: TraceOptions): 'cpu-wall' | 'none' {
+    return options.dispatches === false ? 'none' : 'cpu-wall';
+  }
+
+  /** Hands each queue's executors a profile ring while a trace wants dispatch times. */
+  protected override traceChanged(recorder: driver.TraceRecorder, recording: boolean): void {
+    if (!recorder.dispatches) return;
+    const task = this.mode === 'task';
+    for (let q = 0; q < this.info.queueCount; q++) {
+      const executors = task ? this.workersPerQueue : 1;
+      let ring = this.profileRings[q];
+      if (recording) {
+        ring ??= createProfileRing(executors, task);
+        this.profileRings[q] = ring;
+        this.loop.profileReaders[q] = new ProfileReader(ring, executors);
+      }
+      if (task) this.taskQueues[q]?.setProfile(recording ? ring : undefined);
+      else this.loop.syncQueues[q]?.setProfile(recording ? ring : undefined);
     }
+    this.loop.kernelNamer ??= (executable, entry) => {
+      const e = this.executables[executable];
+      return {
+        name: e?.exports[entry]?.name ?? `entry ${entry}`,
+        executable: e?.label ?? `#${executable}`,
+      };
+    };
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -503,6 +501,7 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
   private lose(reason: KeelError): void {
     if (this.lostReason !== undefined || this.destroyed) return;
     this.lostReason = reason;
+    this.loop.gone = true;
     this.loop.failPending(reason);
     for (const queue of this.taskQueues) void queue.terminate(reason);
     this.resolveLost(reason);
@@ -515,6 +514,7 @@ export class CpuDevice extends QueueFront<CpuBuffer, QueueRecord<CpuBuffer>> imp
 
   private async doDestroy(): Promise<void> {
     this.destroyed = true;
+    this.loop.gone = true;
     const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.deviceName}: the device was destroyed`);
     this.loop.failPending(reason);
     this.pools.destroy();

@@ -9,9 +9,10 @@
  * A worker's death reaches the device through `lose`.
  */
 import { ErrorCode, KeelError } from '@keel/fence';
-import { abortedBy, completeSignal, OpKind, RunList } from '@keel/hal/driver';
+import { abortedBy, completeSignal, OpKind, RunList, traceNow } from '@keel/hal/driver';
 import { copyBytes, fillBytes } from './byte-ops';
 import { resolveTables } from './cpu-plan';
+import type { KernelNamer, ProfileReader } from './cpu-profiler';
 import { PlanRuntime } from './executor';
 import type { Operation, OperationSink } from './operation';
 import type { SlabTable } from './slab-table';
@@ -27,8 +28,6 @@ export interface RunLoopParts {
   readonly slabs: SlabTable;
   /** Reports a failure no signal timepoint could deliver (the device's onUnhandledFailure). */
   readonly report: (error: unknown, operation: string) => void;
-  /** True once the device is destroyed or lost (failures then are not reported). */
-  readonly gone: () => boolean;
   /** A worker died: the device is lost. */
   readonly lose: (reason: KeelError) => void;
 }
@@ -38,11 +37,17 @@ export class CpuRunLoop implements OperationSink {
   readonly taskQueues: TaskQueue[] = [];
   /** Sync mode: one inline queue per device queue (empty in task mode). */
   readonly syncQueues: SyncQueue<Operation>[] = [];
+  /** Per queue: the reader of its dispatch profile ring while traces want dispatch times. */
+  readonly profileReaders: (ProfileReader | undefined)[] = [];
+  /** Names kernels in trace events (set by the device). */
+  kernelNamer: KernelNamer | undefined;
   /** Operations not completed yet. */
   private readonly pending = new Set<Operation>();
   /** Operations whose waits were reached, run in order by one trampoline. */
   private readonly ready = new RunList<Operation>((op) => this.runReady(op));
   private warnedSemaphore = false;
+  /** Set by the device once it is destroyed or lost: failures then are not reported. */
+  gone = false;
   /** A sync queue's completion callback. */
   readonly syncDone = (op: Operation, failure: { error: unknown } | undefined): void => {
     if (failure === undefined) this.complete(op);
@@ -78,6 +83,7 @@ export class CpuRunLoop implements OperationSink {
       return;
     }
     op.state = 'ready';
+    if (op.trace !== undefined) op.traceStarted = traceNow();
     this.ready.push(op);
   }
 
@@ -177,6 +183,15 @@ export class CpuRunLoop implements OperationSink {
     this.syncQueues[op.queue]!.run(runtimes, tables, op);
   }
 
+  /** Hands a traced operation's dispatch times (if any) and its own event to its trace. */
+  private traceDone(op: Operation, trace: NonNullable<Operation['trace']>, error: unknown): void {
+    const reader = this.profileReaders[op.queue];
+    if (op.kind === OpKind.EXECUTE && reader !== undefined && this.kernelNamer !== undefined) {
+      reader.collect(op, this.taskQueues.length > 0 ? op.seq : -1, trace, this.kernelNamer);
+    }
+    trace.opDone(op, error);
+  }
+
   /** Completes `op` once: releases its buffers, then signals its signal fence or fails it. */
   complete(op: Operation, error?: unknown): void {
     if (op.state === 'done') return;
@@ -184,6 +199,8 @@ export class CpuRunLoop implements OperationSink {
     this.pending.delete(op);
     op.registration?.cancel();
     op.registration = undefined;
+    const trace = op.trace;
+    if (trace !== undefined) this.traceDone(op, trace, error);
     const buffers = op.buffers;
     if (buffers !== undefined) {
       op.buffers = undefined;
@@ -192,7 +209,7 @@ export class CpuRunLoop implements OperationSink {
     op.plans = undefined;
     const signal = op.signal;
     op.resetRecord();
-    const thrown = completeSignal(signal, error, op.name, this.parts.gone() ? undefined : this.parts.report);
+    const thrown = completeSignal(signal, error, op.name, this.gone ? undefined : this.parts.report);
     if (thrown !== undefined && !this.warnedSemaphore) {
       // A foreign semaphore threw while the operation completed: warned once per device.
       this.warnedSemaphore = true;

@@ -24,6 +24,7 @@
 import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 import { copyBytes, fillBytes } from './byte-ops';
 import { CTL_CLAIM, CTL_DONE, CTL_FAILED_BASE, CTL_SLEEPERS, RING_MASK, SPIN_LIMIT } from './control-block';
+import { openProfileEntry, type ProfileRing, profileNow } from './cpu-profiler';
 import { type Kernel, type KernelBinding, KernelBindingSlot, type KernelContext } from './kernel-abi';
 import {
   CMD_STRIDE,
@@ -129,6 +130,12 @@ export class Executor {
   private indirectY = 0;
   private indirectZ = 0;
 
+  // Dispatch profiling (cpu-profiler.ts): no ring when no trace wants dispatch times. The entry being
+  // written (float64 index) and the first item of the command it times (0.5: none).
+  private profile: ProfileRing | undefined;
+  private profileAt = 0;
+  private profileCommand = 0.5;
+
   // Result of resolve().
   private rMemory: ArrayBufferLike | undefined;
   private rOffset = 0;
@@ -168,6 +175,12 @@ export class Executor {
     this.commandIndex = 0;
     this.inCommand = false;
     return this.proceed();
+  }
+
+  /** Starts (a ring) or stops writing per-dispatch wall times for traces, from the next dispatch. */
+  setProfile(ring: ProfileRing | undefined): void {
+    this.profile = ring;
+    this.profileCommand = 0.5;
   }
 
   /** True while suspended on an async kernel (the host must call `resume` first). */
@@ -352,7 +365,14 @@ export class Executor {
         if (!this.failed) this.refreshFailed();
         if (!this.failed) {
           try {
+            const ring = this.profile;
+            const timed = ring !== undefined && (op === Opcode.DISPATCH || op === Opcode.DISPATCH_INDIRECT);
+            if (timed && this.profileCommand !== start) {
+              this.profileAt = openProfileEntry(ring, this.context.workerIndex, this.seq, this.planIndex, c);
+              this.profileCommand = start;
+            }
             const pending = this.runItem(plan, table, c, base, op, item);
+            if (timed) ring.data[this.profileAt + 5] = profileNow();
             if (pending !== undefined) return pending; // finished in resume()
           } catch (error) {
             this.fail(

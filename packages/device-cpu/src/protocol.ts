@@ -6,6 +6,7 @@
  * load results come back as messages.
  */
 import type { SharedSemaphoreHandle, StructuredKeelError } from '@keel/fence';
+import type { ProfileRing } from './cpu-profiler';
 import type { PlanArrays } from './plan-format';
 
 /** Data every worker of a queue starts with (`workerData`). */
@@ -70,6 +71,12 @@ export interface ExecuteMessage {
   readonly scratch: readonly (Int32Array | undefined)[];
 }
 
+/** Start (a ring) or stop (none) writing per-dispatch wall times for traces (cpu-profiler.ts). */
+export interface ProfileMessage {
+  readonly t: 'profile';
+  readonly ring: ProfileRing | undefined;
+}
+
 export type ToWorker =
   | Float64Array
   | SlabMessage
@@ -78,7 +85,8 @@ export type ToWorker =
   | UnloadMessage
   | PlanMessage
   | PlanFreeMessage
-  | ExecuteMessage;
+  | ExecuteMessage
+  | ProfileMessage;
 
 /** The result of a LoadMessage. */
 export interface LoadedMessage {

@@ -8,6 +8,7 @@
  * a time), and nothing of a rejected promise goes unhandled.
  */
 import { CTL_FAILED_BASE, CTL_WORDS, RING_MASK } from './control-block';
+import type { ProfileRing } from './cpu-profiler';
 import {
   Executor,
   type ExecutorHost,
@@ -50,6 +51,11 @@ export class SyncQueue<T> {
       reportComplete: () => {},
     };
     this.executor = new Executor(this.control, false, host, 0, maxWorkgroupCount);
+  }
+
+  /** Starts or stops per-dispatch timing for traces (cpu-profiler.ts). */
+  setProfile(ring: ProfileRing | undefined): void {
+    this.executor.setProfile(ring);
   }
 
   /**

@@ -19,6 +19,7 @@ import { ErrorCode, KeelError, type Registration, SharedTimelineSemaphore } from
 import { CTL_FAILED_BASE, CTL_WORDS, RING_MASK, RING_SIZE } from './control-block';
 import type { CpuExecutable } from './cpu-executable';
 import { encodeExecute } from './cpu-plan';
+import type { ProfileRing } from './cpu-profiler';
 import type { CpuRunLoop } from './cpu-run-loop';
 import type { Operation } from './operation';
 import { platform } from './platform/current';
@@ -156,6 +157,11 @@ export class TaskQueue {
     }
     this.parked.delete(message.seq);
     this.loop.complete(op, error);
+  }
+
+  /** Starts or stops per-dispatch timing for traces in every worker (cpu-profiler.ts). */
+  setProfile(ring: ProfileRing | undefined): void {
+    this.broadcast({ t: 'profile', ring });
   }
 
   /** Runs an execute operation whose waits are reached. */

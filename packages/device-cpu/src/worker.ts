@@ -1,6 +1,6 @@
 /**
- * Entry point of a task-mode worker thread (built to dist/worker.js; a Web Worker in the browser build,
- * dist/browser/worker.js, through the platform adapter). One worker belongs to one queue;
+ * Entry point of a task-mode worker thread (built to dist/node/worker.js for worker_threads and to
+ * dist/worker.js, a Web Worker, in the browser build, through the platform adapter). One worker belongs to one queue;
  * it keeps the device's slabs, the queue's plans and the loaded kernels, and runs every operation
  * posted to it with an Executor over the queue's shared control block. Completion is signalled on the
  * queue's SharedTimelineSemaphore; failures and load results are posted back.
@@ -148,6 +148,9 @@ function onMessage(message: ToWorker): void {
       return;
     case 'unload':
       kernels[message.id] = undefined;
+      return;
+    case 'profile':
+      executor.setProfile(message.ring);
       return;
   }
 }

@@ -7,7 +7,7 @@
 import { Fence, KeelError } from '@keel/fence';
 import { type Buffer, BufferUsage, type Executable } from '@keel/hal';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type CpuDevice, type CpuDeviceMode, createCpuDevice } from '../dist/index.js';
+import { type CpuDevice, type CpuDeviceMode, createCpuDevice } from '../dist/node/index.js';
 
 const KERNELS = new URL('./fixtures/async-kernels.js', import.meta.url);
 const STORAGE = BufferUsage.DEFAULT;

@@ -5,7 +5,7 @@
 import { Fence, KeelError, TimelineSemaphore } from '@keel/fence';
 import { BufferUsage } from '@keel/hal';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type CpuDevice, type CpuDeviceMode, createCpuDevice } from '../dist/index.js';
+import { type CpuDevice, type CpuDeviceMode, createCpuDevice } from '../dist/node/index.js';
 
 const STORAGE = BufferUsage.DEFAULT;
 const devices: CpuDevice[] = [];

@@ -1,9 +1,10 @@
 /**
  * The package as a browser bundler sees it: esbuild (`--bundle --platform=browser --format=esm`) of
- * `@keel/device-cpu` resolves the `browser` export condition to dist/browser/, and the bundle (the
+ * `@keel/device-cpu` resolves the `browser` export condition to dist/ (the browser build is the
+ * package's default, so dist/index.js itself bundles for the browser), and the bundle (the
  * device, its Keel dependencies, and the worker entry) names no Node built-in. The worker is still
  * referenced as `new URL('./worker.js', import.meta.url)` inside `new Worker(...)`, the pattern
- * bundlers recognise. Node resolution (the `node` condition) keeps the worker_threads build.
+ * bundlers recognise. Node resolution (the `node` condition) keeps the worker_threads build (dist/node/).
  * Needs the built package (pnpm build).
  */
 import { createRequire } from 'node:module';
@@ -37,16 +38,16 @@ async function bundle(
 describe('esbuild --bundle --platform=browser --format=esm', () => {
   it('resolves @keel/device-cpu to the browser build, with no Node built-ins in the output', async () => {
     const { text, inputs } = await bundle("export { createCpuDevice } from '@keel/device-cpu';", 'browser');
-    expect(inputs.some((input) => input.endsWith('device-cpu/dist/browser/index.js'))).toBe(true);
-    expect(inputs.some((input) => input.endsWith('device-cpu/dist/index.js'))).toBe(false);
+    expect(inputs.some((input) => input.endsWith('device-cpu/dist/index.js'))).toBe(true);
+    expect(inputs.some((input) => input.includes('device-cpu/dist/node/'))).toBe(false);
     expect(inputs.some((input) => input.includes('packages/fence/'))).toBe(true);
     expect(text).not.toMatch(NODE_BUILTIN);
     expect(text).toMatch(/new Worker\(new URL\("\.\/worker\.js", import\.meta\.url\), \{ type: "module"/);
   });
 
   it('bundles the browser worker entry with no Node built-ins', async () => {
-    const { text, inputs } = await bundle({ entry: 'dist/browser/worker.js' }, 'browser');
-    expect(inputs.some((input) => input.endsWith('device-cpu/dist/browser/worker.js'))).toBe(true);
+    const { text, inputs } = await bundle({ entry: 'dist/worker.js' }, 'browser');
+    expect(inputs.some((input) => input.endsWith('device-cpu/dist/worker.js'))).toBe(true);
     expect(text).not.toMatch(NODE_BUILTIN);
     expect(text).toMatch(/Atomics\.wait\(/); // workers may block; the page never does
   });
@@ -55,9 +56,18 @@ describe('esbuild --bundle --platform=browser --format=esm', () => {
 describe('Node resolution', () => {
   it('keeps the worker_threads build under the node condition', async () => {
     const { text, inputs } = await bundle("export { createCpuDevice } from '@keel/device-cpu';", 'node');
-    expect(inputs.some((input) => input.endsWith('device-cpu/dist/index.js'))).toBe(true);
+    expect(inputs.some((input) => input.endsWith('device-cpu/dist/node/index.js'))).toBe(true);
     expect(text).toMatch(/node:worker_threads/);
     const require = createRequire(new URL('../package.json', import.meta.url));
-    expect(require.resolve('@keel/device-cpu')).toBe(`${PACKAGE_DIR}dist/index.cjs`);
+    expect(require.resolve('@keel/device-cpu')).toBe(`${PACKAGE_DIR}dist/node/index.cjs`);
+  });
+});
+
+describe('dist/index.js as a file (a checker bundling each package entry directly)', () => {
+  it('bundles for the browser with no Node built-ins: the browser build is the default', async () => {
+    const { text, inputs } = await bundle({ entry: 'dist/index.js' }, 'browser');
+    expect(inputs.some((input) => input.includes('device-cpu/dist/node/'))).toBe(false);
+    expect(text).not.toMatch(NODE_BUILTIN);
+    expect(text).toMatch(/new Worker\(new URL\("\.\/worker\.js", import\.meta\.url\)/);
   });
 });

@@ -1,11 +1,11 @@
 /**
  * The conformance suite (@keel/cts) on both modes of the CPU device inside Chromium, on a cross-origin
  * isolated page (vitest.browser.config.ts): task mode runs on module Web Workers over SharedArrayBuffer
- * slabs. Imports the browser build (dist/browser), whose worker.js Vite serves as a module worker.
+ * slabs. Imports the browser build (dist/, the default), whose worker.js Vite serves as a module worker.
  */
 import { defineDeviceConformance } from '@keel/cts';
 import { describe, expect, it } from 'vitest';
-import { type CpuDevice, createCpuDevice } from '../dist/browser/index.js';
+import { type CpuDevice, createCpuDevice } from '../dist/index.js';
 import { cpuCtsKernels } from './cts-kernels';
 
 function handle(device: CpuDevice) {

@@ -1,9 +1,9 @@
 /**
  * The conformance suite (@keel/cts) against both modes of the CPU device. Imports the built package
- * (dist) so that task mode finds dist/worker.js.
+ * (dist/node) so that task mode finds dist/node/worker.js.
  */
 import { defineDeviceConformance } from '@keel/cts';
-import { type CpuDevice, createCpuDevice } from '../dist/index.js';
+import { type CpuDevice, createCpuDevice } from '../dist/node/index.js';
 import { cpuCtsKernels } from './cts-kernels';
 
 function handle(device: CpuDevice) {

@@ -1,7 +1,7 @@
 /**
  * Device-specific behaviour of @keel/device-cpu beyond the conformance suite: failures of kernels and
  * workers, loss, lifetime of worker threads, keeping the process alive, kernel ABI details. Imports the
- * built package (dist) so that task mode finds dist/worker.js.
+ * built Node build (dist/node) so that task mode finds dist/node/worker.js.
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { Fence, KeelError } from '@keel/fence';
 import { BufferUsage, type Executable, type ExportDescriptor } from '@keel/hal';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type CpuDevice, type CpuDeviceMode, createCpuDevice } from '../dist/index.js';
+import { type CpuDevice, type CpuDeviceMode, createCpuDevice } from '../dist/node/index.js';
 
 const run = promisify(execFile);
 const KERNELS = new URL('./fixtures/device-kernels.js', import.meta.url);
@@ -21,6 +21,7 @@ const EXPORTS: ExportDescriptor[] = [
   { name: 'crash', bindingCount: 0, constantCount: 0 },
   { name: 'busy', bindingCount: 0, constantCount: 1 },
   { name: 'worker_index', bindingCount: 1, constantCount: 1 },
+  { name: 'worker_meet', bindingCount: 2, constantCount: 1 },
   { name: 'describe', bindingCount: 2, constantCount: 1, workgroupSize: [8, 4, 2] },
   { name: 'misaligned', bindingCount: 1, constantCount: 0 },
 ];
@@ -196,10 +197,15 @@ describe('device-cpu task mode', () => {
     const d = device('task', 1, 2);
     const exe = await kernels(d);
     const out = d.createBuffer({ byteLength: 4 * 32, usage: STORAGE });
-    expect(await dispatch(d, exe, 'worker_index', [8, 2, 2], [2], [{ buffer: out }])).toBeUndefined();
+    const control = d.createBuffer({ byteLength: 8, usage: STORAGE });
+    // Each workgroup waits (until 3 s after the first, within the test's 5 s) until a second worker has
+    // run one, so the check does not depend on how the machine schedules the two threads.
+    const bindings = [{ buffer: out }, { buffer: control }];
+    expect(await dispatch(d, exe, 'worker_meet', [8, 2, 2], [3000], bindings)).toBeUndefined();
     const seen = new Set(await read(d, out));
     expect(seen.has(0)).toBe(false); // every workgroup ran
     expect([...seen].sort()).toEqual([1, 2]); // both workers took some
+    expect(Array.from(await read(d, control))).toEqual([0b11, 0]); // both marked it, nobody gave up
   });
 
   it('a worker that exits loses the device: pending work fails UNAVAILABLE and every worker ends', async () => {

@@ -7,7 +7,7 @@
 import { Fence, KeelError } from '@keel/fence';
 import { QueueAffinity } from '@keel/hal';
 import { expect, it } from 'vitest';
-import { createCpuDevice } from '../dist/browser/index.js';
+import { createCpuDevice } from '../dist/index.js';
 
 const KERNELS = new URL('./fixtures/device-kernels.js', import.meta.url);
 

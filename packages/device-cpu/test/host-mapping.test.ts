@@ -1,12 +1,12 @@
 /**
  * The optional 'host-mapping' capability (hal Device.mapHostView): CPU buffers are host memory, so a
  * HOST_VISIBLE + MAPPING buffer is viewed in place. Imports the built package (dist), as the other
- * device tests do, so task mode finds dist/worker.js.
+ * device tests do, so task mode finds dist/node/worker.js.
  */
 import { Fence, KeelError, TimelineSemaphore } from '@keel/fence';
 import { BufferUsage, MemoryType, QueueAffinity } from '@keel/hal';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type CpuDevice, type CpuDeviceMode, createCpuDevice } from '../dist/index.js';
+import { type CpuDevice, type CpuDeviceMode, createCpuDevice } from '../dist/node/index.js';
 
 const MAPPABLE = {
   usage: BufferUsage.DEFAULT | BufferUsage.MAPPING,

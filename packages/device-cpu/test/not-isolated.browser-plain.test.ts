@@ -6,7 +6,7 @@
 import { Fence, KeelError } from '@keel/fence';
 import { BufferUsage, QueueAffinity } from '@keel/hal';
 import { expect, it } from 'vitest';
-import { createCpuDevice } from '../dist/browser/index.js';
+import { createCpuDevice } from '../dist/index.js';
 import { CTS_KERNELS_URL } from './cts-kernels';
 
 it('is a page without cross-origin isolation', () => {

@@ -9,7 +9,7 @@ import { runInNewContext } from 'node:vm';
 import { Fence } from '@keel/fence';
 import { BufferUsage } from '@keel/hal';
 import { describe, expect, it } from 'vitest';
-import { createCpuDevice } from '../dist/index.js';
+import { createCpuDevice } from '../dist/node/index.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;

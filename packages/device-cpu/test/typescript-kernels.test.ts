@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { Fence, KeelError } from '@keel/fence';
 import { BufferUsage, QueueAffinity } from '@keel/hal';
 import { describe, expect, it } from 'vitest';
-import { type CpuDevice, type CpuDeviceMode, createCpuDevice } from '../dist/index.js';
+import { type CpuDevice, type CpuDeviceMode, createCpuDevice } from '../dist/node/index.js';
 
 const EXPECTED = [100, 103, 106, 109, 112, 115, 118, 121];
 const EXPORTS = [{ name: 'iota3', bindingCount: 1, constantCount: 1 }];

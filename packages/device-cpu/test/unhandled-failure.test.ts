@@ -7,7 +7,12 @@
 import { Fence, KeelError } from '@keel/fence';
 import { BufferUsage, type Executable, type UnhandledFailureContext } from '@keel/hal';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type CpuDevice, type CpuDeviceMode, type CpuDeviceOptions, createCpuDevice } from '../dist/index.js';
+import {
+  type CpuDevice,
+  type CpuDeviceMode,
+  type CpuDeviceOptions,
+  createCpuDevice,
+} from '../dist/node/index.js';
 
 const KERNELS = new URL('./fixtures/device-kernels.js', import.meta.url);
 const devices: CpuDevice[] = [];

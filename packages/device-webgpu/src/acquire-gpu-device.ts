@@ -45,16 +45,32 @@ function unavailable(message: string, cause?: unknown): KeelError {
   return new KeelError(ErrorCode.UNAVAILABLE, message, cause === undefined ? undefined : { cause });
 }
 
-function isNode(): boolean {
+export function isNode(): boolean {
   const p = (globalThis as { process?: { versions?: { node?: string } } }).process;
   return typeof p?.versions?.node === 'string';
+}
+
+/**
+ * Dawn's flags: the caller's, plus `disable-dawn-features=timestamp_quantization` unless the caller
+ * names that feature in a `disable-`/`enable-dawn-features` flag. Dawn rounds GPU timestamps down to
+ * 65 536 ns by default (a browser's defence against timing attacks), which would make per-dispatch
+ * times of traces useless for kernels of a few µs; a Node process has no cross-origin code to defend
+ * against.
+ */
+export function dawnFlags(options: readonly string[]): string[] {
+  if (options.some((o) => o.includes('timestamp_quantization'))) return [...options];
+  const disable = options.findIndex((o) => o.startsWith('disable-dawn-features='));
+  if (disable < 0) return [...options, 'disable-dawn-features=timestamp_quantization'];
+  const flags = [...options];
+  flags[disable] = `${flags[disable]},timestamp_quantization`;
+  return flags;
 }
 
 /**
  * Loads Dawn through the `webgpu` package (Node only). Its globals (GPUBufferUsage, ...) are installed
  * where absent, so application code that uses them works as in a browser.
  */
-async function loadDawn(options: readonly string[]): Promise<GPU> {
+export async function loadDawn(options: readonly string[]): Promise<GPU> {
   // A computed specifier keeps bundlers (vite, esbuild) from resolving the Node-only package.
   const specifier = ['web', 'gpu'].join('');
   let mod: DawnModule;
@@ -94,7 +110,7 @@ export async function acquireGpuDevice(options: WebGpuDeviceOptions): Promise<Ac
       if (!isNode()) {
         throw unavailable('createWebGpuDevice: this environment has no WebGPU (navigator.gpu is undefined)');
       }
-      gpu = await loadDawn(options.dawnOptions ?? []);
+      gpu = await loadDawn(dawnFlags(options.dawnOptions ?? []));
     }
     const found = await gpu.requestAdapter(options.adapterOptions);
     if (found === null) {
@@ -102,9 +118,9 @@ export async function acquireGpuDevice(options: WebGpuDeviceOptions): Promise<Ac
     }
     adapter = found;
   }
-  const features = (options.requiredFeatures ?? []).filter((f): f is GPUFeatureName =>
-    adapter.features.has(f),
-  );
+  // timestamp-query is requested whenever the adapter has it: traces time dispatches with it.
+  const wanted = [...(options.requiredFeatures ?? []), 'timestamp-query'];
+  const features = [...new Set(wanted)].filter((f): f is GPUFeatureName => adapter.features.has(f));
   let device: GPUDevice;
   try {
     device = await adapter.requestDevice({

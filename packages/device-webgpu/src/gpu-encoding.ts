@@ -55,6 +55,19 @@ export class GpuEncoding {
     return pass;
   }
 
+  /**
+   * Ends the open pass and begins one with `timestampWrites` (traces time each dispatch in its own
+   * pass, gpu-profiler.ts); it is the open pass until `endPass`.
+   */
+  timedPass(timestampWrites: GPUComputePassTimestampWrites): GPUComputePassEncoder {
+    if (this.#pass !== undefined) this.endPass();
+    this.#used = true;
+    const pass = (this.#encoder as GPUCommandEncoder).beginComputePass({ timestampWrites });
+    this.#pass = pass;
+    this.invalidate();
+    return pass;
+  }
+
   endPass(): void {
     if (this.#pass !== undefined) {
       this.#pass.end();

@@ -13,6 +13,7 @@ export const GpuBufferUsage = {
   UNIFORM: 0x0040,
   STORAGE: 0x0080,
   INDIRECT: 0x0100,
+  QUERY_RESOLVE: 0x0200,
 } as const;
 
 /** GPUMapMode bits. */

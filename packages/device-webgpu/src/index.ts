@@ -1,4 +1,10 @@
 export { createWebGpuDevice } from './create-webgpu-device';
+export {
+  listWebGpuAdapters,
+  parseDawnAdapterList,
+  type WebGpuAdapterEntry,
+  webGpuAdapterOptions,
+} from './list-adapters';
 export { WebGpuDevice, type WebGpuDeviceStats } from './webgpu-device';
 export type { WebGpuDeviceOptions } from './webgpu-device-options';
 export { WebGpuExecutable } from './webgpu-executable';

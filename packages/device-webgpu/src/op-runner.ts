@@ -8,8 +8,10 @@
  */
 import { ErrorCode, KeelError } from '@keel/fence';
 import { describeBuffer } from '@keel/hal';
+import { traceNow } from '@keel/hal/driver';
 import type { GpuEncoding } from './gpu-encoding';
 import { alignUp, type GpuMemory } from './gpu-memory';
+import type { GpuProfiler } from './gpu-profiler';
 import type { GpuScratch } from './gpu-scratch';
 import { INDIRECT_RECORD_BYTES, type IndirectValidator } from './indirect-validator';
 import type { OpRunner } from './op-scheduler';
@@ -36,8 +38,8 @@ export interface GpuOpRunnerParts {
   readonly uploads: UploadPool;
   readonly indirect: IndirectValidator;
   readonly context: PlanContext;
-  /** True once the device is lost or destroyed (staging buffers are then destroyed, not kept). */
-  readonly gone: () => boolean;
+  /** Per-dispatch times of traced executes. */
+  readonly profiler: GpuProfiler;
 }
 
 export class GpuOpRunner implements OpRunner {
@@ -52,10 +54,12 @@ export class GpuOpRunner implements OpRunner {
   readonly #uploads: UploadPool;
   readonly #indirect: IndirectValidator;
   readonly #context: PlanContext;
-  readonly #gone: () => boolean;
+  readonly #profiler: GpuProfiler;
   /** The array `queue.submit` gets (reused: no allocation per submission). */
   readonly #submitList: GPUCommandBuffer[] = [];
   #submissions = 0;
+  /** Set by the device once it is lost or destroyed: staging buffers are then destroyed, not kept. */
+  gone = false;
 
   constructor(parts: GpuOpRunnerParts) {
     this.#gpu = parts.gpu;
@@ -69,7 +73,7 @@ export class GpuOpRunner implements OpRunner {
     this.#uploads = parts.uploads;
     this.#indirect = parts.indirect;
     this.#context = parts.context;
-    this.#gone = parts.gone;
+    this.#profiler = parts.profiler;
   }
 
   /** `queue.submit` calls so far. */
@@ -98,8 +102,18 @@ export class GpuOpRunner implements OpRunner {
         case OpKind.EXECUTE: {
           const plans = op.plans;
           const tables = op.tables;
-          for (let i = 0; i < plans.length; i++)
-            (plans[i] as ReplayPlan).encode(this.#context, tables?.[i] ?? undefined);
+          const trace = op.trace;
+          if (trace?.dispatches) {
+            this.#profiler.begin(op, trace);
+            this.#context.profiling = this.#profiler;
+          }
+          try {
+            for (let i = 0; i < plans.length; i++)
+              (plans[i] as ReplayPlan).encode(this.#context, tables?.[i] ?? undefined);
+          } finally {
+            this.#context.profiling = undefined;
+          }
+          if (op.profile !== undefined) this.#profiler.end(encoding.encoder);
           if (this.#indirect.used) {
             // The indirect counts' validation record, checked when the submission completes.
             const size = ReadbackPool.sizeFor(INDIRECT_RECORD_BYTES);
@@ -157,6 +171,7 @@ export class GpuOpRunner implements OpRunner {
           break;
       }
     } catch (error) {
+      if (op.profile !== undefined) this.#profiler.abandon(op);
       encoding.abandon();
       this.#indirect.abandon();
       this.#ring.submitted();
@@ -169,6 +184,7 @@ export class GpuOpRunner implements OpRunner {
       this.#gpu.queue.submit(list);
       list.length = 0;
       this.#submissions++;
+      if (op.profile !== undefined) this.#profiler.submitted(op);
     } else {
       encoding.abandon();
     }
@@ -218,6 +234,14 @@ export class GpuOpRunner implements OpRunner {
     );
   }
 
+  /** A traced operation completed (or failed with `error`): its dispatch estimates and its event. */
+  traceDone(op: QueueOp, error: unknown): void {
+    const trace = op.trace;
+    if (trace === undefined) return;
+    if (op.profile !== undefined) this.#profiler.completed(op, traceNow());
+    trace.opDone(op, error);
+  }
+
   finishRead(op: QueueOp): void {
     const staging = op.staging as GPUBuffer;
     if (op.kind === OpKind.EXECUTE) {
@@ -232,7 +256,7 @@ export class GpuOpRunner implements OpRunner {
   }
 
   releaseStaging(op: QueueOp): void {
-    const gone = this.#gone();
+    const gone = this.gone;
     const uploads = op.uploads;
     if (uploads.length > 0) {
       for (let i = 0; i < uploads.length; i++) this.#uploads.release(uploads[i] as GPUBuffer, gone);

@@ -45,6 +45,7 @@ import {
   failTimepoints,
   OP_NAMES,
   signalPendingTimepoints,
+  traceNow,
   type UnhandledFailureReport,
 } from '@keel/hal/driver';
 import { describeError, ERROR_SCOPES, fromGpuError, pushErrorScopes } from './gpu-errors';
@@ -60,6 +61,8 @@ export interface OpRunner {
    * copies completed on the GPU, or were never submitted). Does nothing for an operation without any.
    */
   releaseStaging(op: QueueOp): void;
+  /** A traced operation (`op.trace` set) completed, or failed with `error`. */
+  traceDone(op: QueueOp, error: unknown): void;
 }
 
 /** Readiness of a wait fence. */
@@ -141,6 +144,7 @@ export class OpScheduler implements OpCallbacks {
 
   /** Fails `op`'s signal with `error`, reporting it when no timepoint could deliver it. */
   #fail(op: QueueOp, error: unknown): void {
+    if (op.trace !== undefined) this.#runner.traceDone(op, error);
     const unhandled = this.#lost === undefined ? this.#reportUnhandled : undefined;
     const thrown = failOperation(op.signal, error, this.#opNames[op.kind] ?? op.name, unhandled);
     if (thrown !== undefined) report(thrown);
@@ -322,6 +326,7 @@ export class OpScheduler implements OpCallbacks {
   }
 
   #run(op: QueueOp): void {
+    if (op.trace !== undefined) op.traceStarted = traceNow();
     op.early = this.#check(op.wait, false) !== READY;
     if (op.kind === OpKind.HOST_CALL) {
       this.#outside.add(op);
@@ -480,6 +485,7 @@ export class OpScheduler implements OpCallbacks {
     if (error !== undefined) {
       this.#fail(op, error);
     } else {
+      if (op.trace !== undefined) this.#runner.traceDone(op, undefined);
       const thrown = signalPendingTimepoints(op.signal);
       if (thrown !== undefined) report(thrown);
     }

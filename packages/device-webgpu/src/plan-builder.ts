@@ -158,6 +158,29 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
   }
 }
 
+/**
+ * A device's plan compiler: the `devicePlan(key, build)` pair its submissions pass to command buffers,
+ * and how many plans it built. The plan is built here, below the device, so a submission does not call
+ * back into webgpu-device.ts.
+ */
+export class ReplayPlanner {
+  /** The key of this device's plans on a command buffer. */
+  readonly key = {};
+  /** Plans built so far (WebGpuDeviceStats.plansBuilt). */
+  built = 0;
+
+  constructor(
+    private readonly device: Device,
+    private readonly options: PlanOptions,
+  ) {}
+
+  /** Builds the plan of `commandBuffer` (CommandBuffer.devicePlan's builder). */
+  readonly build = (commandBuffer: CommandBuffer): ReplayPlan => {
+    this.built++;
+    return buildReplayPlan(this.device, commandBuffer, this.options);
+  };
+}
+
 /** Options of `buildReplayPlan`. */
 export interface PlanOptions {
   readonly uniformAlignment: number;

@@ -6,6 +6,7 @@
  */
 import type { KeelError } from '@keel/fence';
 import { OpKind, QueueRecord } from '@keel/hal/driver';
+import type { SubmissionProfile } from './gpu-profiler';
 import type { ReplayPlan } from './replay-plan';
 import type { WebGpuBuffer } from './webgpu-buffer';
 
@@ -47,6 +48,8 @@ export class QueueOp extends QueueRecord<WebGpuBuffer> {
   gpuError: GPUError | undefined;
   /** queueWrite: the upload staging buffers its chunks were copied from (given back at GPU completion). */
   readonly uploads: GPUBuffer[] = [];
+  /** A traced execute's dispatches (gpu-profiler.ts), from its encoding to its completion. */
+  profile: SubmissionProfile | undefined;
 
   readonly onWaitReached: (error?: KeelError) => void;
   readonly onSettled: (error?: KeelError) => void;
@@ -84,10 +87,27 @@ export class QueueOp extends QueueRecord<WebGpuBuffer> {
     this.recycleAfterScopes = false;
     this.gpuError = undefined;
     this.uploads.length = 0;
+    this.profile = undefined;
   }
 
   /** The Device method that made it ("queueFill", …): how messages name it. */
   get name(): string {
     return this.method;
   }
+}
+
+/**
+ * The deferral hook of an update (OpScheduler.issue's `prepareDefer`): a deferred update keeps a copy of
+ * its bytes, taken at the call.
+ */
+export function keepUpdateBytes(op: QueueOp): void {
+  op.bytes = (op.bytes as Uint8Array).slice();
+}
+
+/** The deferral hook of an execute: it keeps copies of the caller's arrays (which may be reused). */
+export function keepExecuteArrays(op: QueueOp): void {
+  op.commandBuffers = op.commandBuffers.slice();
+  const tables = op.tables;
+  if (tables !== undefined)
+    op.tables = tables.map((t) => (t === undefined || t === null ? undefined : t.slice()));
 }

@@ -26,6 +26,7 @@ import type { BindingTable } from '@keel/hal';
 import type { BindingLayout } from './binding-layouts';
 import type { GpuEncoding } from './gpu-encoding';
 import { alignUp, type GpuMemory } from './gpu-memory';
+import type { GpuProfiler } from './gpu-profiler';
 import type { GpuScratch } from './gpu-scratch';
 import type { IndirectValidator } from './indirect-validator';
 import { NumericKeyCache } from './numeric-key-cache';
@@ -45,6 +46,8 @@ export interface PlanContext {
   readonly scratch: GpuScratch;
   readonly resident: ResidentConstants;
   readonly indirect: IndirectValidator;
+  /** Set (by the op runner) only while a traced execute is encoded: dispatches report to it. */
+  profiling: GpuProfiler | undefined;
 }
 
 /** The arrays a PlanBuilder produces. */
@@ -262,6 +265,7 @@ export class ReplayPlan {
       bySet[s] = k < 0 ? fixed[s] : (groups as GPUBindGroup[])[k];
     }
     const transfer = ctx.transfer;
+    const profiling = ctx.profiling;
     const dynamicOffsets = this.#dynamicOffsets;
     // Runs of dispatches set state on the pass directly (tracked here, not in `encoding`).
     let pass: GPUComputePassEncoder | undefined;
@@ -275,14 +279,20 @@ export class ReplayPlan {
         const y = ops[p + F.Y] as number;
         const z = ops[p + F.Z] as number;
         if (x === 0 || y === 0 || z === 0) continue;
-        if (pass === undefined) {
+        const exp = exports[ops[p + F.EXPORT] as number] as CompiledExport;
+        const timed = profiling === undefined ? undefined : profiling.dispatchPass(encoding, exp);
+        if (timed !== undefined) {
+          pass = timed;
+          pipeline = undefined;
+          group0 = undefined;
+          constantsOffset = -1;
+        } else if (pass === undefined) {
           pass = encoding.pass;
           encoding.invalidate();
           pipeline = undefined;
           group0 = undefined;
           constantsOffset = -1;
         }
-        const exp = exports[ops[p + F.EXPORT] as number] as CompiledExport;
         if (exp.pipeline !== pipeline) {
           pipeline = exp.pipeline;
           pass.setPipeline(pipeline);
@@ -300,6 +310,10 @@ export class ReplayPlan {
           pass.setBindGroup(1, constantsGroup as GPUBindGroup, dynamicOffsets, 0, 1);
         }
         pass.dispatchWorkgroups(x, y, z);
+        if (timed !== undefined) {
+          encoding.endPass();
+          pass = undefined;
+        }
         continue;
       }
       // Any other op may end the pass or use `encoding`'s tracking: the next dispatch starts afresh.
@@ -315,10 +329,12 @@ export class ReplayPlan {
           // Counts are checked on the device and read from the validator's own buffer, which the
           // dispatch never binds (WebGPU forbids indirect parameters in a writable binding).
           const validated = ctx.indirect.validate(encoding, this.#memory as GpuMemory, this.#offset);
+          const timed = profiling === undefined ? undefined : profiling.dispatchPass(encoding, exp);
           const indirect = encoding.bind(exp.pipeline, group);
           const c = ops[p + F.CONSTANTS] as number;
           if (c >= 0) encoding.constants(constantsGroup as GPUBindGroup, constantsBase + c);
           indirect.dispatchWorkgroupsIndirect(validated, 0);
+          if (timed !== undefined) encoding.endPass();
           break;
         }
         case PlanOp.FILL: {

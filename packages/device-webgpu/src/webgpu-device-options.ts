@@ -17,7 +17,11 @@ export interface WebGpuDeviceOptions {
    * names (`GPUFeatureName`) as plain strings, so the published types need no WebGPU type alias.
    */
   readonly requiredFeatures?: readonly string[];
-  /** Node only: the toggles passed to the `webgpu` package's `create()` (default none). */
+  /**
+   * Node only: the toggles passed to the `webgpu` package's `create()` (default none). Keel adds
+   * `disable-dawn-features=timestamp_quantization` (full-precision GPU timestamps for traces) unless
+   * a flag names `timestamp_quantization`.
+   */
   readonly dawnOptions?: readonly string[];
   /** Logical queues multiplexed onto the one GPUQueue, 1..32 (default 2). */
   readonly queueCount?: number;

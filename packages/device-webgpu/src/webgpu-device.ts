@@ -26,33 +26,26 @@ import {
   type ExecutableSource,
   MemoryType,
   QueueAffinity,
+  type TraceOptions,
   type UnhandledFailureHook,
 } from '@keel/hal';
-import {
-  type AllocaRequest,
-  type FrontMethod,
-  invalid,
-  madeByCreateBuffer,
-  OpKind,
-  QueueFront,
-  type QueueRecord,
-  unhandledFailureReporter,
-} from '@keel/hal/driver';
+import * as driver from '@keel/hal/driver';
 import type { BindingLayouts } from './binding-layouts';
 import type { BuiltinKernels } from './builtin-kernels';
 import { GpuEncoding } from './gpu-encoding';
 import { fromGpuError, popErrorScopes, pushErrorScopes } from './gpu-errors';
 import { alignUp, createGpuMemory, type GpuMemory } from './gpu-memory';
+import { GpuProfiler } from './gpu-profiler';
 import { GpuScratch } from './gpu-scratch';
 import { GpuSlabProvider } from './gpu-slab-provider';
 import { IndirectValidator } from './indirect-validator';
 import { GpuOpRunner } from './op-runner';
 import { OpScheduler } from './op-scheduler';
 import { PendingWork } from './pending-work';
-import { buildReplayPlan } from './plan-builder';
-import type { QueueOp } from './queue-op';
+import { ReplayPlanner } from './plan-builder';
+import { keepExecuteArrays, keepUpdateBytes, type QueueOp } from './queue-op';
 import { ReadbackPool } from './readback-pool';
-import type { PlanContext, ReplayPlan } from './replay-plan';
+import type { PlanContext } from './replay-plan';
 import { ResidentConstants } from './resident-constants';
 import { TransferEncoder } from './transfer-encoder';
 import { UniformRing } from './uniform-ring';
@@ -110,7 +103,10 @@ export interface WebGpuDeviceStats {
 
 // The front's record type is the kit's QueueRecord (the device's records are QueueOps): the published
 // types then name no internal class of this package.
-export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuffer>> implements Device {
+export class WebGpuDevice
+  extends driver.QueueFront<WebGpuBuffer, driver.QueueRecord<WebGpuBuffer>>
+  implements Device
+{
   readonly info: DeviceInfo;
   readonly lost: Promise<KeelError>;
   /** The GPUDevice Keel runs on (shared with the caller when one was given). */
@@ -121,17 +117,15 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
   /** The GPU instance the device came from (Dawn's, in Node): held so it outlives the device. */
   readonly #instance: GPU | undefined;
   readonly #layouts: BindingLayouts;
-  readonly #encoding: GpuEncoding;
   readonly #ring: UniformRing;
   readonly #scratch: GpuScratch;
-  readonly #transfer: TransferEncoder;
   readonly #readback: ReadbackPool;
   readonly #uploads: UploadPool;
   readonly #resident: ResidentConstants;
   readonly #indirect: IndirectValidator;
   readonly #runner: GpuOpRunner;
   readonly #scheduler: OpScheduler;
-  readonly #context: PlanContext;
+  readonly #profiler: GpuProfiler;
   readonly #slabs: GpuSlabProvider;
   readonly #pools: PoolRegistry<GpuMemory>;
   readonly #tableCacheSize: number;
@@ -141,16 +135,11 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
   readonly #buffers = new Set<WebGpuBuffer>();
   /** Buffers destroyed while operations were deferred: their memory goes once none is deferred. */
   readonly #releases: WebGpuBuffer[] = [];
-  readonly #planKey = {};
-  readonly #buildPlan: (commandBuffer: CommandBuffer) => ReplayPlan;
-  readonly #prepareExecuteDefer = (op: QueueOp): void => this.#snapshotTables(op);
-  readonly #prepareUpdateDefer = (op: QueueOp): void => {
-    op.bytes = (op.bytes as Uint8Array).slice();
-  };
+  /** Builds the device's replay plans (plan-builder.ts). */
+  readonly #planner: ReplayPlanner;
   #resolveLost: (reason: KeelError) => void = () => {};
   #destroying: Promise<void> | undefined;
   #deferrals = 0;
-  #plansBuilt = 0;
   readonly #perQueue: number[];
   readonly #onUncapturedError: (event: Event) => void;
   /** Pipeline compilations and resource error scopes not settled yet (awaited by destroy). */
@@ -170,10 +159,10 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
     this.#uniformAlignment = Math.max(16, gpu.limits.minUniformBufferOffsetAlignment);
     this.#perQueue = new Array<number>(parts.info.queueCount).fill(0);
     const names = this.names;
-    this.#encoding = new GpuEncoding(gpu);
+    const encoding = new GpuEncoding(gpu);
     this.#ring = new UniformRing(gpu, parts.layouts.constants, this.#uniformAlignment);
     this.#scratch = new GpuScratch(gpu);
-    this.#transfer = new TransferEncoder(gpu, this.#encoding, this.#ring, parts.kernels, this.#scratch, {
+    const transfer = new TransferEncoder(gpu, encoding, this.#ring, parts.kernels, this.#scratch, {
       maxBindingSize: gpu.limits.maxStorageBufferBindingSize,
       maxWorkgroups: gpu.limits.maxComputeWorkgroupsPerDimension,
     });
@@ -187,15 +176,17 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
       Math.max(4, gpu.limits.minStorageBufferOffsetAlignment),
       gpu.limits.maxComputeWorkgroupsPerDimension,
     );
-    this.#context = {
+    const context: PlanContext = {
       gpu,
-      encoding: this.#encoding,
+      encoding,
       ring: this.#ring,
-      transfer: this.#transfer,
+      transfer,
       scratch: this.#scratch,
       resident: this.#resident,
       indirect: this.#indirect,
+      profiling: undefined,
     };
+    this.#profiler = new GpuProfiler(gpu, this.#readback);
     this.#slabs = new GpuSlabProvider(gpu, 'keel transient slab');
     this.#pools = new PoolRegistry(this.#slabs, {
       poolLabel: 'webgpu alloca',
@@ -210,30 +201,27 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
       gpu,
       name: this.name,
       names: { queueExecute: names.queueExecute, queueRead: names.queueRead, queueWrite: names.queueWrite },
-      encoding: this.#encoding,
+      encoding,
       ring: this.#ring,
       scratch: this.#scratch,
-      transfer: this.#transfer,
+      transfer,
       readback: this.#readback,
       uploads: this.#uploads,
       indirect: this.#indirect,
-      context: this.#context,
-      gone: () => this.destroyed || this.lostReason !== undefined,
+      context,
+      profiler: this.#profiler,
     });
     this.#scheduler = new OpScheduler(
       this.#runner,
       gpu,
       this.name,
-      unhandledFailureReporter(parts.onUnhandledFailure, this.name),
+      driver.unhandledFailureReporter(parts.onUnhandledFailure, this.name),
     );
     this.#scheduler.onIdle = () => this.#flushReleases();
-    this.#buildPlan = (commandBuffer) => {
-      this.#plansBuilt++;
-      return buildReplayPlan(this, commandBuffer, {
-        uniformAlignment: this.#uniformAlignment,
-        tableCacheSize: this.#tableCacheSize,
-      });
-    };
+    this.#planner = new ReplayPlanner(this, {
+      uniformAlignment: this.#uniformAlignment,
+      tableCacheSize: this.#tableCacheSize,
+    });
     this.lost = new Promise<KeelError>((resolve) => {
       this.#resolveLost = resolve;
     });
@@ -253,13 +241,14 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
       `${this.name}: the GPU device was lost (${info?.reason ?? 'unknown'}: ${info?.message ?? 'no message'})`,
     );
     this.lostReason = reason;
+    this.#runner.gone = true;
     this.#scheduler.failAll(reason);
     this.#pools.destroy(false);
     this.#resolveLost(reason);
   }
 
   /** Counts the operations of each logical queue (stats.operationsPerQueue). */
-  protected override begin(method: FrontMethod, affinity: number, wait: Fence, signal: Fence): number {
+  protected override begin(method: driver.FrontMethod, affinity: number, wait: Fence, signal: Fence): number {
     const queue = super.begin(method, affinity, wait, signal);
     this.#perQueue[queue] = (this.#perQueue[queue] as number) + 1;
     return queue;
@@ -308,7 +297,7 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
     const size = alignUp(Math.max(4, byteLength), 4);
     const max = this.info.limits.maxBufferSize;
     if (size > max) {
-      throw invalid(
+      throw driver.invalid(
         `${what}: ${name} ${byteLength} rounds up to a GPUBuffer of ${size} bytes (a multiple of 4), above the device's maxBufferSize of ${max}`,
       );
     }
@@ -355,7 +344,7 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
   }
 
   /** UNAVAILABLE when the device was lost or destroyed (else undefined): device loss is never a caller's mistake. */
-  #unavailable(what: FrontMethod): KeelError | undefined {
+  #unavailable(what: driver.FrontMethod): KeelError | undefined {
     const reason = this.lostReason;
     if (reason === undefined && !this.destroyed) return undefined;
     return new KeelError(
@@ -399,7 +388,7 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
    * queueAlloca: a buffer from the transient pool (TLSF over GPUBuffer slabs by default), usable by
    * operations ordered after `signal`. Offsets are aligned to minStorageBufferOffsetAlignment (at least 16).
    */
-  protected allocate(queue: number, wait: Fence, signal: Fence, request: AllocaRequest): Buffer {
+  protected allocate(queue: number, wait: Fence, signal: Fence, request: driver.AllocaRequest): Buffer {
     const { params, size, pool } = request;
     const allocator = this.#pools.allocator(pool, this.names.queueAlloca);
     const ordered = this.#scheduler.isOrdered(wait);
@@ -425,12 +414,8 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
   }
 
   protected deallocate(queue: number, wait: Fence, signal: Fence, buffer: WebGpuBuffer): void {
-    const what = this.names.queueDealloca;
-    const allocation = buffer.allocation;
-    if (allocation === undefined) throw madeByCreateBuffer(buffer, what);
-    const allocator = this.#pools.ownerOf(allocation, what);
     const ordered = this.#scheduler.isOrdered(wait);
-    allocator.dealloca(QueueAffinity.of(queue), wait, signal, allocation);
+    this.#pools.dealloca(queue, wait, signal, buffer, buffer.allocation, this.names.queueDealloca);
     buffer.markDeallocated();
     if (ordered) this.#scheduler.markOrdered(signal);
   }
@@ -438,7 +423,12 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
   // ---------------------------------------------------------------------------------------------------
   // Operations
 
-  protected record(kind: OpKind, queue: number, wait: Fence, signal: Fence): QueueRecord<WebGpuBuffer> {
+  protected record(
+    kind: driver.OpKind,
+    queue: number,
+    wait: Fence,
+    signal: Fence,
+  ): driver.QueueRecord<WebGpuBuffer> {
     return this.#scheduler.acquire(kind, queue, wait, signal);
   }
 
@@ -447,32 +437,26 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
    * at the call (prepareDefer); a write's source is read when it runs (into pooled staging buffers,
    * op-runner.ts) and must stay unchanged until its signal.
    */
-  protected submit(record: QueueRecord<WebGpuBuffer>): void {
+  protected submit(record: driver.QueueRecord<WebGpuBuffer>): void {
     const op = record as QueueOp;
-    this.#issue(op, op.kind === OpKind.UPDATE ? this.#prepareUpdateDefer : undefined);
+    this.#issue(op, op.kind === driver.OpKind.UPDATE ? keepUpdateBytes : undefined);
   }
 
-  protected submitExecute(record: QueueRecord<WebGpuBuffer>): void {
+  protected submitExecute(record: driver.QueueRecord<WebGpuBuffer>): void {
     const op = record as QueueOp;
     const commandBuffers = op.commandBuffers;
     const count = commandBuffers.length;
     try {
       for (let i = 0; i < count; i++)
-        op.plans.push((commandBuffers[i] as CommandBuffer).devicePlan(this.#planKey, this.#buildPlan));
+        op.plans.push(
+          (commandBuffers[i] as CommandBuffer).devicePlan(this.#planner.key, this.#planner.build),
+        );
     } catch (error) {
       op.plans.length = 0;
       throw error;
     }
     for (let i = 0; i < count; i++) (commandBuffers[i] as CommandBuffer).markSubmitted();
-    this.#issue(op, this.#prepareExecuteDefer);
-  }
-
-  /** A deferred execute keeps copies of the caller's arrays (which may be reused after the call). */
-  #snapshotTables(op: QueueOp): void {
-    op.commandBuffers = op.commandBuffers.slice();
-    const tables = op.tables;
-    if (tables !== undefined)
-      op.tables = tables.map((t) => (t === undefined || t === null ? undefined : t.slice()));
+    this.#issue(op, keepExecuteArrays);
   }
 
   #issue(op: QueueOp, prepareDefer?: (op: QueueOp) => void): void {
@@ -505,7 +489,7 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
       submissions: this.#runner.submissions,
       operationsPerQueue: [...this.#perQueue],
       deferred: this.#deferrals,
-      plansBuilt: this.#plansBuilt,
+      plansBuilt: this.#planner.built,
       bindGroups: { hits, misses, evictions, size },
       uniformRingBytes: this.#ring.capacity,
       readback: this.#readback.stats,
@@ -533,6 +517,14 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
    * The promise resolves when all of that is done (`Symbol.asyncDispose` awaits it). Idempotent; any
    * later call of another method is FAILED_PRECONDITION.
    */
+  /** Traces (startTrace is the kit's): GPU timestamps where possible, else host estimates (gpu-profiler.ts). */
+  protected override traceTiming(options: TraceOptions): 'gpu-timestamp' | 'host-estimate' | 'none' {
+    if (options.dispatches === false) return 'none';
+    return options.gpuTimestamps !== false && this.#profiler.hasTimestamps
+      ? 'gpu-timestamp'
+      : 'host-estimate';
+  }
+
   destroy(): Promise<void> {
     this.#destroying ??= this.#destroy();
     return this.#destroying;
@@ -540,13 +532,20 @@ export class WebGpuDevice extends QueueFront<WebGpuBuffer, QueueRecord<WebGpuBuf
 
   async #destroy(): Promise<void> {
     this.destroyed = true;
+    this.#runner.gone = true;
     const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.name}: the device was destroyed`);
     this.#scheduler.failAll(reason);
     this.#pools.destroy();
     this.#uploads.destroy();
     // Dawn crashes or hangs when a buffer with a pending map and its device are destroyed and
     // collected: let every map and completion callback settle first.
-    await Promise.all([this.#scheduler.whenSettled(), this.#uploads.settled(), this.#compiles.settled()]);
+    await Promise.all([
+      this.#scheduler.whenSettled(),
+      this.#uploads.settled(),
+      this.#compiles.settled(),
+      this.#profiler.settled(),
+    ]);
+    this.#profiler.destroy();
     for (const buffer of this.#buffers) {
       buffer.markDestroyed();
       buffer.memory?.buffer.destroy();

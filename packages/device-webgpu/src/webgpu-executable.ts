@@ -25,6 +25,9 @@ export interface CompiledExport {
   /** 's'/'u' per binding. */
   readonly kinds: string;
   readonly constantCount: number;
+  /** The export's name and its executable's label (trace events name dispatches by them). */
+  readonly name: string;
+  readonly executable: string;
 }
 
 export class WebGpuExecutable implements Executable {
@@ -161,6 +164,8 @@ export async function compileExecutable(
       bindings: bindingsOf[k] as BindingLayout,
       kinds: kindsOf[k] as string,
       constantCount: e.constantCount,
+      name: e.name,
+      executable: label ?? 'wgsl',
     });
   }
   // Dawn hands out (invalid) pipelines on a destroyed device without an error: check for loss last.

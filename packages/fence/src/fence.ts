@@ -13,7 +13,7 @@ export interface Timepoint {
   readonly value: number;
 }
 
-const NOOP_REGISTRATION: Registration = Object.freeze({ cancel(): void {} });
+const NOOP_REGISTRATION: Registration = /* @__PURE__ */ Object.freeze({ cancel(): void {} });
 
 function checkTimepoint(what: string, timepoint: unknown): Timepoint {
   if (typeof timepoint !== 'object' || timepoint === null) {

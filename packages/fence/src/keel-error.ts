@@ -23,7 +23,7 @@ export const ErrorCode = {
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
-const CODES: ReadonlySet<string> = new Set(Object.values(ErrorCode));
+const CODES: ReadonlySet<string> = /* @__PURE__ */ new Set(/* @__PURE__ */ Object.values(ErrorCode));
 
 /**
  * A brand shared by every copy of this package loaded in one realm (Symbol.for is global), so that

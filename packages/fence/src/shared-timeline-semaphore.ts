@@ -47,24 +47,26 @@ export const SHARED_MESSAGE_CAPACITY = 1024;
 export const SHARED_SEMAPHORE_BYTES = 1056;
 
 /** Failure codes as stored in shared memory. Append only: the index is the wire format. */
+// Module-level values are literals or marked pure, so that a bundle which does not use this class
+// (e.g. one that only needs TimelineSemaphore) drops the whole module.
 const FAILURE_CODES: readonly ErrorCode[] = [
-  ErrorCode.INVALID_ARGUMENT,
-  ErrorCode.OUT_OF_RANGE,
-  ErrorCode.FAILED_PRECONDITION,
-  ErrorCode.RESOURCE_EXHAUSTED,
-  ErrorCode.DEADLINE_EXCEEDED,
-  ErrorCode.ABORTED,
-  ErrorCode.CANCELLED,
-  ErrorCode.UNAVAILABLE,
-  ErrorCode.UNIMPLEMENTED,
-  ErrorCode.PERMISSION_DENIED,
-  ErrorCode.NOT_FOUND,
-  ErrorCode.INTERNAL,
-  ErrorCode.DATA_LOSS,
+  'INVALID_ARGUMENT',
+  'OUT_OF_RANGE',
+  'FAILED_PRECONDITION',
+  'RESOURCE_EXHAUSTED',
+  'DEADLINE_EXCEEDED',
+  'ABORTED',
+  'CANCELLED',
+  'UNAVAILABLE',
+  'UNIMPLEMENTED',
+  'PERMISSION_DENIED',
+  'NOT_FOUND',
+  'INTERNAL',
+  'DATA_LOSS',
 ];
 
-const PAYLOAD_MASK = (1n << 53n) - 1n;
-const FAILED_BIT = 1n << 62n;
+const PAYLOAD_MASK = 0x1f_ffff_ffff_ffffn; // (1n << 53n) - 1n
+const FAILED_BIT = 0x4000_0000_0000_0000n; // 1n << 62n
 // Int32 indices.
 const EPOCH = 2;
 const CLAIM = 3;
@@ -78,7 +80,7 @@ const FLAG_TRUNCATED = 1;
 
 /** Where `Atomics.waitAsync` is missing (older Firefox), pending waits poll the epoch this often. */
 const POLL_MS = 1;
-const HAS_WAIT_ASYNC = typeof Atomics.waitAsync === 'function';
+const HAS_WAIT_ASYNC = /* @__PURE__ */ (() => typeof Atomics.waitAsync === 'function')();
 
 let textEncoder: TextEncoder | undefined;
 let textDecoder: TextDecoder | undefined;
@@ -112,7 +114,9 @@ function sharedArrayBufferUnavailable(): KeelError {
  *   stay armed until the next signal or fail (no timer, no listener, does not keep the thread alive).
  */
 export class SharedTimelineSemaphore implements Semaphore {
-  readonly [SEMAPHORE_BRAND] = true as const;
+  // Set in the constructor: a computed class field is evaluated at class definition, which bundlers
+  // count as a side effect that keeps the class in bundles that never use it.
+  declare readonly [SEMAPHORE_BRAND]: true;
   readonly label: string;
   /** Post this to another thread and attach there with `SharedTimelineSemaphore.fromHandle`. */
   readonly handle: SharedSemaphoreHandle;
@@ -132,6 +136,7 @@ export class SharedTimelineSemaphore implements Semaphore {
    * unavailable (a browser page without cross-origin isolation).
    */
   constructor(initialValue = 0, options?: SemaphoreOptions) {
+    this[SEMAPHORE_BRAND] = true;
     const attach = attaching;
     attaching = undefined;
     let buffer: SharedArrayBuffer;

@@ -14,7 +14,8 @@ import { WaiterQueue } from './waiter-queue';
  * `onReached` callbacks are settled inside the `signal`/`fail` call that satisfies them.
  */
 export class TimelineSemaphore implements Semaphore {
-  readonly [SEMAPHORE_BRAND] = true as const;
+  // Set in the constructor (see SharedTimelineSemaphore): keeps the class removable when unused.
+  declare readonly [SEMAPHORE_BRAND]: true;
   readonly label: string;
   #value: number;
   #failure: KeelError | undefined = undefined;
@@ -24,6 +25,7 @@ export class TimelineSemaphore implements Semaphore {
    * @param initialValue the starting payload, a non-negative safe integer (INVALID_ARGUMENT otherwise).
    */
   constructor(initialValue = 0, options?: SemaphoreOptions) {
+    this[SEMAPHORE_BRAND] = true;
     this.label = semaphoreLabel('timeline', options);
     if (!isPayload(initialValue))
       throw invalidPayload(`semaphore '${this.label}': initial value`, initialValue);

@@ -40,9 +40,9 @@ type TimerHandle = ReturnType<typeof setTimeout>;
 const MAX_TIMER_MS = 0x7fffffff;
 
 /** Shared by every wait that is already satisfied (a resolved promise carries no state). */
-const RESOLVED: Promise<void> = Promise.resolve();
+const RESOLVED: Promise<void> = /* @__PURE__ */ Promise.resolve();
 
-const NOOP_REGISTRATION: Registration = Object.freeze({ cancel(): void {} });
+const NOOP_REGISTRATION: Registration = /* @__PURE__ */ Object.freeze({ cancel(): void {} });
 
 // The promise executor stores its functions here, so creating a wait allocates no closure of its own.
 let capturedResolve: (() => void) | undefined;

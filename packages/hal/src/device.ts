@@ -30,6 +30,7 @@ import type { DirectBufferRef } from './buffer-ref';
 import type { CommandBuffer, CommandBufferOptions } from './command-buffer';
 import type { Executable, ExecutableSource } from './executable';
 import type { QueueAffinity } from './queue-affinity';
+import type { Trace, TraceOptions } from './trace';
 
 export interface DeviceLimits {
   /** Largest buffer `createBuffer`/`queueAlloca` accept, in bytes. */
@@ -194,6 +195,14 @@ export interface Device extends AsyncDisposable {
    * 'passthrough'; a pool never used is absent). Both Keel devices implement it.
    */
   allocatorStats?(): ReadonlyMap<string, PoolAllocatorStats>;
+
+  /**
+   * Optional (both Keel devices implement it): starts recording a trace of this device's queue
+   * operations, waits, transfers and per-dispatch times (see `Trace`; DESIGN.md § Profiling and
+   * traces). Stop it with `trace.stop()` or `using trace = device.startTrace()`; export it with
+   * `await trace.toChromeTrace()`. FAILED_PRECONDITION while another trace of the device records.
+   */
+  startTrace?(options?: TraceOptions): Trace;
 
   /** Pushes deferred work of the selected queues to the hardware now (a no-op where nothing is deferred). */
   flush(affinity: QueueAffinity): void;

@@ -58,3 +58,4 @@ export {
 export type { UnhandledFailureContext, UnhandledFailureHook } from './failure';
 export { checkOptions, type OptionRule, type OptionRules } from './options';
 export { QueueAffinity } from './queue-affinity';
+export type { ChromeTrace, Trace, TraceEvent, TraceOptions } from './trace';

@@ -291,6 +291,6 @@ export function checkDeallocaBuffer<B extends Buffer>(
 }
 
 /** The INVALID_ARGUMENT of a queueDealloca of a buffer that createBuffer made. */
-export function madeByCreateBuffer(buffer: Buffer, what: string): KeelError {
+export function madeByCreateBuffer(buffer: Pick<Buffer, 'byteLength' | 'label'>, what: string): KeelError {
   return invalid(`${what}: ${describeBuffer(buffer)} was made by createBuffer; release it with destroy()`);
 }

@@ -76,4 +76,22 @@ describe('driver kit', () => {
     expect(order[10_000]).toBe(10_000);
     expect(maxDepth).toBe(1);
   });
+
+  it('keeps first-in first-out order when one item queues several, and recovers after a throw', () => {
+    const order: string[] = [];
+    const list: RunList<string> = new RunList((item) => {
+      order.push(item);
+      if (item === 'a') {
+        list.push('b');
+        list.push('c');
+      }
+      if (item === 'b') list.push('d');
+      if (item === 'boom') throw new Error('boom');
+    });
+    list.push('a');
+    expect(order).toEqual(['a', 'b', 'c', 'd']);
+    expect(() => list.push('boom')).toThrow('boom');
+    list.push('e');
+    expect(order).toEqual(['a', 'b', 'c', 'd', 'boom', 'e']);
+  });
 });

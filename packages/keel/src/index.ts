@@ -43,6 +43,7 @@ export {
   type BufferRef,
   BufferUsage,
   bufferRef,
+  type ChromeTrace,
   type CommandBuffer,
   type CommandBufferOptions,
   type CommandSink,
@@ -59,6 +60,9 @@ export {
   packConstants,
   QueueAffinity,
   slotRef,
+  type Trace,
+  type TraceEvent,
+  type TraceOptions,
 } from '@keel/hal';
 export { Scheduler, type SchedulerOptions, type SchedulerTarget } from '@keel/scheduler';
 export {

@@ -12,6 +12,28 @@ export {
   mlpCpuExecutableSource,
 } from './cpu/descriptors';
 export { GEMM_SCRATCH_BYTES } from './cpu/matmul-kernels';
+export type {
+  DataParallelDeviceReport,
+  DataParallelTransfers,
+  TrainDataParallelOptions,
+  TrainDataParallelResult,
+} from './data-parallel/data-parallel-options';
+export {
+  type DeviceEntry,
+  MAX_DATA_PARALLEL_DEVICES,
+  type OpenDeviceListOptions,
+  openDeviceList,
+  parseDeviceList,
+} from './data-parallel/device-list';
+export { formatDataParallelSummary } from './data-parallel/format-data-parallel';
+export {
+  type GradientStep,
+  gradientStep,
+  type PackedParameters,
+  packParameters,
+} from './data-parallel/gradient-program';
+export type { BalanceMode } from './data-parallel/shard-balancer';
+export { trainMlpDataParallel } from './data-parallel/train-data-parallel';
 export { type Batch, type DatasetConfig, oneHot, REFERENCE_DATASET, SyntheticDataset } from './dataset';
 export {
   bitsToF32,

@@ -11,7 +11,7 @@
  *
  * `new Worker(new URL('./worker.js', import.meta.url), { type: 'module', ... })` is written as one
  * expression so that bundlers (Vite, webpack, Parcel) recognise the worker and bundle it with its
- * imports; with esbuild, copy dist/browser/worker.js beside the bundle (README § Browsers).
+ * imports; with esbuild, copy dist/worker.js beside the bundle (README § Browsers).
  */
 import type { WorkerInit } from '../protocol';
 import type { MainPlatform, WorkerEvents, WorkerThread } from './platform';

@@ -9,7 +9,7 @@ import type { WorkerInit } from '../protocol';
 import type { MainPlatform, WorkerEvents, WorkerThread } from './platform';
 
 function spawnWorker(init: WorkerInit, name: string, events: WorkerEvents): WorkerThread {
-  // The literal `new URL('./worker.js', import.meta.url)` resolves beside the bundle (dist/worker.js).
+  // The literal `new URL('./worker.js', import.meta.url)` resolves beside the bundle (dist/node/worker.js).
   const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: init, name });
   worker.on('message', events.onMessage);
   worker.on('error', (error: Error) => events.onError(`crashed: ${error.message}`));

@@ -22,26 +22,36 @@ const CONSTRUCTORS = {
 } as const;
 
 /** A growable Uint8Array, Int32Array, Uint32Array or Float64Array. */
+/** A typed array of the kind of `array`. */
+type Growable = Uint8Array | Int32Array | Uint32Array | Float64Array;
+
+/**
+ * A typed array of the same kind as `array`, of at least `needed` elements (capacity doubles, at least
+ * 16), holding the first `used` elements of `array`. The one growth rule of the kit: TypedArrayBuilder
+ * uses it, and so do recorders that keep raw arrays with their own fill counts.
+ */
+export function growTypedArray<T extends Growable>(array: T, used: number, needed: number): T {
+  let size = Math.max(array.length * 2, 16);
+  while (size < needed) size *= 2;
+  const grown = new (array.constructor as new (size: number) => T)(size);
+  grown.set(array.subarray(0, used) as never);
+  return grown;
+}
+
 export class TypedArrayBuilder<K extends TypedArrayKind> {
   array: TypedArrayOf<K>;
   length = 0;
-  readonly #make: (size: number) => TypedArrayOf<K>;
 
   constructor(kind: K, capacity = 64) {
     const ctor = CONSTRUCTORS[kind] as unknown as new (size: number) => TypedArrayOf<K>;
-    this.#make = (size) => new ctor(size);
-    this.array = this.#make(Math.max(1, capacity));
+    this.array = new ctor(Math.max(1, capacity));
   }
 
   /** Makes room for `count` more values (the array may be replaced). */
   reserve(count: number): void {
     const needed = this.length + count;
     if (needed <= this.array.length) return;
-    let size = this.array.length * 2;
-    while (size < needed) size *= 2;
-    const grown = this.#make(size);
-    grown.set(this.array.subarray(0, this.length) as never);
-    this.array = grown;
+    this.array = growTypedArray(this.array, this.length, needed);
   }
 
   push(value: number): void {

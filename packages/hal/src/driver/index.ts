@@ -36,10 +36,20 @@ export {
   isFence,
   madeByCreateBuffer,
 } from '../queue-arguments';
-export { TypedArrayBuilder, type TypedArrayKind } from './growable';
+export { growTypedArray, TypedArrayBuilder, type TypedArrayKind } from './growable';
 export { invalid } from './invalid';
 export { type DispatchArgs, PlanSink } from './plan-sink';
 export { type AllocaRequest, FRONT_METHODS, type FrontMethod, QueueFront } from './queue-front';
 export { OP_NAMES, OpKind, QueueRecord } from './queue-record';
 export { directCode, directIndex, isSlotCode, REF_STRIDE, RefTableBuilder } from './ref-table';
 export { RunList } from './run-list';
+export {
+  type DispatchTiming,
+  TRACE_OPTION_RULES,
+  TRACK_DISPATCH,
+  TRACK_QUEUE,
+  TRACK_WAIT,
+  TRACK_WORKER,
+  TraceRecorder,
+  traceNow,
+} from './trace-recorder';

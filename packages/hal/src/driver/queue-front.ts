@@ -22,6 +22,7 @@ import type { DirectBufferRef } from '../buffer-ref';
 import { BufferUsage } from '../buffer-usage';
 import type { CommandBuffer } from '../command-buffer';
 import type { AllocaOptions, Device, DeviceInfo } from '../device';
+import { checkOptions } from '../options';
 import { QueueAffinity } from '../queue-affinity';
 import {
   type BufferClass,
@@ -37,8 +38,10 @@ import {
   hostBytes,
   isFence,
 } from '../queue-arguments';
+import type { Trace, TraceOptions } from '../trace';
 import { invalid } from './invalid';
 import { OpKind, type QueueRecord } from './queue-record';
+import { type DispatchTiming, TRACE_OPTION_RULES, TraceRecorder, traceBusy } from './trace-recorder';
 
 /** The Device methods whose messages name the device (see `QueueFront.names`). */
 export const FRONT_METHODS = [
@@ -58,6 +61,7 @@ export const FRONT_METHODS = [
   'queueBarrier',
   'queueHostCall',
   'flush',
+  'startTrace',
 ] as const;
 export type FrontMethod = (typeof FRONT_METHODS)[number];
 
@@ -88,6 +92,8 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
   protected lostReason: KeelError | undefined;
   /** Where checkQueueRef leaves a checked range (reused: no allocation per check). */
   protected readonly range: ByteRange = { offset: 0, length: 0 };
+  /** The trace recording now (startTrace), else undefined: the one branch tracing costs when off. */
+  protected tracer: TraceRecorder | undefined;
   private queueMask = -1;
   private readonly allocaRequest: AllocaRequest = { params: NO_PARAMS, usage: 0, size: 0, pool: 'tlsf' };
 
@@ -118,8 +124,40 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
   protected abstract allocate(queue: number, wait: Fence, signal: Fence, request: AllocaRequest): Buffer;
   /** queueDealloca after the shared checks: `buffer` is a live queue-allocated buffer of this device. */
   protected abstract deallocate(queue: number, wait: Fence, signal: Fence, buffer: B): void;
+  /** Where this device's dispatch times come from for a trace with `options` (none by default). */
+  protected traceTiming(_options: TraceOptions): DispatchTiming {
+    return 'none';
+  }
+  /** A trace starts (`tracer` is set) or stops (`tracer` was cleared): device-side set-up. */
+  protected traceChanged(_recorder: TraceRecorder, _recording: boolean): void {}
   /** A device-specific size rule of createBuffer/queueAlloca (none by default). */
   protected checkSize(_byteLength: number, _what: string, _name: string): void {}
+
+  /** `record`, stamped for the trace recording now (if any). */
+  protected traced(kind: OpKind, queue: number, wait: Fence, signal: Fence): Op {
+    const op = this.record(kind, queue, wait, signal);
+    if (this.tracer !== undefined) this.tracer.stamp(op);
+    return op;
+  }
+
+  /**
+   * Starts recording a trace of this device's queues (hal Trace): every operation submitted from now
+   * until `stop()`/dispose. FAILED_PRECONDITION while another trace records; options as TraceOptions.
+   */
+  startTrace(options?: TraceOptions): Trace {
+    const what = this.names.startTrace;
+    this.checkUsable('startTrace');
+    const checked = checkOptions<TraceOptions>(what, options, TRACE_OPTION_RULES);
+    if (this.tracer !== undefined) throw traceBusy(what);
+    const recorder = new TraceRecorder(this.info, checked, this.traceTiming(checked), (r) => {
+      if (this.tracer !== r) return;
+      this.tracer = undefined;
+      this.traceChanged(r, false);
+    });
+    this.tracer = recorder;
+    this.traceChanged(recorder, true);
+    return recorder;
+  }
 
   // ---------------------------------------------------------------------------------------------------
   // Checks
@@ -207,7 +245,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     const t = this.ref(target, BufferUsage.TRANSFER_TARGET, 'queueFill', 'target');
     const r = this.range;
     checkFillRange(r, patternLength, this.names.queueFill);
-    const op = this.record(OpKind.FILL, queue, wait, signal);
+    const op = this.traced(OpKind.FILL, queue, wait, signal);
     op.target = t;
     op.targetOffset = r.offset;
     op.length = r.length;
@@ -241,7 +279,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     const sourceLength = r.length;
     const t = this.ref(target, BufferUsage.TRANSFER_TARGET, 'queueCopy', 'target', sourceLength);
     checkCopyRanges(s, sourceOffset, sourceLength, t, r.offset, r.length, this.names.queueCopy);
-    const op = this.record(OpKind.COPY, queue, wait, signal);
+    const op = this.traced(OpKind.COPY, queue, wait, signal);
     op.source = s;
     op.sourceOffset = sourceOffset;
     op.target = t;
@@ -263,7 +301,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     const s = this.ref(source, BufferUsage.TRANSFER_SOURCE, 'queueRead', 'source', bytes.byteLength);
     const r = this.range;
     checkHostLength('queueRead', r.length, bytes.byteLength, what);
-    const op = this.record(OpKind.READ, queue, wait, signal);
+    const op = this.traced(OpKind.READ, queue, wait, signal);
     op.source = s;
     op.sourceOffset = r.offset;
     op.length = r.length;
@@ -306,7 +344,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     const t = this.ref(target, BufferUsage.TRANSFER_TARGET, method, 'target', bytes.byteLength);
     const r = this.range;
     checkHostLength(method, r.length, bytes.byteLength, what);
-    const op = this.record(update ? OpKind.UPDATE : OpKind.WRITE, queue, wait, signal);
+    const op = this.traced(update ? OpKind.UPDATE : OpKind.WRITE, queue, wait, signal);
     op.target = t;
     op.targetOffset = r.offset;
     op.length = r.length;
@@ -316,7 +354,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
 
   queueBarrier(affinity: QueueAffinity, wait: Fence, signal: Fence): void {
     const queue = this.begin('queueBarrier', affinity, wait, signal);
-    this.submit(this.record(OpKind.BARRIER, queue, wait, signal));
+    this.submit(this.traced(OpKind.BARRIER, queue, wait, signal));
   }
 
   queueHostCall(
@@ -331,7 +369,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
         `${this.names.queueHostCall}: callback must be a function, got ${describeValue(callback)}`,
       );
     }
-    const op = this.record(OpKind.HOST_CALL, queue, wait, signal);
+    const op = this.traced(OpKind.HOST_CALL, queue, wait, signal);
     op.callback = callback;
     this.submit(op);
   }
@@ -351,7 +389,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
       bindingTables,
       this.names.queueExecute,
     );
-    const op = this.record(OpKind.EXECUTE, queue, wait, signal);
+    const op = this.traced(OpKind.EXECUTE, queue, wait, signal);
     op.commandBuffers = commandBuffers;
     op.tables = bindingTables ?? undefined;
     this.submitExecute(op);
@@ -379,7 +417,11 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     request.size = size;
     request.pool = options?.pool ?? 'tlsf';
     try {
-      return this.allocate(queue, wait, signal, request);
+      const buffer = this.allocate(queue, wait, signal, request);
+      if (this.tracer !== undefined) {
+        this.tracer.fenceOp('queueAlloca', queue, signal, { queue, bytes: size, pool: request.pool });
+      }
+      return buffer;
     } finally {
       request.params = NO_PARAMS;
     }
@@ -394,6 +436,9 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
       this.names.queueDealloca,
     );
     this.deallocate(queue, wait, signal, b);
+    if (this.tracer !== undefined) {
+      this.tracer.fenceOp('queueDealloca', queue, signal, { queue, bytes: b.byteLength });
+    }
   }
 
   /** Checks the device and the affinity; devices submit as soon as waits allow, so nothing is held. */

@@ -10,6 +10,7 @@ import { Fence, type Registration } from '@keel/fence';
 import type { BindingTable } from '../binding-table';
 import type { Buffer } from '../buffer';
 import type { CommandBuffer } from '../command-buffer';
+import type { TraceRecorder } from './trace-recorder';
 
 export const OpKind = {
   FILL: 0,
@@ -63,6 +64,14 @@ export class QueueRecord<B extends Buffer = Buffer> {
   commandBuffers: readonly CommandBuffer[] = NO_COMMAND_BUFFERS;
   tables: readonly (BindingTable | undefined)[] | undefined;
 
+  // Tracing (trace-recorder.ts): set only while a trace records, so an untraced record pays nothing.
+  /** The trace that records this operation (stamped by the queue front), else undefined. */
+  trace: TraceRecorder | undefined;
+  /** Epoch ms of the call (traceNow), 0 when not traced. */
+  traceEnqueued = 0;
+  /** Epoch ms of the moment its waits were reached and it started (0: not yet). */
+  traceStarted = 0;
+
   /** Drops every reference the kit's fields hold (a pooled record keeps nothing alive). */
   resetRecord(): void {
     this.wait = Fence.empty;
@@ -74,6 +83,7 @@ export class QueueRecord<B extends Buffer = Buffer> {
     this.callback = undefined;
     this.commandBuffers = NO_COMMAND_BUFFERS;
     this.tables = undefined;
+    this.trace = undefined;
   }
 
   /** The Device method that made the record ("queueFill", …). */

@@ -6,27 +6,34 @@
  * Allocation-free once warm (the backing array is reused).
  */
 export class RunList<T> {
-  readonly #items: (T | undefined)[] = [];
-  #head = 0;
-  #draining = false;
+  // Plain fields, not #private: this is the hot path of every inline operation, and the baseline tiers
+  // of V8 (where a submission runs until it is hot) load plain fields faster.
+  private readonly items: (T | undefined)[] = [];
+  private head = 0;
+  private draining = false;
 
   constructor(private readonly run: (item: T) => void) {}
 
-  /** Queues `item` and runs the list unless it is already running further up the stack. */
+  /** Runs `item` now, or after the items queued before it when the list is already running further up the stack. */
   push(item: T): void {
-    this.#items.push(item);
-    if (this.#draining) return;
-    this.#draining = true;
+    if (this.draining) {
+      this.items.push(item);
+      return;
+    }
+    this.draining = true;
     try {
-      while (this.#head < this.#items.length) {
-        const next = this.#items[this.#head] as T;
-        this.#items[this.#head++] = undefined;
+      // The common case (nothing running): no queueing at all.
+      this.run(item);
+      const items = this.items;
+      while (this.head < items.length) {
+        const next = items[this.head] as T;
+        items[this.head++] = undefined;
         this.run(next);
       }
     } finally {
-      this.#items.length = 0;
-      this.#head = 0;
-      this.#draining = false;
+      if (this.items.length !== 0) this.items.length = 0;
+      this.head = 0;
+      this.draining = false;
     }
   }
 }

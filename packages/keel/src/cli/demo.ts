@@ -1,22 +1,33 @@
 /**
- * `keel demo [--device cpu|webgpu] [--steps N] [--batch B] [--checkpoint-every K] [--lose-device-at S]`:
+ * `keel demo [--device cpu|webgpu] [--steps N] [--batch B] [--checkpoint-every K] [--lose-device-at S]
+ * [--trace FILE [--trace-steps N]]`:
  * trains the reference MLP with `trainMlp` (`@keel/mlp`) and shows a progress bar (plain lines when stdout
  * is not a terminal), then the summary: ms/step, final loss, bytes moved per direction, commands
  * recorded vs replayed, allocator peaks, device; with `--checkpoint-every` the mirror and recoveries.
  * `--lose-device-at S` destroys the device after step S (as a driver reset would) to show a recovery.
+ * `--trace FILE` writes a device trace (Chrome trace event JSON: queue operations, waits, transfers and
+ * per-dispatch times; Perfetto and chrome://tracing open it) of the last `--trace-steps` steps
+ * (default 5) to FILE.
+ * `--devices LIST` trains data-parallel over several devices (`trainMlpDataParallel`) and prints where
+ * the scheduler placed each operation of the last step.
  */
+import { writeFileSync } from 'node:fs';
 
-import type { Device } from '@keel/hal';
+import { KeelError } from '@keel/fence';
+import type { ChromeTrace, Device } from '@keel/hal';
 import {
   DEFAULT_STEPS,
   describeModel,
+  formatDataParallelSummary,
   formatSummary,
   loseDevice,
   MAX_BATCH,
   MAX_STEPS,
+  parseDeviceList,
   REFERENCE_MLP,
   type TrainDeviceKind,
   trainMlp,
+  trainMlpDataParallel,
 } from '@keel/mlp';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { createProgressReporter } from './progress-reporter';
@@ -32,12 +43,79 @@ export function positiveInteger(max: number): (value: string) => number {
   };
 }
 
+/**
+ * The `--devices` parser: a device list (`cpu:2`, `cpu,webgpu`, `webgpu:0,webgpu:1`, `webgpu:0x2`),
+ * validated by `parseDeviceList`; its KeelError (code and rule) becomes commander's message.
+ */
+export function deviceList(value: string): string {
+  try {
+    parseDeviceList(value, '--devices');
+    return value;
+  } catch (error) {
+    if (KeelError.is(error)) throw new InvalidArgumentError(`${error.code}: ${error.message}`);
+    throw error;
+  }
+}
+
 interface DemoOptions {
   readonly device: TrainDeviceKind;
+  readonly devices?: string;
   readonly steps?: number;
   readonly batch: number;
   readonly checkpointEvery?: number;
   readonly loseDeviceAt?: number;
+  readonly trace?: string;
+  readonly traceSteps: number;
+}
+
+/** Steps `keel demo --trace` records by default (the last ones of the run). */
+export const DEFAULT_TRACE_STEPS = 5;
+
+/**
+ * Writes `trace` (Chrome trace event JSON) to `file` and returns the line the demo prints: the file,
+ * the steps, the events and dispatch entries, and where dispatch times come from.
+ */
+export function writeTraceFile(
+  file: string,
+  trace: ChromeTrace,
+  firstStep: number,
+  lastStep: number,
+): string {
+  writeFileSync(file, `${JSON.stringify(trace)}\n`);
+  const dispatches = trace.traceEvents.filter((e) => e.cat === 'dispatch').length;
+  const steps = firstStep === lastStep ? `step ${firstStep}` : `steps ${firstStep}-${lastStep}`;
+  return `trace of ${steps} written to ${file}: ${trace.traceEvents.length} events, ${dispatches} dispatch entries (${String(trace.otherData.dispatchTiming)}); open it in https://ui.perfetto.dev or chrome://tracing`;
+}
+
+/** `keel demo --devices LIST`: data-parallel training over the listed devices. */
+async function runDataParallelDemo(options: DemoOptions, spec: string): Promise<void> {
+  const out = process.stdout;
+  const entries = parseDeviceList(spec, '--devices');
+  const steps = options.steps ?? (entries.some((e) => e.kind === 'webgpu') ? DEFAULT_STEPS.webgpu : 200);
+  const model = describeModel({ config: { ...REFERENCE_MLP, batch: options.batch } });
+  out.write(
+    `keel demo: training the reference MLP (${model}) for ${steps} steps, data-parallel on ${spec} (global batch ${options.batch})\n`,
+  );
+  const reporter = createProgressReporter({ steps, stream: out });
+  try {
+    const result = await trainMlpDataParallel({
+      devices: spec,
+      steps,
+      batch: options.batch,
+      onStart: (info) => {
+        if (!out.isTTY)
+          out.write(`devices ready: ${info.devices.map((d) => `${d.label} (${d.name})`).join(', ')}\n`);
+      },
+      onStep: (p) => reporter.update(p),
+    });
+    reporter.stop();
+    out.write(
+      `\ntrained ${result.steps} step${result.steps === 1 ? '' : 's'}\n${formatDataParallelSummary(result)}\n`,
+    );
+  } catch (error) {
+    reporter.stop();
+    throw error;
+  }
 }
 
 async function runDemo(options: DemoOptions): Promise<void> {
@@ -59,6 +137,7 @@ async function runDemo(options: DemoOptions): Promise<void> {
       steps,
       batch: options.batch,
       checkpointEvery: options.checkpointEvery,
+      ...(options.trace === undefined ? {} : { traceSteps: options.traceSteps }),
       onStart: (info) => {
         device = info.device;
         if (!out.isTTY) out.write(`device ready: ${info.deviceName}\n`);
@@ -82,6 +161,11 @@ async function runDemo(options: DemoOptions): Promise<void> {
     });
     reporter.stop();
     out.write(`\ntrained ${result.steps} step${result.steps === 1 ? '' : 's'}\n${formatSummary(result)}\n`);
+    if (options.trace !== undefined) {
+      if (result.trace === undefined) throw new Error(`the ${result.backend} device recorded no trace`);
+      const first = Math.max(1, steps - options.traceSteps + 1);
+      out.write(`${writeTraceFile(options.trace, result.trace, first, steps)}\n`);
+    }
   } catch (error) {
     reporter.stop();
     throw error;
@@ -93,6 +177,11 @@ export function demoCommand(parent: Command): Command {
     .command('demo')
     .description('train the reference MLP (784-512-512-10) on a Keel device and show what each package did')
     .addOption(new Option('--device <kind>', 'device to train on').choices(['cpu', 'webgpu']).default('cpu'))
+    .option(
+      '--devices <list>',
+      'train data-parallel over several devices: cpu:N (N CPU devices), webgpu:I (adapter I, see keel info), webgpu:IxN (N devices on adapter I), comma-separated, e.g. cpu:2 or cpu,webgpu',
+      deviceList,
+    )
     .option(
       '--steps <n>',
       `training steps (1 to ${MAX_STEPS}; default: ${DEFAULT_STEPS.cpu} on cpu, ${DEFAULT_STEPS.webgpu} on webgpu)`,
@@ -114,9 +203,33 @@ export function demoCommand(parent: Command): Command {
       'destroy the device after this step, as a driver reset or tab eviction would (needs --checkpoint-every)',
       positiveInteger(MAX_STEPS),
     )
-    .action(async (options: DemoOptions) => {
+    .option(
+      '--trace <file>',
+      'write a device trace of the last training steps to <file> (Chrome trace event JSON: queue operations, waits, transfers, per-dispatch GPU/worker times; open it in ui.perfetto.dev or chrome://tracing)',
+    )
+    .option(
+      '--trace-steps <n>',
+      `steps the trace records, the last ones of the run (1 to ${MAX_STEPS})`,
+      positiveInteger(MAX_STEPS),
+      DEFAULT_TRACE_STEPS,
+    )
+    .action(async (options: DemoOptions, command: Command) => {
       try {
-        await runDemo(options);
+        if (options.devices !== undefined) {
+          if (command.getOptionValueSource('device') === 'cli') {
+            throw new Error(
+              '--device and --devices exclude each other (--devices cpu trains on one CPU device)',
+            );
+          }
+          if (options.checkpointEvery !== undefined || options.loseDeviceAt !== undefined) {
+            throw new Error(
+              '--checkpoint-every and --lose-device-at are for one device; leave them out with --devices',
+            );
+          }
+          await runDataParallelDemo(options, options.devices);
+        } else {
+          await runDemo(options);
+        }
       } catch (error) {
         process.stderr.write(`keel demo: ${error instanceof Error ? error.message : String(error)}\n`);
         process.exit(1);

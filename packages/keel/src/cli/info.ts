@@ -3,10 +3,12 @@
  * (the same code: `openTrainingDevice`), so what it shows are the demo's defaults: the CPU device in
  * task mode with two queues (compute, upload) and every core on the compute queue; WebGPU with two
  * queues, reported when an adapter is found (navigator.gpu or Dawn). Also the demo's default steps and
- * batch per device.
+ * batch per device, and the WebGPU adapters Dawn offers, by the index `keel demo --devices webgpu:I`
+ * takes (`listWebGpuAdapters`).
  */
 import os from 'node:os';
 import { CpuDevice } from '@keel/device-cpu';
+import { listWebGpuAdapters, type WebGpuAdapterEntry } from '@keel/device-webgpu';
 import { describeValue } from '@keel/fence';
 import type { DeviceInfo } from '@keel/hal';
 import { DEFAULT_STEPS, openTrainingDevice, REFERENCE_MLP, type TrainDeviceKind } from '@keel/mlp';
@@ -58,6 +60,29 @@ export async function probeDevices(): Promise<DeviceReport[]> {
   return [await probe('cpu'), await probe('webgpu')];
 }
 
+/** The WebGPU adapters (`webgpu:I` of `keel demo --devices`); empty when there is no WebGPU. */
+export async function probeAdapters(): Promise<WebGpuAdapterEntry[]> {
+  try {
+    return await listWebGpuAdapters();
+  } catch {
+    return [];
+  }
+}
+
+/** The adapter lines of `keel info`. */
+export function formatAdapters(adapters: readonly WebGpuAdapterEntry[]): string {
+  if (adapters.length === 0) return 'webgpu adapters: none';
+  return [
+    `webgpu adapters (keel demo --devices webgpu:I):`,
+    ...adapters.map(
+      (a) =>
+        `  webgpu:${a.index}  ${a.name} (${a.backend})${
+          a.selectable ? '' : ' — same name as an earlier adapter: Dawn cannot select it in this process'
+        }`,
+    ),
+  ].join('\n');
+}
+
 export function formatReports(reports: readonly DeviceReport[]): string {
   const lines = [
     `host: ${os.cpus().length} × ${os.cpus()[0]?.model.trim() ?? 'cpu'}, node ${process.version}`,
@@ -88,8 +113,13 @@ export function infoCommand(parent: Command): Command {
     .option('--json', 'print JSON')
     .action(async (options: { json?: boolean }) => {
       const reports = await probeDevices();
+      const adapters = await probeAdapters();
+      // JSON: the adapters ride on the webgpu report (the array shape stays what it was).
+      const json = reports.map((r) => (r.kind === 'webgpu' ? { ...r, adapters } : r));
       process.stdout.write(
-        options.json ? `${JSON.stringify(reports, null, 2)}\n` : `${formatReports(reports)}\n`,
+        options.json
+          ? `${JSON.stringify(json, null, 2)}\n`
+          : `${formatReports(reports)}\n${formatAdapters(adapters)}\n`,
       );
       // Dawn can keep the loop alive after its device is destroyed; everything is printed, so exit.
       process.exit(0);

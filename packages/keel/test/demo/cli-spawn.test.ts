@@ -52,6 +52,28 @@ describe('keel --version', () => {
   });
 });
 
+describe('keel demo --devices', () => {
+  it('trains data-parallel on two CPU devices and shows where the scheduler placed the last step', async () => {
+    const r = await run(['demo', '--devices', 'cpu:2', '--steps', '3', '--batch', '32']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('data-parallel on cpu:2');
+    expect(r.stdout).toContain('16 of 32 rows');
+    expect(r.stdout).toContain('replicas identical after the run: yes');
+    expect(r.stdout).toMatch(/host-call on cpu:\d compute +\(join\)/);
+    expect(r.stdout).toMatch(/execute +on cpu:1 compute +\(explicit\)/);
+    expect(r.stdout).toContain('gradients pinned (read in place)');
+  });
+
+  it('refuses --device with --devices, and an adapter index beyond those present', async () => {
+    const both = await run(['demo', '--device', 'cpu', '--devices', 'cpu:2', '--steps', '1']);
+    expect(both.code).toBe(1);
+    expect(both.stderr).toContain('--device and --devices exclude each other');
+    const far = await run(['demo', '--devices', 'webgpu:7', '--steps', '1']);
+    expect(far.code).toBe(1);
+    expect(far.stderr).toContain("'webgpu:7' names WebGPU adapter 7");
+  });
+});
+
 describe('keel info', () => {
   it('reports the devices as keel demo opens them: the CPU device in task mode, 2 queues, every core', async () => {
     const r = await run(['info', '--json']);
@@ -63,6 +85,7 @@ describe('keel info', () => {
       workersPerQueue?: number;
       info?: { queueCount: number; name: string };
       demo: { steps: number; batch: number };
+      adapters?: { index: number; name: string; backend: string; selectable: boolean }[];
     }[];
     const cpu = reports.find((x) => x.kind === 'cpu');
     expect(cpu?.available).toBe(true);
@@ -73,6 +96,9 @@ describe('keel info', () => {
     const gpu = reports.find((x) => x.kind === 'webgpu');
     expect(gpu?.demo).toEqual({ steps: 100, batch: 256 });
     if (gpu?.available) expect(gpu.info?.queueCount).toBe(2);
+    // The adapters `keel demo --devices webgpu:I` indexes: at least one where WebGPU is available.
+    expect(Array.isArray(gpu?.adapters)).toBe(true);
+    if (gpu?.available) expect(gpu.adapters?.[0]).toMatchObject({ index: 0, selectable: true });
   });
 
   it("hides Dawn's 'artificially reduced' warnings unless --verbose", async () => {

@@ -51,6 +51,13 @@ describe('keel demo arguments', () => {
       "option '--checkpoint-every <k>' argument '0' is invalid. expected an integer from 1 to 1000000.",
     ],
     [['demo', '--lose-device-at', 'soon'], "option '--lose-device-at <step>' argument 'soon' is invalid"],
+    [
+      ['demo', '--devices', 'cpu,tpu'],
+      "option '--devices <list>' argument 'cpu,tpu' is invalid. INVALID_ARGUMENT: --devices: 'tpu' names an unknown device kind 'tpu'",
+    ],
+    [['demo', '--devices', 'cpu,cpu'], "INVALID_ARGUMENT: --devices: 'cpu': the CPU is named twice"],
+    [['demo', '--devices', 'webgpu:one'], "INVALID_ARGUMENT: --devices: 'webgpu:one': the adapter index"],
+    [['demo', '--devices', 'cpu:9'], "OUT_OF_RANGE: --devices: 'cpu:9' names more than 8 devices"],
   ])('%j is refused with a clear message', async (args, message) => {
     const { error, stderr } = await parse(args);
     expect(error).toBeInstanceOf(CommanderError);

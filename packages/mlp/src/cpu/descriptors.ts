@@ -11,12 +11,15 @@ import { MLP_KERNEL_NAMES, MLP_KERNEL_SIGNATURES, type MlpKernelName } from '../
  * Default GEMM tile of one CPU workgroup: rows of C × columns of C. Full width up to 512 columns:
  * every workgroup packs (or, on the copy path, copies) its rows of A and all of its columns of B, so
  * splitting columns only multiplies A's packing, and full-width tiles make the copy path's B and C
- * transfers contiguous (one `set` each). Measured on the reference step (1 thread, CPU time): copy path
- * 36.4 ms with 64×128 tiles, 30.0 ms with 64×512; zero-copy 27.0 → 25.6 ms. 64 rows keep ≥ 4
- * workgroups per GEMM of the reference model for load balance; devices with many workers can pass
- * a larger `workgroupCount` directly.
+ * transfers contiguous (one `set` each). Rows: up to 256, and the row tile count is even and at least
+ * 2 once C has more than 64 rows (the rows are then shared equally), so two workers always get equal
+ * halves of every GEMM: on the copy path (the CPU device's) every tile copies all of B, so fewer,
+ * taller tiles copy and pack less. Measured on the reference step (1 thread, CPU time, relaxed-SIMD
+ * GEMM, copy path, 2026-11-24): 17.7 ms with 64-row tiles (the previous default), 16.3 ms with 128,
+ * 15.7 ms with 256 (784 rows: 4 tiles of 196). Devices with many workers can pass a larger
+ * `workgroupCount` directly.
  */
-export const CPU_MATMUL_TILE = Object.freeze({ rows: 64, cols: 512 });
+export const CPU_MATMUL_TILE = Object.freeze({ rows: 256, cols: 512 });
 /** Elements per workgroup of the elementwise kernels. */
 export const CPU_ELEMENTS_PER_WORKGROUP = 16384;
 /** Rows per workgroup of softmax_ce. */
@@ -30,9 +33,16 @@ function linearCount(per: number): (workload: readonly number[]) => WorkgroupCou
   return (workload) => [ceilDiv(workload[0] ?? 1, per), 1, 1];
 }
 
+/** Row tiles: 1 up to 64 rows, else an even count ≥ 2 of at most CPU_MATMUL_TILE.rows rows each. */
+function rowTiles(rows: number): number {
+  if (rows <= 64) return 1;
+  const n = Math.max(2, Math.ceil(rows / CPU_MATMUL_TILE.rows));
+  return n + (n & 1);
+}
+
 const matmulCount = (workload: readonly number[]): WorkgroupCount => [
   ceilDiv(workload[0] ?? 1, CPU_MATMUL_TILE.cols),
-  ceilDiv(workload[1] ?? 1, CPU_MATMUL_TILE.rows),
+  rowTiles(workload[1] ?? 1),
   1,
 ];
 

@@ -28,7 +28,7 @@
  * `checkpointEvery`, a lost device is recovered from instead, up to MAX_RECOVERIES times).
  */
 import { ErrorCode, KeelError } from '@keel/fence';
-import { type Device, QueueAffinity } from '@keel/hal';
+import { type ChromeTrace, type Device, QueueAffinity, type Trace } from '@keel/hal';
 import {
   type AcquireRequest,
   ensureOnHost,
@@ -95,7 +95,7 @@ function parameterTensors(config: MlpConfig, params: MlpParams, names: readonly 
 export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpResult> {
   const started = performance.now();
   const resolved = resolveTrainOptions(options);
-  const { steps, warmup, checkpointEvery } = resolved;
+  const { steps, warmup, checkpointEvery, traceFrom } = resolved;
   const signal = options.abortSignal;
   if (signal?.aborted) throw trainCancelled(signal, 0);
   const config: MlpConfig = { ...REFERENCE_MLP, batch: resolved.batch };
@@ -125,6 +125,8 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
   let tensors: Tensor<'f32'>[] = [];
   /** Without checkpoints: the parameters' leases for the whole run (released after the last step). */
   let runLeases: TensorLeases | undefined;
+  /** With `traceSteps`: the trace of the last steps (started before the first of them is submitted). */
+  let trace: Trace | undefined;
   const openSegment = async (device: Device): Promise<Segment> => {
     const executable = await device.createExecutable(
       mlpExecutableSource(device, options.cpuKernelUrl, options.wgslTiling),
@@ -200,6 +202,8 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
           await p.drain().catch(() => {});
           throw trainCancelled(signal, reported);
         }
+        if (from + j === traceFrom && trace === undefined)
+          trace = seg.device.startTrace?.(options.traceOptions);
         if (runLeases !== undefined) {
           p.submitStep(j, runLeases);
         } else {
@@ -272,10 +276,12 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
       }
     }
     const trainMs = last - t0;
+    trace?.stop();
 
     runLeases?.release(segment.pipeline.executed(segment.pipeline.submitted));
     const trained = await ensureOnHost(tensors);
     await segment.pipeline.drain();
+    const chromeTrace: ChromeTrace | undefined = await trace?.toChromeTrace();
     const byName = new Map(segment.layout.params.map((name, i) => [name, trained[i]!.slice()]));
     const params: MlpParams = {
       weights: config.layers.slice(1).map((_, i) => byName.get(weightName(i))!),
@@ -329,11 +335,13 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
         checkpointEvery === undefined
           ? undefined
           : checkpointReport(checkpointEvery, managers, resumedAt, stepsRedone, stepsUnreported),
+      ...(chromeTrace === undefined ? {} : { trace: chromeTrace }),
     };
   } catch (error) {
     // Surface the root cause of an aborted chain (a failed step fails everything after it).
     throw KeelError.is(error, ErrorCode.ABORTED) && KeelError.is(error.cause) ? error.cause : error;
   } finally {
+    trace?.stop();
     await cleanUp(ownedDevices, managers.at(-1), runLeases, segments.at(-1), tensors);
   }
 }

@@ -6,7 +6,7 @@
 import type { CpuDeviceMode } from '@keel/device-cpu';
 import type { WebGpuDeviceOptions } from '@keel/device-webgpu';
 import { describeValue, ErrorCode, KeelError } from '@keel/fence';
-import { checkOptions, type Device, type OptionRules } from '@keel/hal';
+import { checkOptions, type Device, type OptionRules, type TraceOptions } from '@keel/hal';
 import { checkGemmTiling, type GemmTiling } from '../webgpu/gemm-tiling';
 import type { RecoveryEvent, StepProgress } from './step-progress';
 
@@ -110,6 +110,16 @@ export interface TrainMlpOptions {
    * (cause = the signal's reason). Default: undefined, the run ends after `steps`.
    */
   readonly abortSignal?: AbortSignal;
+  /**
+   * Traces the last `traceSteps` steps (1..steps; more is clamped to `steps`): `device.startTrace`
+   * right before the first of them is submitted, stopped once the last loss is read back; the result's
+   * `trace` holds the Chrome trace event JSON (what `keel demo --trace FILE` writes). Default:
+   * undefined, no trace. On a caller's device that already records a trace, the run fails with
+   * FAILED_PRECONDITION.
+   */
+  readonly traceSteps?: number;
+  /** With `traceSteps`: the trace's options (hal TraceOptions, e.g. `gpuTimestamps: false`). */
+  readonly traceOptions?: TraceOptions;
 }
 
 /** The options after defaults and validation. */
@@ -119,6 +129,8 @@ export interface ResolvedTrainOptions {
   readonly warmup: number;
   readonly pregeneratedBatches: number | undefined;
   readonly checkpointEvery: number | undefined;
+  /** The first traced step (0-based), or undefined when nothing is traced. */
+  readonly traceFrom: number | undefined;
 }
 
 function integerIn(value: unknown, what: string, min: number, max: number): number {
@@ -160,6 +172,8 @@ const TRAIN_OPTION_RULES: OptionRules = {
   checkpointEvery: { type: 'integer', min: 1, max: MAX_STEPS },
   reopenDevice: { type: 'function' },
   onRecovery: { type: 'function' },
+  traceSteps: { type: 'integer', min: 1, max: MAX_STEPS },
+  traceOptions: { type: 'object' },
   abortSignal: {
     type: 'custom',
     expected: 'an AbortSignal',
@@ -210,5 +224,6 @@ export function resolveTrainOptions(rawOptions: TrainMlpOptions): ResolvedTrainO
     options.checkpointEvery === undefined
       ? undefined
       : integerIn(options.checkpointEvery, 'checkpointEvery', 1, MAX_STEPS);
-  return { steps, batch, warmup, pregeneratedBatches, checkpointEvery };
+  const traceFrom = options.traceSteps === undefined ? undefined : Math.max(0, steps - options.traceSteps);
+  return { steps, batch, warmup, pregeneratedBatches, checkpointEvery, traceFrom };
 }

@@ -1,5 +1,6 @@
 /** What `trainMlp` returns: the losses, the timing, and the counters of every package it used. */
 import type { AllocatorStats } from '@keel/allocator';
+import type { ChromeTrace } from '@keel/hal';
 import type { ResidencyCounters } from '@keel/tensor-residency';
 import type { MlpConfig, MlpParams } from '../model';
 
@@ -96,4 +97,10 @@ export interface TrainMlpResult {
   readonly params: MlpParams;
   /** With `checkpointEvery`: the mirror's figures and the recoveries; undefined otherwise. */
   readonly checkpoint: CheckpointReport | undefined;
+  /**
+   * With `traceSteps`: the device trace (hal Trace, Chrome trace event JSON) of the last `traceSteps`
+   * steps, from the submission of the first of them to the read-back of the last loss; undefined
+   * otherwise (or when the device cannot trace).
+   */
+  readonly trace?: ChromeTrace;
 }

@@ -1,0 +1,158 @@
+/**
+ * Per-dispatch wall time on the CPU device, for traces (hal Trace, `device.startTrace()`).
+ *
+ * Each queue gets a profile ring while a trace with dispatches records: per executor (worker w in task
+ * mode, the main thread's one executor in sync mode) a region of CAPACITY entries of ENTRY_STRIDE
+ * float64 [seq, plan, command, worker, start ms, end ms], plus one int32 count of entries written per
+ * executor. The executor that runs a dispatch's workgroups writes one entry per dispatch it took part
+ * in: `start` before its first workgroup, `end` after each (before the item is counted finished, so
+ * the completion of the operation publishes it). Times are `performance.timeOrigin + performance.now()`,
+ * the clock every thread shares. In task mode the memory is a SharedArrayBuffer posted to the workers
+ * ('profile' message, ordered with the executes); sync mode uses plain ArrayBuffers.
+ *
+ * At an execute's completion the main thread reads the entries of that operation (`collect`) and
+ * hands the recorder one event per dispatch (earliest start to latest end over the executors, named
+ * by the export) and one per executor share (the worker tracks, which show idle time).
+ */
+import type { TraceRecorder } from '@keel/hal/driver';
+import type { Operation } from './operation';
+import { CMD_STRIDE, Field, Opcode } from './plan-format';
+
+/** float64 per entry: [seq, plan, command, worker, start, end]. */
+export const ENTRY_STRIDE = 6;
+/** Entries per executor before the ring wraps. */
+export const PROFILE_CAPACITY = 4096;
+
+/** One queue's profile memory. */
+export interface ProfileRing {
+  /** executors × PROFILE_CAPACITY × ENTRY_STRIDE float64. */
+  readonly data: Float64Array;
+  /** Entries written, per executor (Atomics). */
+  readonly counts: Int32Array;
+}
+
+export function createProfileRing(executors: number, shared: boolean): ProfileRing {
+  const make = (bytes: number): ArrayBufferLike =>
+    shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
+  return {
+    data: new Float64Array(make(executors * PROFILE_CAPACITY * ENTRY_STRIDE * 8)),
+    counts: new Int32Array(make(Math.max(1, executors) * 4)),
+  };
+}
+
+/** The clock every thread stamps entries with (epoch ms, as hal's traceNow). */
+export function profileNow(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/**
+ * Opens executor `worker`'s next entry for command `command` of plan `plan` of operation `seq`
+ * (start = end = now) and publishes it; returns its float64 index (the caller updates the end).
+ */
+export function openProfileEntry(
+  ring: ProfileRing,
+  worker: number,
+  seq: number,
+  plan: number,
+  command: number,
+): number {
+  const n = Atomics.load(ring.counts, worker);
+  const at = (worker * PROFILE_CAPACITY + (n % PROFILE_CAPACITY)) * ENTRY_STRIDE;
+  const data = ring.data;
+  data[at] = seq;
+  data[at + 1] = plan;
+  data[at + 2] = command;
+  data[at + 3] = worker;
+  const now = profileNow();
+  data[at + 4] = now;
+  data[at + 5] = now;
+  Atomics.store(ring.counts, worker, n + 1);
+  return at;
+}
+
+/** Names a kernel for the trace: its export name and its executable's label. */
+export type KernelNamer = (executable: number, entry: number) => { name: string; executable: string };
+
+/** The main thread's reader of one queue's ring. */
+export class ProfileReader {
+  /** Entries consumed, per executor. */
+  private readonly read: Int32Array;
+
+  constructor(
+    readonly ring: ProfileRing,
+    private readonly executors: number,
+  ) {
+    this.read = new Int32Array(executors);
+    for (let w = 0; w < executors; w++) this.read[w] = Atomics.load(ring.counts, w);
+  }
+
+  /**
+   * Emits the dispatch events of execute `op` (entries whose seq is `seq`; -1 takes every unread one)
+   * into `trace`, on queue `queue`'s tracks.
+   */
+  collect(op: Operation, seq: number, trace: TraceRecorder, namer: KernelNamer): void {
+    const plans = op.plans;
+    if (plans === undefined) return;
+    const { data, counts } = this.ring;
+    // Per (plan, command): earliest start, latest end, executors.
+    const spans = new Map<number, { start: number; end: number; workers: number }>();
+    const commandKey = (plan: number, command: number): number => plan * 1_000_000 + command;
+    const shares: { key: number; worker: number; start: number; end: number }[] = [];
+    for (let w = 0; w < this.executors; w++) {
+      const written = Atomics.load(counts, w);
+      let at = this.read[w]!;
+      if (written - at > PROFILE_CAPACITY) at = written - PROFILE_CAPACITY;
+      for (; at < written; at++) {
+        const o = (w * PROFILE_CAPACITY + (at % PROFILE_CAPACITY)) * ENTRY_STRIDE;
+        const entrySeq = data[o]!;
+        if (seq >= 0 && entrySeq > seq) break; // a later operation's entry: read it at its completion
+        if (seq >= 0 && entrySeq < seq) continue; // an operation completed before tracing read it
+        const key = commandKey(data[o + 1]!, data[o + 2]!);
+        const start = data[o + 4]!;
+        const end = data[o + 5]!;
+        shares.push({ key, worker: data[o + 3]!, start, end });
+        const span = spans.get(key);
+        if (span === undefined) spans.set(key, { start, end, workers: 1 });
+        else {
+          span.start = Math.min(span.start, start);
+          span.end = Math.max(span.end, end);
+          span.workers++;
+        }
+      }
+      this.read[w] = at;
+    }
+    const names = new Map<number, { name: string; executable: string; workgroups: number }>();
+    for (const key of spans.keys()) {
+      const p = Math.floor(key / 1_000_000);
+      const c = key % 1_000_000;
+      const commands = plans[p]?.arrays.commands;
+      if (commands === undefined) continue;
+      const base = c * CMD_STRIDE;
+      const kernel = namer(commands[base + Field.EXECUTABLE]!, commands[base + Field.ENTRY]!);
+      const workgroups =
+        commands[base + Field.OP] === Opcode.DISPATCH
+          ? commands[base + Field.X]! * commands[base + Field.Y]! * commands[base + Field.Z]!
+          : -1;
+      names.set(key, { ...kernel, workgroups });
+    }
+    const queue = op.queue;
+    const execute = trace.nextExecute();
+    for (const [key, span] of spans) {
+      const n = names.get(key);
+      if (n === undefined) continue;
+      trace.dispatch(queue, n.name, span.start, span.end, {
+        executable: n.executable,
+        workgroups: n.workgroups,
+        executors: span.workers,
+        execute,
+        timing: 'cpu-wall',
+      });
+    }
+    for (const s of shares) {
+      const n = names.get(s.key);
+      if (n !== undefined) {
+        trace.worker(queue, s.worker, n.name, s.start, s.end, { executable: n.executable, execute });
+      }
+    }
+  }
+}
