@@ -42,28 +42,14 @@ const workers = query.has('workers') ? Number(query.get('workers')) : undefined;
 const tilingParam = query.get('tiling');
 
 /**
- * The WGSL GEMM tiling for this browser's adapter. `trainMlp` picks WGSL_GEMM_TILING (16×16×8 per
- * invocation, tuned for Mesa lavapipe) on every software adapter, but Chromium's SwiftShader spends
- * minutes compiling those pipelines and then drops the instance ("the device was lost"); the GPU
- * tiling compiles in about a second there and trains at ~70 ms/step. So: the GPU tiling on
- * SwiftShader, trainMlp's choice elsewhere; `?tiling=gpu` or `?tiling=software` forces one.
+ * The WGSL GEMM tiling: trainMlp's choice for the adapter (`wgslGemmTilingFor`: on Chromium's
+ * SwiftShader a small register tiling that compiles in about half a second, where the lavapipe one
+ * takes minutes and drops the instance); `?tiling=gpu` or `?tiling=software` forces one.
  */
-interface AdapterInfo {
-  readonly vendor: string;
-  readonly architecture: string;
-  readonly device: string;
-  readonly description: string;
-}
-
-async function wgslTilingHere(): Promise<GemmTiling | undefined> {
+function wgslTilingHere(): GemmTiling | undefined {
   if (tilingParam === 'gpu') return WGSL_GEMM_TILING_GPU;
   if (tilingParam === 'software') return WGSL_GEMM_TILING;
-  // The little of the WebGPU API used here, typed locally (this page does not pull in @webgpu/types).
-  const gpu = (navigator as { gpu?: { requestAdapter(): Promise<{ info?: AdapterInfo } | null> } }).gpu;
-  const info = (await gpu?.requestAdapter())?.info;
-  const text =
-    info === undefined ? '' : `${info.vendor} ${info.architecture} ${info.device} ${info.description}`;
-  return /swiftshader/i.test(text) ? WGSL_GEMM_TILING_GPU : undefined;
+  return undefined;
 }
 
 const sides: Side[] = [
@@ -105,7 +91,7 @@ async function train(side: Side, steps: number, batch: number, signal: AbortSign
   }
   panel.setState('running', 'opening the device…');
   try {
-    const wgslTiling = kind === 'webgpu' ? await wgslTilingHere() : undefined;
+    const wgslTiling = kind === 'webgpu' ? wgslTilingHere() : undefined;
     const result = await trainMlp({
       device: kind,
       steps,
