@@ -29,7 +29,9 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { type GemmTiling, gemmTilingName, parseGemmTiling, trainMlp } from '@keel/mlp';
+import { createWebGpuDevice } from '@keel/device-webgpu';
+import { type GemmTiling, gemmTilingName, parseGemmTiling, TRAIN_QUEUES, trainMlp } from '@keel/mlp';
+import { create } from 'webgpu';
 import { type Metrics, machineInfo, median, metric, type Suite, type SuiteResult } from './harness.ts';
 import { createMlpSuite } from './mlp/suite.ts';
 import { runTorchPeer, torchMetrics } from './mlp/torch-peer.ts';
@@ -90,9 +92,19 @@ async function traceSteps(): Promise<boolean> {
   const log = (line: string): void => {
     process.stderr.write(`[trace] ${line}\n`);
   };
+  // Its own Dawn instance, made with timestamp quantization off: once the TF.js side has run,
+  // navigator.gpu is TF.js's instance (made without Keel's flags), and Keel would take it, with GPU
+  // timestamps rounded down to 65 536 ns.
+  const gpu = create(['disable-dawn-features=timestamp_quantization']);
+  const adapter = await gpu.requestAdapter();
+  if (adapter === null) {
+    log('failed: no WebGPU adapter');
+    return false;
+  }
+  const device = await createWebGpuDevice({ adapter, queueCount: TRAIN_QUEUES, label: 'keel trace' });
   try {
     const r = await trainMlp({
-      device: 'webgpu',
+      device,
       steps: 10 + traced,
       warmup: 3,
       pregeneratedBatches: 8,
@@ -128,6 +140,8 @@ async function traceSteps(): Promise<boolean> {
   } catch (error) {
     log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     return false;
+  } finally {
+    await device.destroy();
   }
 }
 
