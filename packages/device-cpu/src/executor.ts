@@ -20,6 +20,10 @@
  * commands and the operation's completion wait for it) and the walk goes on. A rejection fails the
  * operation like a throw. One executor runs one workgroup at a time, so the context a kernel received
  * stays valid across its awaits. The host must not start another operation on a suspended executor.
+ *
+ * One file past ~600 lines on purpose: the item walk, its claims, barriers, suspension and completion
+ * share the executor's cursor state and are one loop; traces' dispatch timing already lives in
+ * cpu-profiler.ts.
  */
 import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 import { copyBytes, fillBytes } from './byte-ops';
