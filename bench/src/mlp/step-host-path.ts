@@ -1,0 +1,113 @@
+/**
+ * The host path of `trainMlp`'s WebGPU step, isolated: the reference MLP at a tiny batch (default 1),
+ * so that lavapipe's kernels take little time and what is left is the queue work between steps.
+ * Reports, per step once warm: `queue.submit` calls, `onSubmittedWorkDone`, `mapAsync` and
+ * `popErrorScope` requests, and the wall ms/step (median of the rounds' medians). With `--before DIR`
+ * (a built copy of @keel/mlp's `dist`), runs that build and this one interleaved, round by round.
+ *
+ *   pnpm --filter @keel/mlp build && node --import tsx bench/src/mlp/step-host-path.ts [--batch 1] [--steps 60] [--rounds 5] [--before packages/mlp/.before/dist]
+ */
+import { parseArgs } from 'node:util';
+import { createWebGpuDevice } from '@keel/device-webgpu';
+import * as current from '@keel/mlp';
+import { median } from '../harness.ts';
+
+const { values } = parseArgs({
+  options: {
+    batch: { type: 'string', default: '1' },
+    steps: { type: 'string', default: '60' },
+    rounds: { type: 'string', default: '5' },
+    before: { type: 'string' },
+  },
+});
+const batch = Number(values.batch);
+const steps = Number(values.steps);
+const rounds = Number(values.rounds);
+const warm = 10;
+
+const webgpu = await import('webgpu');
+Object.assign(globalThis, webgpu.globals);
+const gpu = webgpu.create([]);
+
+const counts = { submit: 0, done: 0, map: 0, pop: 0 };
+const proto = (globalThis as unknown as { GPUBuffer: { prototype: GPUBuffer } }).GPUBuffer.prototype;
+const mapAsync = proto.mapAsync;
+proto.mapAsync = function (this: GPUBuffer, ...args: Parameters<GPUBuffer['mapAsync']>) {
+  counts.map++;
+  return mapAsync.apply(this, args);
+};
+
+type Train = typeof current.trainMlp;
+const variants: [string, Train][] = [['current', current.trainMlp]];
+if (values.before !== undefined) {
+  const url = new URL(`file://${process.cwd()}/${values.before}/index.js`);
+  const before = (await import(url.href)) as typeof current;
+  variants.unshift(['before', before.trainMlp]);
+}
+
+async function once(train: Train) {
+  const adapter = await gpu.requestAdapter();
+  const raw = await adapter!.requestDevice();
+  const queue = raw.queue;
+  const submit = queue.submit.bind(queue);
+  const done = queue.onSubmittedWorkDone.bind(queue);
+  const pop = raw.popErrorScope.bind(raw);
+  queue.submit = (list) => {
+    counts.submit++;
+    submit(list);
+  };
+  queue.onSubmittedWorkDone = () => {
+    counts.done++;
+    return done();
+  };
+  raw.popErrorScope = () => {
+    counts.pop++;
+    return pop();
+  };
+  const device = await createWebGpuDevice({ device: raw, queueCount: 2 });
+  let atWarm = { ...counts };
+  let atLast = { ...counts };
+  try {
+    const r = await train({
+      device,
+      steps,
+      batch,
+      warmup: warm,
+      pregeneratedBatches: 4,
+      onStep: (p) => {
+        if (p.step === warm) atWarm = { ...counts };
+        if (p.step === steps) atLast = { ...counts };
+      },
+    });
+    const n = steps - warm;
+    return {
+      msPerStep: r.msPerStep,
+      loss: r.losses[steps - 1]!,
+      submit: (atLast.submit - atWarm.submit) / n,
+      done: (atLast.done - atWarm.done) / n,
+      map: (atLast.map - atWarm.map) / n,
+      pop: (atLast.pop - atWarm.pop) / n,
+    };
+  } finally {
+    await device.destroy();
+    raw.destroy();
+  }
+}
+
+const results = new Map<string, Awaited<ReturnType<typeof once>>[]>();
+for (let round = 0; round < rounds; round++) {
+  const order = round % 2 === 0 ? variants : [...variants].reverse();
+  for (const [name, train] of order) {
+    const r = await once(train);
+    if (!results.has(name)) results.set(name, []);
+    results.get(name)!.push(r);
+  }
+}
+for (const [name, rs] of results) {
+  const last = rs.at(-1)!;
+  console.log(
+    `${name}: batch ${batch}, ${steps} steps (${warm} warm-up) x ${rounds} rounds: ` +
+      `${median(rs.map((r) => r.msPerStep)).toFixed(3)} ms/step (rounds: ${rs.map((r) => r.msPerStep.toFixed(2)).join(' ')}); ` +
+      `per step: submit ${last.submit.toFixed(2)}, onSubmittedWorkDone ${last.done.toFixed(2)}, mapAsync ${last.map.toFixed(2)}, popErrorScope ${last.pop.toFixed(2)}; last loss ${last.loss}`,
+  );
+}
