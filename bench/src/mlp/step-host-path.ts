@@ -2,7 +2,7 @@
  * The host path of `trainMlp`'s WebGPU step, isolated: the reference MLP at a tiny batch (default 1),
  * so that lavapipe's kernels take little time and what is left is the queue work between steps.
  * Reports, per step once warm: `queue.submit` calls, `onSubmittedWorkDone`, `mapAsync` and
- * `popErrorScope` requests, and the wall ms/step (median of the rounds' medians). With `--before DIR`
+ * `popErrorScope` requests, Keel queue operations and the host time inside them, and the wall ms/step (median of the rounds' medians). With `--before DIR`
  * (a built copy of @keel/mlp's `dist`), runs that build and this one interleaved, round by round.
  *
  *   pnpm --filter @keel/mlp build && node --import tsx bench/src/mlp/step-host-path.ts [--batch 1] [--steps 60] [--rounds 5] [--before packages/mlp/.before/dist]
@@ -29,7 +29,9 @@ const webgpu = await import('webgpu');
 Object.assign(globalThis, webgpu.globals);
 const gpu = webgpu.create([]);
 
-const counts = { submit: 0, done: 0, map: 0, pop: 0 };
+const counts = { submit: 0, done: 0, map: 0, pop: 0, ops: 0, opUs: 0 };
+const perMethod = new Map<string, number>();
+const QUEUE_METHODS = ['queueAlloca', 'queueDealloca', 'queueExecute', 'queueRead', 'queueWrite', 'flush'] as const;
 const proto = (globalThis as unknown as { GPUBuffer: { prototype: GPUBuffer } }).GPUBuffer.prototype;
 const mapAsync = proto.mapAsync;
 proto.mapAsync = function (this: GPUBuffer, ...args: Parameters<GPUBuffer['mapAsync']>) {
@@ -65,6 +67,22 @@ async function once(train: Train) {
     return pop();
   };
   const device = await createWebGpuDevice({ device: raw, queueCount: 2 });
+  // Host time inside the device's queue methods (the synchronous part: checks, scheduling, encoding).
+  const methods = device as unknown as Record<string, (...args: unknown[]) => unknown>;
+  for (const name of QUEUE_METHODS) {
+    const method = methods[name]!.bind(device);
+    methods[name] = (...args: unknown[]) => {
+      const t = performance.now();
+      try {
+        return method(...args);
+      } finally {
+        const us = (performance.now() - t) * 1000;
+        counts.opUs += us;
+        perMethod.set(name, (perMethod.get(name) ?? 0) + us);
+        if (name !== 'flush') counts.ops++;
+      }
+    };
+  }
   let atWarm = { ...counts };
   let atLast = { ...counts };
   try {
@@ -87,6 +105,8 @@ async function once(train: Train) {
       done: (atLast.done - atWarm.done) / n,
       map: (atLast.map - atWarm.map) / n,
       pop: (atLast.pop - atWarm.pop) / n,
+      ops: (atLast.ops - atWarm.ops) / n,
+      opUs: (atLast.opUs - atWarm.opUs) / n,
     };
   } finally {
     await device.destroy();
@@ -108,6 +128,7 @@ for (const [name, rs] of results) {
   console.log(
     `${name}: batch ${batch}, ${steps} steps (${warm} warm-up) x ${rounds} rounds: ` +
       `${median(rs.map((r) => r.msPerStep)).toFixed(3)} ms/step (rounds: ${rs.map((r) => r.msPerStep.toFixed(2)).join(' ')}); ` +
-      `per step: submit ${last.submit.toFixed(2)}, onSubmittedWorkDone ${last.done.toFixed(2)}, mapAsync ${last.map.toFixed(2)}, popErrorScope ${last.pop.toFixed(2)}; last loss ${last.loss}`,
+      `per step: queue ops ${last.ops.toFixed(2)} taking ${median(rs.map((r) => r.opUs)).toFixed(0)} µs of host time, submit ${last.submit.toFixed(2)}, onSubmittedWorkDone ${last.done.toFixed(2)}, mapAsync ${last.map.toFixed(2)}, popErrorScope ${last.pop.toFixed(2)}; last loss ${last.loss}`,
   );
 }
+console.log([...perMethod].map(([k, v]) => `${k} ${(v / (rounds * steps)).toFixed(1)} µs`).join(", "));
