@@ -2,8 +2,12 @@
  * The host path of `trainMlp`'s WebGPU step, isolated: the reference MLP at a tiny batch (default 1),
  * so that lavapipe's kernels take little time and what is left is the queue work between steps.
  * Reports, per step once warm: `queue.submit` calls, `onSubmittedWorkDone`, `mapAsync` and
- * `popErrorScope` requests, Keel queue operations and the host time inside them, and the wall ms/step (median of the rounds' medians). With `--before DIR`
- * (a built copy of @keel/mlp's `dist`), runs that build and this one interleaved, round by round.
+ * `popErrorScope` requests, Keel queue operations (and those deferred: not submitted at their call,
+ * waiting for a host round trip), the host time inside the queue methods, and the wall ms/step (median
+ * of the rounds). On lavapipe the kernels run on the same 2 cores as the host, so the host times are
+ * inflated under load; the counts are exact. With `--before DIR` (a built copy of @keel/mlp's `dist`,
+ * e.g. `cp -r packages/mlp/dist packages/mlp/.before/` before a change), runs that build and this one
+ * interleaved, round by round, order alternating.
  *
  *   pnpm --filter @keel/mlp build && node --import tsx bench/src/mlp/step-host-path.ts [--batch 1] [--steps 60] [--rounds 5] [--before packages/mlp/.before/dist]
  */
@@ -30,8 +34,17 @@ Object.assign(globalThis, webgpu.globals);
 const gpu = webgpu.create([]);
 
 const counts = { submit: 0, done: 0, map: 0, pop: 0, ops: 0, opUs: 0 };
+/** Host µs per queue method, summed over the steps after the warm-up of every round. */
 const perMethod = new Map<string, number>();
-const QUEUE_METHODS = ['queueAlloca', 'queueDealloca', 'queueExecute', 'queueRead', 'queueWrite', 'flush'] as const;
+let counting = false;
+const QUEUE_METHODS = [
+  'queueAlloca',
+  'queueDealloca',
+  'queueExecute',
+  'queueRead',
+  'queueWrite',
+  'flush',
+] as const;
 const proto = (globalThis as unknown as { GPUBuffer: { prototype: GPUBuffer } }).GPUBuffer.prototype;
 const mapAsync = proto.mapAsync;
 proto.mapAsync = function (this: GPUBuffer, ...args: Parameters<GPUBuffer['mapAsync']>) {
@@ -56,7 +69,13 @@ async function once(train: Train) {
   const pop = raw.popErrorScope.bind(raw);
   queue.submit = (list) => {
     counts.submit++;
+    const t = performance.now();
     submit(list);
+    if (counting)
+      perMethod.set(
+        '(queue.submit)',
+        (perMethod.get('(queue.submit)') ?? 0) + (performance.now() - t) * 1000,
+      );
   };
   queue.onSubmittedWorkDone = () => {
     counts.done++;
@@ -78,13 +97,13 @@ async function once(train: Train) {
       } finally {
         const us = (performance.now() - t) * 1000;
         counts.opUs += us;
-        perMethod.set(name, (perMethod.get(name) ?? 0) + us);
+        if (counting) perMethod.set(name, (perMethod.get(name) ?? 0) + us);
         if (name !== 'flush') counts.ops++;
       }
     };
   }
-  let atWarm = { ...counts };
-  let atLast = { ...counts };
+  let atWarm = { ...counts, deferred: 0 };
+  let atLast = { ...counts, deferred: 0 };
   try {
     const r = await train({
       device,
@@ -93,8 +112,14 @@ async function once(train: Train) {
       warmup: warm,
       pregeneratedBatches: 4,
       onStep: (p) => {
-        if (p.step === warm) atWarm = { ...counts };
-        if (p.step === steps) atLast = { ...counts };
+        if (p.step === warm) {
+          atWarm = { ...counts, deferred: device.stats.deferred };
+          counting = true;
+        }
+        if (p.step === steps) {
+          atLast = { ...counts, deferred: device.stats.deferred };
+          counting = false;
+        }
       },
     });
     const n = steps - warm;
@@ -106,6 +131,7 @@ async function once(train: Train) {
       map: (atLast.map - atWarm.map) / n,
       pop: (atLast.pop - atWarm.pop) / n,
       ops: (atLast.ops - atWarm.ops) / n,
+      deferred: (atLast.deferred - atWarm.deferred) / n,
       opUs: (atLast.opUs - atWarm.opUs) / n,
     };
   } finally {
@@ -128,7 +154,10 @@ for (const [name, rs] of results) {
   console.log(
     `${name}: batch ${batch}, ${steps} steps (${warm} warm-up) x ${rounds} rounds: ` +
       `${median(rs.map((r) => r.msPerStep)).toFixed(3)} ms/step (rounds: ${rs.map((r) => r.msPerStep.toFixed(2)).join(' ')}); ` +
-      `per step: queue ops ${last.ops.toFixed(2)} taking ${median(rs.map((r) => r.opUs)).toFixed(0)} µs of host time, submit ${last.submit.toFixed(2)}, onSubmittedWorkDone ${last.done.toFixed(2)}, mapAsync ${last.map.toFixed(2)}, popErrorScope ${last.pop.toFixed(2)}; last loss ${last.loss}`,
+      `per step: queue ops ${last.ops.toFixed(2)} taking ${median(rs.map((r) => r.opUs)).toFixed(0)} µs of host time, ${last.deferred.toFixed(2)} deferred (submitted only after a host round trip), submit ${last.submit.toFixed(2)}, onSubmittedWorkDone ${last.done.toFixed(2)}, mapAsync ${last.map.toFixed(2)}, popErrorScope ${last.pop.toFixed(2)}; last loss ${last.loss}`,
   );
 }
-console.log([...perMethod].map(([k, v]) => `${k} ${(v / (rounds * steps)).toFixed(1)} µs`).join(", "));
+const timed = rounds * variants.length * (steps - warm);
+console.log(
+  `host µs per step in each queue method (mean over ${timed} steps, all variants): ${[...perMethod].map(([k, v]) => `${k} ${(v / timed).toFixed(1)}`).join(', ')}`,
+);
