@@ -7,7 +7,7 @@
  *
  * | timeline  | value reached when                  |
  * | --------- | ----------------------------------- |
- * | `upload`  | 2k+1: x of batch k written; 2k+2: its labels |
+ * | `upload`  | 2k+2: batch k written (2k+1: its x, when x and labels are written apart) |
  * | `alloc`   | k+1: the arena of step k allocated  |
  * | `exec`    | k+1: step k executed                |
  * | `read[s]` | j+1: the loss of step 3j+s on the host (one timeline per loss slot s) |
@@ -20,7 +20,11 @@
  * during every turnaround. With a timeline per slot each read waits only for its step's execute (GPU
  * order), so it is submitted right behind it, and its loss arrives while the next steps run.
  *
- * Step k (input buffers `k mod 2`, loss slot `k mod 3`):
+ * Batches: x and labels of one batch live in one device buffer (x at 0, labels at x's bytes rounded
+ * up to the storage alignment); a batch whose x and labels share an ArrayBuffer in that same layout
+ * (as `SyntheticDataset.batch` makes them) uploads with ONE queueWrite, any other with two.
+ *
+ * Step k (input buffer `k mod 2`, loss slot `k mod 3`):
  * - upload of batch k (queue 1) waits `upload ≥ 2k` (uploads stay in order) and `exec ≥ k-1` (step
  *   k-2, the last reader of these input buffers, is done): batch k+1 uploads while step k runs;
  * - alloca (queue 0) waits `exec ≥ k` (and `alloc ≥ k`): the arena of step k-1, deallocated at `exec ≥ k`, is dominated,
@@ -79,6 +83,8 @@ export class StepPipeline {
   readonly #buffers: Buffer[] = [];
   readonly #x: readonly [Binding, Binding];
   readonly #labels: readonly [Binding, Binding];
+  /** Byte offset of the labels in an input buffer (and in a packed host batch). */
+  readonly #labelsOffset: number;
   readonly #loss: readonly Binding[];
   readonly #lossHost: readonly Float32Array<ArrayBuffer>[];
   #uploaded = 0;
@@ -102,12 +108,18 @@ export class StepPipeline {
       this.#buffers.push(b);
       return b;
     };
-    const pair = (bytes: number, name: string): [Binding, Binding] => [
-      { buffer: buffer(bytes, `${name}[0]`), length: bytes },
-      { buffer: buffer(bytes, `${name}[1]`), length: bytes },
+    const align = Math.max(256, device.info.limits.minStorageBufferOffsetAlignment);
+    const labelsOffset = Math.ceil(layout.xBytes / align) * align;
+    this.#labelsOffset = labelsOffset;
+    const inputs = [0, 1].map((i) => buffer(labelsOffset + layout.labelsBytes, `batch[${i}]`));
+    this.#x = [
+      { buffer: inputs[0]!, length: layout.xBytes },
+      { buffer: inputs[1]!, length: layout.xBytes },
     ];
-    this.#x = pair(layout.xBytes, 'x');
-    this.#labels = pair(layout.labelsBytes, 'labels');
+    this.#labels = [
+      { buffer: inputs[0]!, offset: labelsOffset, length: layout.labelsBytes },
+      { buffer: inputs[1]!, offset: labelsOffset, length: layout.labelsBytes },
+    ];
     const loss = buffer(LOSS_SLOTS * LOSS_STRIDE, 'loss');
     this.#loss = Array.from({ length: LOSS_SLOTS }, (_, i) => ({
       buffer: loss,
@@ -142,16 +154,19 @@ export class StepPipeline {
         : k === 1
           ? Fence.of(at(this.#upload, 2 * k))
           : Fence.of(at(this.#upload, 2 * k), at(this.#exec, k - 1));
-    const xWritten = Fence.of(at(this.#upload, 2 * k + 1));
+    const written = Fence.of(at(this.#upload, 2 * k + 2));
     const d = this.#device;
-    d.queueWrite(UPLOAD_QUEUE, wait, xWritten, batch.x, this.#x[p]!);
-    d.queueWrite(
-      UPLOAD_QUEUE,
-      xWritten,
-      Fence.of(at(this.#upload, 2 * k + 2)),
-      batch.labels,
-      this.#labels[p]!,
-    );
+    const { x, labels } = batch;
+    if (labels.buffer === x.buffer && labels.byteOffset === x.byteOffset + this.#labelsOffset) {
+      // Packed like the device buffer: one write (padding between x and labels included).
+      const length = this.#labelsOffset + labels.byteLength;
+      const bytes = new Uint8Array(x.buffer, x.byteOffset, length);
+      d.queueWrite(UPLOAD_QUEUE, wait, written, bytes, { buffer: this.#x[p]!.buffer, length });
+    } else {
+      const xWritten = Fence.of(at(this.#upload, 2 * k + 1));
+      d.queueWrite(UPLOAD_QUEUE, wait, xWritten, x, this.#x[p]!);
+      d.queueWrite(UPLOAD_QUEUE, xWritten, written, labels, this.#labels[p]!);
+    }
     this.uploadedBytes += batch.x.byteLength + batch.labels.byteLength;
     this.#uploaded++;
   }
