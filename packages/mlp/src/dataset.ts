@@ -42,12 +42,19 @@ export class SyntheticDataset {
     for (let i = 0; i < this.prototypes.length; i++) this.prototypes[i] = prng.uniform(-1, 1);
   }
 
-  /** Batch number `index` (a non-negative integer) of `batchSize` samples. */
+  /**
+   * Batch number `index` (a non-negative integer) of `batchSize` samples. `x` and `labels` share one
+   * ArrayBuffer: x at 0, labels at x's byte length rounded up to 256 (a storage-offset alignment every
+   * device accepts), so a trainer uploads a batch with one write into one device buffer.
+   */
   batch(index: number, batchSize: number): Batch {
     const { inputSize, classes, seed } = this.config;
     const prng = new Prng(deriveSeed(seed, index));
-    const x = new Float32Array(batchSize * inputSize);
-    const labels = new Uint32Array(batchSize);
+    const xLength = batchSize * inputSize;
+    const labelsOffset = Math.ceil((4 * xLength) / 256) * 256;
+    const bytes = new ArrayBuffer(labelsOffset + 4 * batchSize);
+    const x = new Float32Array(bytes, 0, xLength);
+    const labels = new Uint32Array(bytes, labelsOffset, batchSize);
     for (let s = 0; s < batchSize; s++) {
       const label = prng.nextInt(classes);
       labels[s] = label;

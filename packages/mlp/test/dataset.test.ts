@@ -54,6 +54,20 @@ describe('synthetic data set', () => {
     }
   });
 
+  it('packs x and labels in one ArrayBuffer, labels at a 256-byte aligned offset (one upload per batch)', () => {
+    const ds = new SyntheticDataset(REFERENCE_DATASET);
+    for (const size of [1, 3, 256]) {
+      const { x, labels } = ds.batch(7, size);
+      const labelsOffset = Math.ceil(x.byteLength / 256) * 256;
+      expect(x.byteOffset).toBe(0);
+      expect(labels.buffer).toBe(x.buffer);
+      expect(labels.byteOffset).toBe(labelsOffset);
+      expect(x.buffer.byteLength).toBe(labelsOffset + 4 * size);
+      expect(x).toHaveLength(size * REFERENCE_DATASET.inputSize);
+      expect(labels).toHaveLength(size);
+    }
+  });
+
   it('covers every class and one-hot encodes', () => {
     const { labels } = new SyntheticDataset().batch(0, 256);
     expect(new Set(labels).size).toBe(10);

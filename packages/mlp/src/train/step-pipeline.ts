@@ -1,5 +1,5 @@
 /**
- * The training step's queue work: two queues, five timelines, double-buffered inputs. All ordering
+ * The training step's queue work: two queues, seven timelines, double-buffered inputs. All ordering
  * comes from fences; the host never waits except for the loss it reports.
  *
  * Queues: COMPUTE (0) runs the arena alloca, the step's execute, the loss read and the dealloca;
@@ -7,23 +7,34 @@
  *
  * | timeline  | value reached when                  |
  * | --------- | ----------------------------------- |
- * | `upload`  | 2k+1: x of batch k written; 2k+2: its labels |
+ * | `upload`  | 2k+2: batch k written (2k+1: its x, when x and labels are written apart) |
  * | `alloc`   | k+1: the arena of step k allocated  |
  * | `exec`    | k+1: step k executed                |
- * | `read`    | k+1: the loss of step k on the host |
+ * | `read[s]` | j+1: the loss of step 3j+s on the host (one timeline per loss slot s) |
  * | `dealloc` | k+1: the arena of step k released   |
  *
- * Step k (input buffers `k mod 2`, loss slot `k mod 3`):
+ * The loss reads have a timeline per loss slot, not one shared: a read's signal is reached only once
+ * its bytes are on the host (a map, a host round trip), so a read that waited for the previous step's
+ * read (to keep one timeline in order) could be submitted only after that round trip, behind the steps
+ * queued meanwhile, and the host's wait for a loss then waited for the whole queue: the device idled
+ * during every turnaround. With a timeline per slot each read waits only for its step's execute (GPU
+ * order), so it is submitted right behind it, and its loss arrives while the next steps run.
+ *
+ * Batches: x and labels of one batch live in one device buffer (x at 0, labels at x's bytes rounded
+ * up to the storage alignment); a batch whose x and labels share an ArrayBuffer in that same layout
+ * (as `SyntheticDataset.batch` makes them) uploads with ONE queueWrite, any other with two.
+ *
+ * Step k (input buffer `k mod 2`, loss slot `k mod 3`):
  * - upload of batch k (queue 1) waits `upload ≥ 2k` (uploads stay in order) and `exec ≥ k-1` (step
  *   k-2, the last reader of these input buffers, is done): batch k+1 uploads while step k runs;
  * - alloca (queue 0) waits `exec ≥ k` (and `alloc ≥ k`): the arena of step k-1, deallocated at `exec ≥ k`, is dominated,
  *   so the allocator hands the same block back at once (same-queue reuse, no waiting, no growth);
- * - execute waits the alloca, the batch, `exec ≥ k` (SGD updates the weights in place), `read ≥ k-2`
- *   (loss slot `k mod 3` was read back: three slots, so the read of a step already two behind, done
- *   long ago, is all a step waits for, and the host may keep two steps queued beyond the loss it
- *   waits for without ever holding up the device), and the parameters' leases of this step (their upload
- *   before step 0; a mirror's device-side snapshot when one was taken after step k-1);
- * - loss read waits `exec ≥ k+1` and `read ≥ k`; dealloca waits `exec ≥ k+1`.
+ * - execute waits the alloca, the batch, `exec ≥ k` (SGD updates the weights in place), `read[k mod 3]
+ *   ≥ ⌊k/3⌋` (loss slot `k mod 3` was read back by step k-3: three slots, so the read of a step already
+ *   two behind, done long ago, is all a step waits for, and the host may keep two steps queued beyond
+ *   the loss it waits for without ever holding up the device), and the parameters' leases of this step
+ *   (their upload before step 0; a mirror's device-side snapshot when one was taken after step k-1);
+ * - loss read waits `exec ≥ k+1`; dealloca waits `exec ≥ k+1`.
  *
  * Per step the host allocates only what the APIs make per call: immutable Fences, the arena's Buffer
  * and its binding entry. The binding table array, the input and loss bindings and the host loss slots
@@ -66,11 +77,14 @@ export class StepPipeline {
   readonly #upload: Semaphore;
   readonly #alloc: Semaphore;
   readonly #exec: Semaphore;
-  readonly #read: Semaphore;
+  /** One loss-read timeline per loss slot (see the table above). */
+  readonly #read: readonly Semaphore[];
   readonly #dealloc: Semaphore;
   readonly #buffers: Buffer[] = [];
   readonly #x: readonly [Binding, Binding];
   readonly #labels: readonly [Binding, Binding];
+  /** Byte offset of the labels in an input buffer (and in a packed host batch). */
+  readonly #labelsOffset: number;
   readonly #loss: readonly Binding[];
   readonly #lossHost: readonly Float32Array<ArrayBuffer>[];
   #uploaded = 0;
@@ -87,19 +101,25 @@ export class StepPipeline {
     this.#upload = device.createSemaphore(0);
     this.#alloc = device.createSemaphore(0);
     this.#exec = device.createSemaphore(0);
-    this.#read = device.createSemaphore(0);
+    this.#read = Array.from({ length: LOSS_SLOTS }, () => device.createSemaphore(0));
     this.#dealloc = device.createSemaphore(0);
     const buffer = (byteLength: number, label: string): Buffer => {
       const b = device.createBuffer({ byteLength, usage: BufferUsage.DEFAULT, label });
       this.#buffers.push(b);
       return b;
     };
-    const pair = (bytes: number, name: string): [Binding, Binding] => [
-      { buffer: buffer(bytes, `${name}[0]`), length: bytes },
-      { buffer: buffer(bytes, `${name}[1]`), length: bytes },
+    const align = Math.max(256, device.info.limits.minStorageBufferOffsetAlignment);
+    const labelsOffset = Math.ceil(layout.xBytes / align) * align;
+    this.#labelsOffset = labelsOffset;
+    const inputs = [0, 1].map((i) => buffer(labelsOffset + layout.labelsBytes, `batch[${i}]`));
+    this.#x = [
+      { buffer: inputs[0]!, length: layout.xBytes },
+      { buffer: inputs[1]!, length: layout.xBytes },
     ];
-    this.#x = pair(layout.xBytes, 'x');
-    this.#labels = pair(layout.labelsBytes, 'labels');
+    this.#labels = [
+      { buffer: inputs[0]!, offset: labelsOffset, length: layout.labelsBytes },
+      { buffer: inputs[1]!, offset: labelsOffset, length: layout.labelsBytes },
+    ];
     const loss = buffer(LOSS_SLOTS * LOSS_STRIDE, 'loss');
     this.#loss = Array.from({ length: LOSS_SLOTS }, (_, i) => ({
       buffer: loss,
@@ -134,16 +154,19 @@ export class StepPipeline {
         : k === 1
           ? Fence.of(at(this.#upload, 2 * k))
           : Fence.of(at(this.#upload, 2 * k), at(this.#exec, k - 1));
-    const xWritten = Fence.of(at(this.#upload, 2 * k + 1));
+    const written = Fence.of(at(this.#upload, 2 * k + 2));
     const d = this.#device;
-    d.queueWrite(UPLOAD_QUEUE, wait, xWritten, batch.x, this.#x[p]!);
-    d.queueWrite(
-      UPLOAD_QUEUE,
-      xWritten,
-      Fence.of(at(this.#upload, 2 * k + 2)),
-      batch.labels,
-      this.#labels[p]!,
-    );
+    const { x, labels } = batch;
+    if (labels.buffer === x.buffer && labels.byteOffset === x.byteOffset + this.#labelsOffset) {
+      // Packed like the device buffer: one write (padding between x and labels included).
+      const length = this.#labelsOffset + labels.byteLength;
+      const bytes = new Uint8Array(x.buffer, x.byteOffset, length);
+      d.queueWrite(UPLOAD_QUEUE, wait, written, bytes, { buffer: this.#x[p]!.buffer, length });
+    } else {
+      const xWritten = Fence.of(at(this.#upload, 2 * k + 1));
+      d.queueWrite(UPLOAD_QUEUE, wait, xWritten, x, this.#x[p]!);
+      d.queueWrite(UPLOAD_QUEUE, xWritten, written, labels, this.#labels[p]!);
+    }
     this.uploadedBytes += batch.x.byteLength + batch.labels.byteLength;
     this.#uploaded++;
   }
@@ -159,6 +182,8 @@ export class StepPipeline {
     }
     const p = k & 1;
     const slot = k % LOSS_SLOTS;
+    const round = (k - slot) / LOSS_SLOTS;
+    const read = this.#read[slot]!;
     const d = this.#device;
     const layout = this.#layout;
     const exec = this.#exec;
@@ -186,17 +211,11 @@ export class StepPipeline {
         ? Fence.of(at(this.#alloc, k + 1), batchReady)
         : k < LOSS_SLOTS
           ? Fence.of(at(this.#alloc, k + 1), batchReady, at(exec, k))
-          : Fence.of(at(this.#alloc, k + 1), batchReady, at(exec, k), at(this.#read, k - LOSS_SLOTS + 1)),
+          : Fence.of(at(this.#alloc, k + 1), batchReady, at(exec, k), at(read, round)),
     );
     const done = Fence.of(at(exec, k + 1));
     d.queueExecute(COMPUTE_QUEUE, wait, done, this.#commandBuffers, this.#tables);
-    d.queueRead(
-      COMPUTE_QUEUE,
-      k === 0 ? done : Fence.of(at(exec, k + 1), at(this.#read, k)),
-      Fence.of(at(this.#read, k + 1)),
-      this.#loss[slot]!,
-      this.#lossHost[slot]!,
-    );
+    d.queueRead(COMPUTE_QUEUE, done, Fence.of(at(read, round + 1)), this.#loss[slot]!, this.#lossHost[slot]!);
     d.queueDealloca(COMPUTE_QUEUE, done, Fence.of(at(this.#dealloc, k + 1)), arena);
     this.readBytes += 4;
     this.#submitted++;
@@ -207,15 +226,17 @@ export class StepPipeline {
    * k + LOSS_SLOTS is submitted).
    */
   async loss(k: number): Promise<number> {
-    await this.#read.wait(k + 1);
-    return this.#lossHost[k % LOSS_SLOTS]![0]!;
+    const slot = k % LOSS_SLOTS;
+    await this.#read[slot]!.wait((k - slot) / LOSS_SLOTS + 1);
+    return this.#lossHost[slot]![0]!;
   }
 
   /** Resolves once every submitted step's arena was released and every upload done. */
   async drain(): Promise<void> {
     await Promise.all([
       this.#dealloc.wait(this.#submitted),
-      this.#read.wait(this.#submitted),
+      // Slot s was read by the submitted steps s, s+3, ...: ⌈(submitted - s) / 3⌉ of them.
+      ...this.#read.map((read, s) => read.wait(Math.max(0, Math.ceil((this.#submitted - s) / LOSS_SLOTS)))),
       this.#upload.wait(2 * this.#uploaded),
     ]);
   }
