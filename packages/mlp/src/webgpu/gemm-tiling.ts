@@ -177,7 +177,7 @@ export function parseGemmTiling(name: string): GemmTiling {
   }
   throw new KeelError(
     ErrorCode.INVALID_ARGUMENT,
-    `GEMM tiling ${describeValue(name)}: expected WGxTMxTN (register, e.g. 16x16x8), sBMxBNxBK_TMxTN[kKS] (workgroup memory, e.g. s64x64x16_4x4 or s16x16x16_2x2k4) or WIDE__NARROW (per shape, e.g. s64x64x16_4x4__s16x16x16_2x2k4)`,
+    `GEMM tiling ${describeValue(name)}: expected WGxTMxTN (register, e.g. 16x16x8) or sBMxBNxBK_TMxTN[kKS] (workgroup memory, e.g. s64x64x16_4x4 or s16x16x16_2x2k4), or WIDE__NARROW (per shape, e.g. s64x64x16_4x4__s16x16x16_2x2k4)`,
   );
 }
 
