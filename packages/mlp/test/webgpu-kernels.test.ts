@@ -477,7 +477,7 @@ describe.skipIf(gpu === undefined)(
       }
     });
 
-    for (const tiling of [WGSL_GEMM_TILING, WGSL_GEMM_TILING_GPU])
+    for (const tiling of [WGSL_GEMM_TILING, WGSL_GEMM_TILING_GPU, WGSL_GEMM_TILING_GPU_PER_SHAPE])
       it(`training steps match on the reference MLP (784-512-512-10, batch 256, 2 steps), tiling ${gemmTilingName(tiling)}`, async () => {
         const tiled = tiling === WGSL_GEMM_TILING ? g : await acquireGpu(tiling);
         if (typeof tiled === 'string') throw new Error(tiled);
