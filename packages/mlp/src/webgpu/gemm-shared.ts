@@ -26,7 +26,8 @@ import {
   type SharedGemmTiling,
 } from './gemm-tiling';
 
-const range = (n: number, from = 0): number[] => Array.from({ length: Math.max(0, n - from) }, (_, i) => from + i);
+const range = (n: number, from = 0): number[] =>
+  Array.from({ length: Math.max(0, n - from) }, (_, i) => from + i);
 const ind = (n: number): string => `\n${' '.repeat(n)}`;
 
 /**
