@@ -102,6 +102,7 @@ describe.skipIf(gpu === undefined)(
     for (const tiling of [
       WGSL_GEMM_TILING_GPU_PER_SHAPE,
       parseGemmTiling('s32x32x16_2x2__s8x16x16_1x2k4'),
+      parseGemmTiling('s32x32x16_4x4__s16x16x16_4x4k4'),
       parseGemmTiling('s16x16x16_2x2k4'),
       parseGemmTiling('s8x8x4_1x1k2'),
       WGSL_GEMM_TILING,
