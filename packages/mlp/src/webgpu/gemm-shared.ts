@@ -15,8 +15,16 @@
  * the slabs as vec4 (one load per 4 rows or columns when tm/tn ≥ 4). Only the stores check bounds,
  * through the entry's fused epilogue (alpha, beta, bias, ReLU, ReLU-gradient mask).
  *
+ * Split-K (`ks` > 1): the workgroup is `ks` groups of `(bm/tm)·(bn/tn)` invocations; a step stages
+ * `ks·bk` of K (copied by all invocations) and group g multiplies rows g·bk .. of the slabs; after the
+ * K loop groups 1.. write their accumulators into the op(A) slabs, group 0 adds them and stores
+ * through the epilogue (two barriers, no atomics, no scratch buffer). A per-shape tiling branches on
+ * the uniform N between its narrow and wide tile loops (same workgroup size; the workgroup memory is
+ * declared for the larger of the two).
+ *
  * Tiles are walked grid-stride over the flattened dispatch grid, so any workgroup count is correct;
- * every barrier sits in loops whose bounds are uniform (workgroup ids, counts, constants).
+ * every barrier sits in loops and branches whose conditions are uniform (workgroup ids, counts,
+ * constants).
  */
 import {
   gemmTilingName,
