@@ -23,8 +23,9 @@
  *
  * `--tilings 16x16x8,s32x32x16_4x4` also times Keel's WebGPU training step with the WGSL GEMMs generated
  * for each tiling (GemmTiling, spelled as `parseGemmTiling` reads it: `WGxTMxTN` register tilings,
- * `sBMxBNxBK_TMxTN` workgroup-memory tilings) and writes $OUT/mlp-tilings.json, to choose the tiling
- * for a kind of adapter.
+ * `sBMxBNxBK_TMxTN` workgroup-memory tilings, `sBMxBNxBK_TMxTNkKS` with K split over KS groups,
+ * `WIDE__NARROW` per-shape pairs such as `s64x64x16_4x4__s16x16x16_2x2k4`) and writes
+ * $OUT/mlp-tilings.json, to choose the tiling for a kind of adapter.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';

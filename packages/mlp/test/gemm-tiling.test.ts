@@ -11,10 +11,12 @@ import {
   parseGemmTiling,
   WGSL_GEMM_TILING,
   WGSL_GEMM_TILING_GPU,
+  WGSL_GEMM_TILING_GPU_PER_SHAPE,
   WGSL_GEMM_TILING_SMALL_GPU,
   WGSL_GEMM_TILING_SWIFTSHADER,
   wgslGemmTilingFor,
 } from '../src/webgpu/gemm-tiling';
+import { gemmTiles } from '../src/webgpu/wgsl';
 
 describe('GEMM tilings', () => {
   it('names round-trip through parseGemmTiling', () => {
@@ -23,6 +25,7 @@ describe('GEMM tilings', () => {
       WGSL_GEMM_TILING_SWIFTSHADER,
       WGSL_GEMM_TILING_GPU,
       WGSL_GEMM_TILING_SMALL_GPU,
+      WGSL_GEMM_TILING_GPU_PER_SHAPE,
     ]) {
       const parsed = parseGemmTiling(gemmTilingName(t));
       expect(gemmTilingName(parsed)).toBe(gemmTilingName(t));
@@ -31,6 +34,30 @@ describe('GEMM tilings', () => {
     expect(parseGemmTiling('s64x32x8_8x2')).toEqual({ kind: 'shared', bm: 64, bn: 32, bk: 8, tm: 8, tn: 2 });
     expect(parseGemmTiling('128x2x2')).toEqual({ wg: 128, tm: 2, tn: 2 });
     expect(gemmWorkgroupSize(parseGemmTiling('s64x32x8_8x2'))).toBe(128);
+    expect(parseGemmTiling('s16x16x16_2x2k4')).toEqual({
+      kind: 'shared',
+      bm: 16,
+      bn: 16,
+      bk: 16,
+      tm: 2,
+      tn: 2,
+      ks: 4,
+    });
+    expect(gemmWorkgroupSize(parseGemmTiling('s16x16x16_2x2k4'))).toBe(256);
+    // ks = 1 is the plain tiling and spelled without the suffix.
+    expect(gemmTilingName(parseGemmTiling('s32x32x16_4x4k1'))).toBe('s32x32x16_4x4');
+    const perShape = parseGemmTiling('s64x64x16_4x4__s16x16x16_2x2k4');
+    expect(perShape).toMatchObject(WGSL_GEMM_TILING_GPU_PER_SHAPE);
+    expect(gemmTilingName(perShape)).toBe('s64x64x16_4x4__s16x16x16_2x2k4');
+    expect(gemmWorkgroupSize(perShape)).toBe(256);
+  });
+
+  it('per-shape tilings count the tiles of the tiling N picks', () => {
+    const t = WGSL_GEMM_TILING_GPU_PER_SHAPE;
+    expect(gemmTiles(t, 256, 10)).toBe(16); // narrow: 16 × 16 tiles
+    expect(gemmTiles(t, 256, 16)).toBe(16);
+    expect(gemmTiles(t, 256, 17)).toBe(4 * 1); // wide: 64 × 64 tiles
+    expect(gemmTiles(t, 256, 512)).toBe(4 * 8);
   });
 
   it('refuses names and tilings that break a rule, naming it', () => {
@@ -44,6 +71,12 @@ describe('GEMM tilings', () => {
       ['s64x64x16_16x4', /tm and tn must be at most 8/],
       ['512x1x1', /wg must be at most 256/],
       ['0x1x1', /wg must be a positive integer, got 0/],
+      ['s16x16x16_2x2k3', /ks must be a power of two in \[1, 8\], got 3/],
+      ['s16x16x16_4x4k8', /32768 bytes of workgroup memory/],
+      ['s8x64x4_1x4k2', /partial sums, \(ks - 1\)·bm·bn values, must fit/],
+      ['s64x64x16_4x4__s16x16x16_2x2', /same invocations per workgroup, got 256 and 64/],
+      ['s64x64x16_4x4__16x16x8', /narrow must be a workgroup-memory tiling/],
+      ['s64x64x16_4x4__s16x16x16_2x2__s8x8x8_1x1', /expected/],
     ];
     for (const [name, message] of cases) {
       let error: unknown;

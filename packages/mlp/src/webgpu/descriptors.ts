@@ -5,7 +5,7 @@
  */
 import type { ExportDescriptor, WgslExecutableSource, WorkgroupCount, WorkgroupSize } from '@keel/hal';
 import { MLP_KERNEL_NAMES, MLP_KERNEL_SIGNATURES, type MlpKernelName } from '../kernel-interface';
-import { checkGemmTiling, gemmTilingName, gemmWorkgroupSize, isSharedTiling } from './gemm-tiling';
+import { checkGemmTiling, gemmTilingName, gemmWorkgroupSize, usesWorkgroupMemory } from './gemm-tiling';
 import { type ReductionShape, reductionShapes } from './reductions';
 import { type GemmTiling, gemmTiles, MLP_WGSL, mlpWgsl, WGSL_GEMM_TILING, WGSL_WORKGROUP } from './wgsl';
 
@@ -19,7 +19,8 @@ function linear(per: number): (workload: readonly number[]) => WorkgroupCount {
 /** The descriptors of the MLP's WGSL module generated with GEMM tiling `t` (`mlpWgsl(t)`). */
 export function mlpWebgpuExports(t: GemmTiling = WGSL_GEMM_TILING): readonly ExportDescriptor[] {
   checkGemmTiling(t);
-  // One workgroup per tile of C (workload [N, M]); the kernels walk tiles over the whole grid.
+  // One workgroup per tile of C (workload [N, M]; per-shape tilings: tiles of the tiling N picks);
+  // the kernels walk tiles over the whole grid.
   const matmulCount = (workload: readonly number[]): WorkgroupCount => [
     ceilDiv(gemmTiles(t, workload[1] ?? 1, workload[0] ?? 1), 1),
     1,
@@ -27,7 +28,7 @@ export function mlpWebgpuExports(t: GemmTiling = WGSL_GEMM_TILING): readonly Exp
   ];
   const gemm = { size: [gemmWorkgroupSize(t), 1, 1] as WorkgroupSize, count: matmulCount };
   // Reductions: parallel (workgroup memory) with the GPU tilings, serial with the CPU adapters' ones.
-  const reductions = reductionShapes(isSharedTiling(t));
+  const reductions = reductionShapes(usesWorkgroupMemory(t));
   const reduction = (r: ReductionShape) => ({ size: r.size as WorkgroupSize, count: linear(r.per) });
   const shapes: Record<
     MlpKernelName,

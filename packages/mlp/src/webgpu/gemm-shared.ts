@@ -15,20 +15,28 @@
  * the slabs as vec4 (one load per 4 rows or columns when tm/tn ≥ 4). Only the stores check bounds,
  * through the entry's fused epilogue (alpha, beta, bias, ReLU, ReLU-gradient mask).
  *
+ * Split-K (`ks` > 1): the workgroup is `ks` groups of `(bm/tm)·(bn/tn)` invocations; a step stages
+ * `ks·bk` of K (copied by all invocations) and group g multiplies rows g·bk .. of the slabs; after the
+ * K loop groups 1.. write their accumulators into the op(A) slabs, group 0 adds them and stores
+ * through the epilogue (two barriers, no atomics, no scratch buffer). A per-shape tiling branches on
+ * the uniform N between its narrow and wide tile loops (same workgroup size; the workgroup memory is
+ * declared for the larger of the two).
+ *
  * Tiles are walked grid-stride over the flattened dispatch grid, so any workgroup count is correct;
- * every barrier sits in loops whose bounds are uniform (workgroup ids, counts, constants).
+ * every barrier sits in loops and branches whose conditions are uniform (workgroup ids, counts,
+ * constants).
  */
-import type { SharedGemmTiling } from './gemm-tiling';
+import {
+  gemmTilingName,
+  gemmWorkgroupSize,
+  isPerShapeTiling,
+  type PerShapeGemmTiling,
+  type SharedGemmTiling,
+} from './gemm-tiling';
 
-const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+const range = (n: number, from = 0): number[] =>
+  Array.from({ length: Math.max(0, n - from) }, (_, i) => from + i);
 const ind = (n: number): string => `\n${' '.repeat(n)}`;
-
-/** The workgroup-memory declarations the shared entry points use (once per module). */
-export function sharedGemmDeclarations(t: SharedGemmTiling): string {
-  return `var<workgroup> gemmA: array<vec4<f32>, ${(2 * t.bk * t.bm) / 4}>; // two op(A) slabs, [k][m] each
-var<workgroup> gemmB: array<vec4<f32>, ${(2 * t.bk * t.bn) / 4}>; // two op(B) slabs, [k][n] each
-`;
-}
 
 /**
  * Reads of one k row of a slab for `count` consecutive elements starting at `start` (WGSL u32
@@ -101,20 +109,23 @@ function slabCopy(
 }
 
 /**
- * A matmul-family entry point with workgroup-memory tiling `t` (see the file comment). `store` is the
- * name of the entry's store function (`store_<name>(p, r, c, acc)`, epilogue and bounds check).
+ * The tile loop of workgroup-memory tiling `t` (a WGSL block; see the file comment), for an entry
+ * whose store function is `store_<name>`. Expects the prelude of `sharedMatmulEntry` in scope.
  */
-export function sharedMatmulEntry(t: SharedGemmTiling, name: string): string {
+function sharedTileLoop(t: SharedGemmTiling, name: string): string {
+  const ks = t.ks ?? 1;
+  const bkT = t.bk * ks; // K staged per step, over all groups
   const tx = t.bn / t.tn;
-  const threads = tx * (t.bm / t.tm);
+  const base = tx * (t.bm / t.tm); // invocations per K group
+  const threads = base * ks;
   const accs = range(t.tm).flatMap((i) => range(t.tn).map((j) => `c${i}_${j}`));
   const copyA = slabCopy(
     'A',
-    t.bm * t.bk,
+    t.bm * bkT,
     threads,
     (i) => ({
-      outer: `select(${i} % ${t.bm}u, ${i} / ${t.bk}u, aKFast)`,
-      kk: `select(${i} / ${t.bm}u, ${i} % ${t.bk}u, aKFast)`,
+      outer: `select(${i} % ${t.bm}u, ${i} / ${bkT}u, aKFast)`,
+      kk: `select(${i} / ${t.bm}u, ${i} % ${bkT}u, aKFast)`,
       dst: `kA${i.slice(2)} * ${t.bm}u + oA${i.slice(2)}`,
     }),
     (r, k) =>
@@ -122,18 +133,18 @@ export function sharedMatmulEntry(t: SharedGemmTiling, name: string): string {
   );
   const copyB = slabCopy(
     'B',
-    t.bn * t.bk,
+    t.bn * bkT,
     threads,
     (i) => ({
-      outer: `select(${i} / ${t.bk}u, ${i} % ${t.bn}u, bNFast)`,
-      kk: `select(${i} % ${t.bk}u, ${i} / ${t.bn}u, bNFast)`,
+      outer: `select(${i} / ${bkT}u, ${i} % ${t.bn}u, bNFast)`,
+      kk: `select(${i} % ${bkT}u, ${i} / ${t.bn}u, bNFast)`,
       dst: `kB${i.slice(2)} * ${t.bn}u + oB${i.slice(2)}`,
     }),
     (c, k) =>
       `select(0.0, in1[min(${k}, kLast) * sBk + min(n0 + ${c}, nLast) * sBc], n0 + ${c} < p.n && ${k} < p.k)`,
   );
-  const slabA = (t.bk * t.bm) / 4;
-  const slabB = (t.bk * t.bn) / 4;
+  const slabA = (bkT * t.bm) / 4;
+  const slabB = (bkT * t.bn) / 4;
   const inner = range(t.bk).flatMap((kk) => {
     const a = slabReads('gemmA', t.bm, t.tm, 'rowA', kk, `a${kk}_`);
     const b = slabReads('gemmB', t.bn, t.tn, 'colB', kk, `b${kk}_`);
@@ -148,7 +159,98 @@ export function sharedMatmulEntry(t: SharedGemmTiling, name: string): string {
   const stores = range(t.tm).flatMap((i) =>
     range(t.tn).map((j) => `store_${name}(p, m0 + rowA + ${i}u, n0 + colB + ${j}u, c${i}_${j});`),
   );
-  return `@compute @workgroup_size(${threads})
+  // Split-K: groups 1.. park their partial sums in the op(A) slabs (free after the K loop's last
+  // barrier), group 0 adds them and stores; the second barrier keeps the next tile's slabs off them.
+  const partial = (h: string, i: number, j: number): string => {
+    const e = `${h} * ${t.bm * t.bn}u + (rowA + ${i}u) * ${t.bn}u + colB + ${j}u`;
+    return `gemmA[(${e}) / 4u][(${e}) % 4u]`;
+  };
+  const epilogue =
+    ks === 1
+      ? stores
+      : [
+          `if (g > 0u) {`,
+          ...range(t.tm).flatMap((i) =>
+            range(t.tn).map((j) => `  ${partial('(g - 1u)', i, j)} = c${i}_${j};`),
+          ),
+          `}`,
+          `workgroupBarrier();`,
+          `if (g == 0u) {`,
+          ...range(ks, 1).flatMap((h) =>
+            range(t.tm).flatMap((i) =>
+              range(t.tn).map((j) => `  c${i}_${j} += ${partial(`${h - 1}u`, i, j)};`),
+            ),
+          ),
+          ...stores.map((line) => `  ${line}`),
+          `}`,
+          `workgroupBarrier();`,
+        ];
+  return `{
+    // Tiling ${gemmTilingName(t)}: ${threads} invocations${ks > 1 ? `, ${ks} groups splitting K` : ''}.
+    let g = li / ${base}u; // K group
+    let lg = li % ${base}u;
+    let rowA = (lg / ${tx}u) * ${t.tm}u;
+    let colB = (lg % ${tx}u) * ${t.tn}u;
+    let tilesM = (p.m + ${t.bm - 1}u) / ${t.bm}u;
+    let tilesN = (p.n + ${t.bn - 1}u) / ${t.bn}u;
+    // Each invocation's elements of the slab copies (fixed for the whole dispatch).
+    ${[...copyA.setup, ...copyB.setup].join(ind(4))}
+    ${accs.map((c) => `var ${c} = 0.0;`).join(' ')}
+    for (var tile = wid.x + nwg.x * (wid.y + nwg.y * wid.z); tile < tilesM * tilesN; tile += nwg.x * nwg.y * nwg.z) {
+      let m0 = (tile % tilesM) * ${t.bm}u;
+      let n0 = (tile / tilesM) * ${t.bn}u;
+      ${accs.map((c) => `${c} = 0.0;`).join(' ')}
+      if (p.k > 0u) {
+        // Double-buffered slabs: slab s + 1 is loaded into registers before slab s is multiplied and
+        // stored into the other buffer after it, so one barrier per slab suffices and the global loads'
+        // latency hides behind the FMAs.
+        ${[...copyA.load('0u'), ...copyB.load('0u')].join(ind(8))}
+        ${[...copyA.store('0u'), ...copyB.store('0u')].join(ind(8))}
+        workgroupBarrier();
+        var buf = 0u;
+        for (var k0 = 0u; k0 < p.k; k0 += ${bkT}u) {
+          let next = k0 + ${bkT}u < p.k;
+          if (next) {
+            ${[...copyA.load(`k0 + ${bkT}u`), ...copyB.load(`k0 + ${bkT}u`)].join(ind(12))}
+          }
+          let ogemmA = buf * ${slabA}u + g * ${(t.bk * t.bm) / 4}u;
+          let ogemmB = buf * ${slabB}u + g * ${(t.bk * t.bn) / 4}u;
+          ${inner.join(ind(10))}
+          if (next) {
+            ${[...copyA.store(`(1u - buf) * ${slabA}u`), ...copyB.store(`(1u - buf) * ${slabB}u`)].join(ind(12))}
+          }
+          workgroupBarrier();
+          buf = 1u - buf;
+        }
+      }
+      ${epilogue.join(ind(6))}
+    }
+  }`;
+}
+
+/** The workgroup-memory tilings of `t` (one, or a per-shape tiling's two). */
+const parts = (t: SharedGemmTiling | PerShapeGemmTiling): SharedGemmTiling[] =>
+  isPerShapeTiling(t) ? [t.wide, t.narrow] : [t];
+
+/** The workgroup-memory declarations the shared entry points use (once per module). */
+export function sharedGemmDeclarations(t: SharedGemmTiling | PerShapeGemmTiling): string {
+  const a = Math.max(...parts(t).map((x) => (2 * x.bk * (x.ks ?? 1) * x.bm) / 4));
+  const b = Math.max(...parts(t).map((x) => (2 * x.bk * (x.ks ?? 1) * x.bn) / 4));
+  return `var<workgroup> gemmA: array<vec4<f32>, ${a}>; // two op(A) slabs, [k][m] each
+var<workgroup> gemmB: array<vec4<f32>, ${b}>; // two op(B) slabs, [k][n] each
+`;
+}
+
+/**
+ * A matmul-family entry point with workgroup-memory tiling `t` (see the file comment; a per-shape
+ * tiling branches on the uniform N to its narrow or wide tile loop). `store` is the name of the
+ * entry's store function (`store_<name>(p, r, c, acc)`, epilogue and bounds check).
+ */
+export function sharedMatmulEntry(t: SharedGemmTiling | PerShapeGemmTiling, name: string): string {
+  const body = isPerShapeTiling(t)
+    ? `if (p.n <= ${t.narrow.bn}u) ${sharedTileLoop(t.narrow, name)} else ${sharedTileLoop(t.wide, name)}`
+    : sharedTileLoop(t, name);
+  return `@compute @workgroup_size(${gemmWorkgroupSize(t)})
 fn ${name}(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
   let p = mmParams();
   let transA = (p.flags & FLAG_TRANS_A) != 0u;
@@ -164,42 +266,7 @@ fn ${name}(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
   let mLast = max(p.m, 1u) - 1u;
   let nLast = max(p.n, 1u) - 1u;
   let kLast = max(p.k, 1u) - 1u;
-  let rowA = (li / ${tx}u) * ${t.tm}u;
-  let colB = (li % ${tx}u) * ${t.tn}u;
-  let tilesM = (p.m + ${t.bm - 1}u) / ${t.bm}u;
-  let tilesN = (p.n + ${t.bn - 1}u) / ${t.bn}u;
-  // Each invocation's elements of the slab copies (fixed for the whole dispatch).
-  ${[...copyA.setup, ...copyB.setup].join(ind(2))}
-  ${accs.map((c) => `var ${c} = 0.0;`).join(' ')}
-  for (var tile = wid.x + nwg.x * (wid.y + nwg.y * wid.z); tile < tilesM * tilesN; tile += nwg.x * nwg.y * nwg.z) {
-    let m0 = (tile % tilesM) * ${t.bm}u;
-    let n0 = (tile / tilesM) * ${t.bn}u;
-    ${accs.map((c) => `${c} = 0.0;`).join(' ')}
-    if (p.k > 0u) {
-      // Double-buffered slabs: slab s + 1 is loaded into registers before slab s is multiplied and
-      // stored into the other buffer after it, so one barrier per slab suffices and the global loads'
-      // latency hides behind the FMAs.
-      ${[...copyA.load('0u'), ...copyB.load('0u')].join(ind(6))}
-      ${[...copyA.store('0u'), ...copyB.store('0u')].join(ind(6))}
-      workgroupBarrier();
-      var buf = 0u;
-      for (var k0 = 0u; k0 < p.k; k0 += ${t.bk}u) {
-        let next = k0 + ${t.bk}u < p.k;
-        if (next) {
-          ${[...copyA.load(`k0 + ${t.bk}u`), ...copyB.load(`k0 + ${t.bk}u`)].join(ind(10))}
-        }
-        let ogemmA = buf * ${slabA}u;
-        let ogemmB = buf * ${slabB}u;
-        ${inner.join(ind(8))}
-        if (next) {
-          ${[...copyA.store(`(1u - buf) * ${slabA}u`), ...copyB.store(`(1u - buf) * ${slabB}u`)].join(ind(10))}
-        }
-        workgroupBarrier();
-        buf = 1u - buf;
-      }
-    }
-    ${stores.join(ind(4))}
-  }
+  ${body}
 }
 `;
 }

@@ -29,7 +29,11 @@ export interface RegisterGemmTiling {
  * (coalesced loads, zero-padded at the matrix edges; double-buffered: two slabs of each operand), then
  * each of its `(bm/tm)·(bn/tn)` invocations accumulates a `tm × tn` block in registers, reading the
  * slabs as vec4 where `tm`/`tn` allow.
- * Named `sBMxBNxBK_TMxTN`.
+ * Split-K inside the workgroup (`ks` > 1, for C with few tiles and a long K): the workgroup is `ks`
+ * groups of `(bm/tm)·(bn/tn)` invocations; each step stages `ks·bk` of K and group g multiplies its
+ * `bk` rows of it; at the end of a tile the groups' partial sums are added in workgroup memory (no
+ * atomics, no second pass) before the one fused epilogue, so bias + ReLU see the full sum.
+ * Named `sBMxBNxBK_TMxTN`, or `sBMxBNxBK_TMxTNkKS` when `ks` > 1.
  */
 export interface SharedGemmTiling {
   readonly kind: 'shared';
@@ -38,10 +42,25 @@ export interface SharedGemmTiling {
   readonly bk: number;
   readonly tm: number;
   readonly tn: number;
+  /** Groups splitting K inside the workgroup (default 1). */
+  readonly ks?: number;
+}
+
+/**
+ * Per-shape tiling (for GPUs): each GEMM entry point chooses, from its uniform sizes, `narrow` for a
+ * C of at most `narrow.bn` columns (the 10-logit layers: few tiles, so typically split-K) and `wide`
+ * for every other C. Both are workgroup-memory tilings with the same number of invocations (the entry
+ * point's workgroup size); the workgroup count of a dispatch is the chosen tiling's tile count.
+ * Named `WIDE__NARROW`, e.g. `s64x64x16_4x4__s16x16x16_2x2k4`.
+ */
+export interface PerShapeGemmTiling {
+  readonly kind: 'per-shape';
+  readonly wide: SharedGemmTiling;
+  readonly narrow: SharedGemmTiling;
 }
 
 /** A GEMM tiling of the WGSL kernels (`mlpWgsl(tiling)`). */
-export type GemmTiling = RegisterGemmTiling | SharedGemmTiling;
+export type GemmTiling = RegisterGemmTiling | SharedGemmTiling | PerShapeGemmTiling;
 
 /** Invocations per workgroup WebGPU guarantees (maxComputeInvocationsPerWorkgroup's default). */
 const MAX_INVOCATIONS = 256;
@@ -51,14 +70,33 @@ const MAX_SHARED_BYTES = 16384;
 /** Type guard: a workgroup-memory tiling. */
 export const isSharedTiling = (t: GemmTiling): t is SharedGemmTiling => t.kind === 'shared';
 
+/** Type guard: a per-shape tiling. */
+export const isPerShapeTiling = (t: GemmTiling): t is PerShapeGemmTiling => t.kind === 'per-shape';
+
+/** Whether the GEMMs (and so the reductions) of tiling `t` use workgroup memory (the GPU forms). */
+export const usesWorkgroupMemory = (t: GemmTiling): boolean => isSharedTiling(t) || isPerShapeTiling(t);
+
+/** The workgroup-memory tiling a per-shape tiling `t` uses for a C of `n` columns. */
+export const perShapeChoice = (t: PerShapeGemmTiling, n: number): SharedGemmTiling =>
+  n <= t.narrow.bn ? t.narrow : t.wide;
+
 /** Invocations per workgroup of the GEMMs of tiling `t`. */
 export function gemmWorkgroupSize(t: GemmTiling): number {
-  return isSharedTiling(t) ? (t.bm / t.tm) * (t.bn / t.tn) : t.wg;
+  if (isPerShapeTiling(t)) return gemmWorkgroupSize(t.wide);
+  return isSharedTiling(t) ? (t.bm / t.tm) * (t.bn / t.tn) * (t.ks ?? 1) : t.wg;
 }
 
-/** The tiling's name: `16x16x8` (register) or `s64x64x16_4x4` (workgroup memory). */
+/**
+ * The tiling's name: `16x16x8` (register), `s64x64x16_4x4` or `s16x16x16_2x2k4` (workgroup memory),
+ * `s64x64x16_4x4__s16x16x16_2x2k4` (per shape: wide, then narrow).
+ */
 export function gemmTilingName(t: GemmTiling): string {
-  return isSharedTiling(t) ? `s${t.bm}x${t.bn}x${t.bk}_${t.tm}x${t.tn}` : `${t.wg}x${t.tm}x${t.tn}`;
+  if (isPerShapeTiling(t)) return `${gemmTilingName(t.wide)}__${gemmTilingName(t.narrow)}`;
+  if (isSharedTiling(t)) {
+    const ks = (t.ks ?? 1) === 1 ? '' : `k${t.ks}`;
+    return `s${t.bm}x${t.bn}x${t.bk}_${t.tm}x${t.tn}${ks}`;
+  }
+  return `${t.wg}x${t.tm}x${t.tn}`;
 }
 
 const pow2 = (v: number): boolean => Number.isInteger(v) && v >= 1 && (v & (v - 1)) === 0;
@@ -69,10 +107,24 @@ export function checkGemmTiling(t: GemmTiling): GemmTiling {
     throw new KeelError(ErrorCode.INVALID_ARGUMENT, `GEMM tiling ${describeValue(t)}: ${rule}`);
   };
   if (typeof t !== 'object' || t === null) return fail('must be an object');
+  if (isPerShapeTiling(t)) {
+    for (const key of ['wide', 'narrow'] as const) {
+      const part = t[key] as GemmTiling | undefined;
+      if (typeof part !== 'object' || part === null || !isSharedTiling(part)) {
+        fail(`${key} must be a workgroup-memory tiling (kind 'shared')`);
+      }
+      checkGemmTiling(part as SharedGemmTiling);
+    }
+    const [w, n] = [gemmWorkgroupSize(t.wide), gemmWorkgroupSize(t.narrow)];
+    if (w !== n) fail(`wide and narrow must have the same invocations per workgroup, got ${w} and ${n}`);
+    return t;
+  }
   if (isSharedTiling(t)) {
     for (const key of ['bm', 'bn', 'bk', 'tm', 'tn'] as const) {
       if (!pow2(t[key])) fail(`${key} must be a power of two, got ${describeValue(t[key])}`);
     }
+    const ks = t.ks ?? 1;
+    if (!pow2(ks) || ks > 8) fail(`ks must be a power of two in [1, 8], got ${describeValue(t.ks)}`);
     if (t.tm > 8 || t.tn > 8) fail('tm and tn must be at most 8 (accumulators per invocation)');
     if (t.bm < 4 || t.bn < 4 || t.bm > 128 || t.bn > 128) fail('bm and bn must be in [4, 128]');
     if (t.bk > 32) fail('bk must be at most 32');
@@ -81,15 +133,18 @@ export function checkGemmTiling(t: GemmTiling): GemmTiling {
     if (threads < 4 || threads > MAX_INVOCATIONS) {
       fail(`(bm/tm)·(bn/tn) = ${threads} invocations must be in [4, ${MAX_INVOCATIONS}]`);
     }
-    const bytes = 2 * (t.bm + t.bn) * t.bk * 4;
+    const bytes = 2 * (t.bm + t.bn) * t.bk * ks * 4;
     if (bytes > MAX_SHARED_BYTES) {
       fail(
-        `2·(bm + bn)·bk·4 = ${bytes} bytes of workgroup memory (two slabs per operand) exceed ${MAX_SHARED_BYTES}`,
+        `2·(bm + bn)·bk·ks·4 = ${bytes} bytes of workgroup memory (two slabs per operand) exceed ${MAX_SHARED_BYTES}`,
       );
+    }
+    if ((ks - 1) * t.bn > 2 * ks * t.bk) {
+      fail('the split-K partial sums, (ks - 1)·bm·bn values, must fit the op(A) slabs, 2·ks·bk·bm');
     }
     return t;
   }
-  if (t.kind !== undefined && t.kind !== 'register') fail("kind must be 'register' or 'shared'");
+  if (t.kind !== undefined && t.kind !== 'register') fail("kind must be 'register', 'shared' or 'per-shape'");
   for (const key of ['wg', 'tm', 'tn'] as const) {
     const v = t[key];
     if (!Number.isInteger(v) || v < 1) fail(`${key} must be a positive integer, got ${describeValue(v)}`);
@@ -104,10 +159,16 @@ export function checkGemmTiling(t: GemmTiling): GemmTiling {
  * KeelError INVALID_ARGUMENT for anything else.
  */
 export function parseGemmTiling(name: string): GemmTiling {
-  const shared = /^s(\d+)x(\d+)x(\d+)_(\d+)x(\d+)$/.exec(name);
+  const parts = typeof name === 'string' ? name.split('__') : [];
+  if (parts.length === 2) {
+    const [wide, narrow] = parts.map(parseGemmTiling) as [GemmTiling, GemmTiling];
+    return checkGemmTiling({ kind: 'per-shape', wide, narrow } as PerShapeGemmTiling);
+  }
+  const shared = /^s(\d+)x(\d+)x(\d+)_(\d+)x(\d+)(?:k(\d+))?$/.exec(name);
   if (shared !== null) {
-    const [bm, bn, bk, tm, tn] = shared.slice(1).map(Number) as [number, number, number, number, number];
-    return checkGemmTiling({ kind: 'shared', bm, bn, bk, tm, tn });
+    const [bm, bn, bk, tm, tn] = shared.slice(1, 6).map(Number) as [number, number, number, number, number];
+    if (shared[6] === undefined) return checkGemmTiling({ kind: 'shared', bm, bn, bk, tm, tn });
+    return checkGemmTiling({ kind: 'shared', bm, bn, bk, tm, tn, ks: Number(shared[6]) });
   }
   const register = /^(\d+)x(\d+)x(\d+)$/.exec(name);
   if (register !== null) {
@@ -116,7 +177,7 @@ export function parseGemmTiling(name: string): GemmTiling {
   }
   throw new KeelError(
     ErrorCode.INVALID_ARGUMENT,
-    `GEMM tiling ${describeValue(name)}: expected WGxTMxTN (register, e.g. 16x16x8) or sBMxBNxBK_TMxTN (workgroup memory, e.g. s64x64x16_4x4)`,
+    `GEMM tiling ${describeValue(name)}: expected WGxTMxTN (register, e.g. 16x16x8) or sBMxBNxBK_TMxTN[kKS] (workgroup memory, e.g. s64x64x16_4x4 or s16x16x16_2x2k4), or WIDE__NARROW (per shape, e.g. s64x64x16_4x4__s16x16x16_2x2k4)`,
   );
 }
 
@@ -155,6 +216,18 @@ export const WGSL_GEMM_TILING_SMALL_GPU: GemmTiling = Object.freeze({
   bk: 16,
   tm: 2,
   tn: 2,
+});
+
+/**
+ * A per-shape tiling for large GPUs, for the benchmarks to compare with WGSL_GEMM_TILING_GPU (named
+ * `s64x64x16_4x4__s16x16x16_2x2k4`): 64×64 tiles, 4×4 per invocation (256 invocations, 8 warps) for
+ * the wide GEMMs; for C of at most 16 columns (the 10 logits) 16×16 tiles with K split over 4 groups
+ * of 64 invocations inside the workgroup.
+ */
+export const WGSL_GEMM_TILING_GPU_PER_SHAPE: GemmTiling = Object.freeze({
+  kind: 'per-shape',
+  wide: Object.freeze({ kind: 'shared', bm: 64, bn: 64, bk: 16, tm: 4, tn: 4 }),
+  narrow: Object.freeze({ kind: 'shared', bm: 16, bn: 16, bk: 16, tm: 2, tn: 2, ks: 4 }),
 });
 
 /** What `wgslGemmTilingFor` reads of a device: `Device.info` (or just its features). */

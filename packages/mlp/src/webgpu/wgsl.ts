@@ -27,7 +27,10 @@
  *   so lanes walk rows instead of idling on columns ≥ N. Operand indices are clamped into the matrices
  *   (the extra lanes compute discarded values), so only the stores check bounds.
  * - Workgroup-memory tilings (GPUs): gemm-shared.ts (bm × bn tiles, K in slabs of bk staged in
- *   workgroup memory with coalesced, zero-padded loads; tm × tn outputs per invocation; vec4 reads).
+ *   workgroup memory with coalesced, zero-padded loads; tm × tn outputs per invocation; vec4 reads;
+ *   optionally K split over `ks` groups of the workgroup, added in workgroup memory before the
+ *   epilogue). Per-shape tilings pick, per dispatch from the uniform N, a narrow tiling for C of at
+ *   most `narrow.bn` columns and a wide one otherwise (same workgroup size).
  * Both walk tiles grid-stride over the whole (flattened) dispatch grid; transposes are strides; the
  * epilogue (alpha, beta, bias, ReLU, ReLU-gradient mask) is fused into the stores, so the forward
  * layer is one dispatch (GEMM + bias + ReLU), the backward data GEMM applies the ReLU-gradient mask, and
@@ -38,8 +41,11 @@ import { sharedGemmDeclarations, sharedMatmulEntry } from './gemm-shared';
 import {
   checkGemmTiling,
   type GemmTiling,
+  isPerShapeTiling,
   isSharedTiling,
+  perShapeChoice,
   type RegisterGemmTiling,
+  usesWorkgroupMemory,
   WGSL_GEMM_TILING,
 } from './gemm-tiling';
 import { reductionsWgsl } from './reductions';
@@ -48,11 +54,13 @@ export {
   type AdapterDescription,
   type GemmTiling,
   gemmTilingName,
+  type PerShapeGemmTiling,
   parseGemmTiling,
   type RegisterGemmTiling,
   type SharedGemmTiling,
   WGSL_GEMM_TILING,
   WGSL_GEMM_TILING_GPU,
+  WGSL_GEMM_TILING_GPU_PER_SHAPE,
   WGSL_GEMM_TILING_SMALL_GPU,
   WGSL_GEMM_TILING_SWIFTSHADER,
   wgslGemmTilingFor,
@@ -67,6 +75,7 @@ export const gemmSwaps = (t: RegisterGemmTiling, m: number, n: number): boolean 
 
 /** Tiles of C (the kernels' unit of work, walked grid-stride over the whole dispatch) for `m × n`. */
 export function gemmTiles(t: GemmTiling, m: number, n: number): number {
+  if (isPerShapeTiling(t)) return gemmTiles(perShapeChoice(t, n), m, n);
   if (isSharedTiling(t)) return Math.ceil(m / t.bm) * Math.ceil(n / t.bn);
   const [u, l] = gemmSwaps(t, m, n) ? [n, m] : [m, n];
   return Math.ceil(u / t.tm) * Math.ceil(l / (t.wg * t.tn));
@@ -143,7 +152,7 @@ function matmulEntry(t: GemmTiling, name: string, output: string, epilogue: stri
   }
 }
 
-${isSharedTiling(t) ? sharedMatmulEntry(t, name) : registerMatmulEntry(t, name)}`;
+${isSharedTiling(t) || isPerShapeTiling(t) ? sharedMatmulEntry(t, name) : registerMatmulEntry(t, name)}`;
 }
 
 /** The register-tiled entry point (no workgroup memory; see the file comment). */
@@ -170,7 +179,7 @@ fn ${name}(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 }
 
 function gemmWgsl(t: GemmTiling): string {
-  return `${isSharedTiling(t) ? `\n${sharedGemmDeclarations(t)}` : ''}
+  return `${isSharedTiling(t) || isPerShapeTiling(t) ? `\n${sharedGemmDeclarations(t)}` : ''}
 // ---------------------------------------------------------------------------------------------------
 // GEMM family: C = epilogue(alpha · op(A)·op(B) + beta · C). Constants [M, N, K, flags, alpha, beta].
 
@@ -273,7 +282,7 @@ fn relu_grad(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
   }
 }
 
-${reductionsWgsl(isSharedTiling(t))}
+${reductionsWgsl(usesWorkgroupMemory(t))}
 var<workgroup> partial: array<f32, ${WGSL_WORKGROUP}>;
 
 // loss_mean: [rowLoss, loss]; constants [rows]. Workgroup 0 reduces; others return.
