@@ -19,8 +19,7 @@ import { GEMM_SCRATCH_BYTES } from '../src/cpu/matmul-kernels';
 import { DEFAULT_GEMM_OPTIONS, RELAXED_GEMM_OPTIONS } from '../src/cpu/wat';
 import { matmulConstants } from '../src/kernel-interface';
 import { Prng } from '../src/prng';
-import * as ref from '../src/reference';
-import { Arena, dispatch, maxRelativeError, randomArray } from './helpers';
+import { Arena, dispatch, GEMM_KINDS, gemmCase, maxRelativeError, TRANSPOSES } from './helpers';
 
 const wasRelaxed = relaxedSimdSupported();
 if (!wasRelaxed) v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
@@ -65,29 +64,25 @@ const EDGE_SHAPES: readonly (readonly [m: number, n: number, k: number])[] = [
 
 describe.each(['simd', 'relaxed-simd'] as const)('GEMM build %s on edge shapes', (variant) => {
   const skip = variant === 'relaxed-simd' && !relaxedAvailable;
-  for (const kind of ['matmul', 'linear', 'matmul_relu_grad'] as const) {
+  for (const kind of GEMM_KINDS) {
     it.skipIf(skip)(`${kind} equals the JS matmul (copy and zero-copy, every transpose)`, () => {
       const ks = built[variant]!.kernels;
       const prng = new Prng(kind.length * 31 + variant.length);
       for (const [m, n, k] of EDGE_SHAPES) {
-        for (const [transA, transB] of [
-          [false, false],
-          [true, false],
-          [false, true],
-          [true, true],
-        ] as const) {
+        for (const [transA, transB] of TRANSPOSES) {
           const relu = kind === 'linear';
           const beta = kind === 'matmul' ? 1 : 0;
           const alpha = kind === 'matmul' ? -0.05 : 1;
-          const a = randomArray(prng, m * k);
-          const b = randomArray(prng, k * n);
-          const c0 = randomArray(prng, m * n);
-          const extra = randomArray(prng, kind === 'linear' ? n : m * n);
-          const want = Float64Array.from(c0);
-          ref.matmul(a, b, want, m, n, k, { transA, transB, alpha: Math.fround(alpha), beta });
-          if (kind === 'linear') ref.biasAdd(want, extra, m, n);
-          if (relu) ref.relu(want, want);
-          if (kind === 'matmul_relu_grad') ref.reluGrad(want, extra, want);
+          const { a, b, c0, extra, want } = gemmCase(prng, kind, {
+            m,
+            n,
+            k,
+            transA,
+            transB,
+            relu,
+            alpha,
+            beta,
+          });
           const constants = matmulConstants({ m, n, k, transA, transB, relu, alpha, beta });
           for (const zeroCopy of [false, true]) {
             const arena = new Arena(

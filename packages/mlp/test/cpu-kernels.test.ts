@@ -15,7 +15,17 @@ import { cloneParams, initParams, type MlpConfig, REFERENCE_MLP } from '../src/m
 import { Prng } from '../src/prng';
 import * as ref from '../src/reference';
 import { biasName, trainingStepProgram, weightName } from '../src/step-program';
-import { Arena, dispatch, gemmModule, maxRelativeError, randomArray, randomLabels } from './helpers';
+import {
+  Arena,
+  dispatch,
+  GEMM_KINDS,
+  gemmCase,
+  gemmModule,
+  maxRelativeError,
+  randomArray,
+  randomLabels,
+  TRANSPOSES,
+} from './helpers';
 
 let kernels: MlpCpuKernels;
 let copyKernels: MlpCpuKernels;
@@ -66,28 +76,24 @@ describe('CPU matmul kernels', () => {
     [7, 5, 1],
   ];
 
-  for (const kind of ['matmul', 'linear', 'matmul_relu_grad'] as const) {
+  for (const kind of GEMM_KINDS) {
     it(`${kind}: copy and zero-copy paths equal the reference, for any workgroup count`, () => {
       const prng = new Prng(kind.length);
       for (const [m, n, k] of shapes) {
-        for (const [transA, transB] of [
-          [false, false],
-          [true, false],
-          [false, true],
-          [true, true],
-        ] as const) {
+        for (const [transA, transB] of TRANSPOSES) {
           const relu = kind === 'linear' && (m & 1) === 1;
           const beta = kind === 'matmul' && (n & 1) === 1 ? 1 : 0;
           const alpha = kind === 'matmul' ? -0.05 : 1;
-          const a = randomArray(prng, m * k);
-          const b = randomArray(prng, k * n);
-          const c0 = randomArray(prng, m * n);
-          const extra = randomArray(prng, kind === 'linear' ? n : m * n);
-          const want = Float64Array.from(c0);
-          ref.matmul(a, b, want, m, n, k, { transA, transB, alpha: Math.fround(alpha), beta });
-          if (kind === 'linear') ref.biasAdd(want, extra, m, n);
-          if (relu) ref.relu(want, want);
-          if (kind === 'matmul_relu_grad') ref.reluGrad(want, extra, want);
+          const { a, b, c0, extra, want } = gemmCase(prng, kind, {
+            m,
+            n,
+            k,
+            transA,
+            transB,
+            relu,
+            alpha,
+            beta,
+          });
           const constants = matmulConstants({ m, n, k, transA, transB, relu, alpha, beta });
           for (const count of counts) {
             const results: Float32Array[] = [];

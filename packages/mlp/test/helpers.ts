@@ -12,6 +12,7 @@ import type {
   WasmMemoryContext,
 } from '../src/cpu/kernel-context';
 import { Prng } from '../src/prng';
+import * as ref from '../src/reference';
 
 let compiled: Promise<WebAssembly.Module> | undefined;
 
@@ -136,4 +137,60 @@ export function dispatch(
     workgroupId[2] = Math.floor(item / (count[0] * count[1]));
     kernel(ctx);
   }
+}
+
+/** The GEMM kernels of the MLP, as the kernel tests walk them. */
+export const GEMM_KINDS = ['matmul', 'linear', 'matmul_relu_grad'] as const;
+export type GemmKind = (typeof GEMM_KINDS)[number];
+
+/** Every (transA, transB) pair. */
+export const TRANSPOSES = [
+  [false, false],
+  [true, false],
+  [false, true],
+  [true, true],
+] as const;
+
+/** One GEMM kernel case: random operands (drawn in this order: a, b, c0, extra) and the expected C. */
+export interface GemmCase {
+  readonly a: Float32Array<ArrayBuffer>;
+  readonly b: Float32Array<ArrayBuffer>;
+  /** C before the kernel (read when beta ≠ 0). */
+  readonly c0: Float32Array<ArrayBuffer>;
+  /** The bias (`linear`, n values) or the ReLU mask's activations (`matmul_relu_grad`, m·n values). */
+  readonly extra: Float32Array<ArrayBuffer>;
+  /** The plain-JS reference result, in float64. */
+  readonly want: Float64Array;
+}
+
+export function gemmCase(
+  prng: Prng,
+  kind: GemmKind,
+  s: {
+    readonly m: number;
+    readonly n: number;
+    readonly k: number;
+    readonly transA: boolean;
+    readonly transB: boolean;
+    readonly relu: boolean;
+    readonly alpha: number;
+    readonly beta: number;
+  },
+): GemmCase {
+  const { m, n, k } = s;
+  const a = randomArray(prng, m * k);
+  const b = randomArray(prng, k * n);
+  const c0 = randomArray(prng, m * n);
+  const extra = randomArray(prng, kind === 'linear' ? n : m * n);
+  const want = Float64Array.from(c0);
+  ref.matmul(a, b, want, m, n, k, {
+    transA: s.transA,
+    transB: s.transB,
+    alpha: Math.fround(s.alpha),
+    beta: Math.fround(s.beta),
+  });
+  if (kind === 'linear') ref.biasAdd(want, extra, m, n);
+  if (s.relu) ref.relu(want, want);
+  if (kind === 'matmul_relu_grad') ref.reluGrad(want, extra, want);
+  return { a, b, c0, extra, want };
 }

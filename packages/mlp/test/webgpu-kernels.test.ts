@@ -19,7 +19,7 @@ import {
   WGSL_GEMM_TILING_SMALL_GPU,
   WGSL_GEMM_TILING_SWIFTSHADER,
 } from '../src/webgpu/gemm-tiling';
-import { maxRelativeError, randomArray, randomLabels } from './helpers';
+import { GEMM_KINDS, gemmCase, maxRelativeError, randomArray, randomLabels, TRANSPOSES } from './helpers';
 import { acquireGpu, countOf, type Gpu, readF32, run, storage } from './webgpu-harness';
 
 const acquired = await acquireGpu();
@@ -37,7 +37,7 @@ describe.skipIf(gpu === undefined)(
   () => {
     const g = gpu as Gpu;
 
-    for (const kind of ['matmul', 'linear', 'matmul_relu_grad'] as const) {
+    for (const kind of GEMM_KINDS) {
       it(`${kind} equals the reference (shapes not multiple of the tiles, transposes, grid-stride counts)`, async () => {
         const prng = new Prng(kind.length * 3);
         for (const [m, n, k] of [
@@ -46,25 +46,21 @@ describe.skipIf(gpu === undefined)(
           [65, 130, 33],
           [130, 70, 0],
         ] as const) {
-          for (const [transA, transB] of [
-            [false, false],
-            [true, false],
-            [false, true],
-            [true, true],
-          ] as const) {
+          for (const [transA, transB] of TRANSPOSES) {
             for (const explicit of [undefined, [1, 1, 1] as const]) {
               const relu = kind === 'linear' && (m & 1) === 1;
               const beta = kind === 'matmul' && (n & 1) === 1 ? 1 : 0;
               const alpha = kind === 'matmul' ? -0.05 : 1;
-              const a = randomArray(prng, m * k);
-              const b = randomArray(prng, k * n);
-              const c0 = randomArray(prng, m * n);
-              const extra = randomArray(prng, kind === 'linear' ? n : m * n);
-              const want = Float64Array.from(c0);
-              ref.matmul(a, b, want, m, n, k, { transA, transB, alpha: Math.fround(alpha), beta });
-              if (kind === 'linear') ref.biasAdd(want, extra, m, n);
-              if (relu) ref.relu(want, want);
-              if (kind === 'matmul_relu_grad') ref.reluGrad(want, extra, want);
+              const { a, b, c0, extra, want } = gemmCase(prng, kind, {
+                m,
+                n,
+                k,
+                transA,
+                transB,
+                relu,
+                alpha,
+                beta,
+              });
               const out = storage(g, c0);
               const bindings = [
                 storage(g, a),
@@ -133,32 +129,23 @@ describe.skipIf(gpu === undefined)(
           [129, 130, 17],
           [17, 257, 2],
         ] as const;
-        for (const kind of ['matmul', 'linear', 'matmul_relu_grad'] as const) {
+        for (const kind of GEMM_KINDS) {
           for (const [m, n, k] of shapes) {
-            for (const [transA, transB] of [
-              [false, false],
-              [true, false],
-              [false, true],
-              [true, true],
-            ] as const) {
+            for (const [transA, transB] of TRANSPOSES) {
               for (const count of [countOf(kind, [n, m], tiling), [1, 1, 1] as const, [3, 2, 2] as const]) {
                 const relu = kind === 'linear';
                 const beta = kind === 'matmul' ? 0.5 : 0;
                 const alpha = kind === 'matmul' ? -0.05 : 1;
-                const a = randomArray(prng, m * k);
-                const b = randomArray(prng, k * n);
-                const c0 = randomArray(prng, m * n);
-                const extra = randomArray(prng, kind === 'linear' ? n : m * n);
-                const want = Float64Array.from(c0);
-                ref.matmul(a, b, want, m, n, k, {
+                const { a, b, c0, extra, want } = gemmCase(prng, kind, {
+                  m,
+                  n,
+                  k,
                   transA,
                   transB,
-                  alpha: Math.fround(alpha),
-                  beta: Math.fround(beta),
+                  relu,
+                  alpha,
+                  beta,
                 });
-                if (kind === 'linear') ref.biasAdd(want, extra, m, n);
-                if (relu) ref.relu(want, want);
-                if (kind === 'matmul_relu_grad') ref.reluGrad(want, extra, want);
                 const out = storage(g, c0);
                 const bindings = [
                   storage(g, a),
