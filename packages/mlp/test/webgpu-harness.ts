@@ -6,7 +6,8 @@
 
 import type { MlpKernelName } from '../src/kernel-interface';
 import { mlpWebgpuExports } from '../src/webgpu/descriptors';
-import { type GemmTiling, mlpWgsl, WGSL_GEMM_TILING } from '../src/webgpu/wgsl';
+import { type GemmTiling, WGSL_GEMM_TILING } from '../src/webgpu/gemm-tiling';
+import { mlpWgsl } from '../src/webgpu/wgsl';
 
 export interface Gpu {
   /** Dawn's GPU object: it must stay referenced while its devices live (collecting it aborts Dawn). */

@@ -5,9 +5,16 @@
  */
 import type { ExportDescriptor, WgslExecutableSource, WorkgroupCount, WorkgroupSize } from '@keel/hal';
 import { MLP_KERNEL_NAMES, MLP_KERNEL_SIGNATURES, type MlpKernelName } from '../kernel-interface';
-import { checkGemmTiling, gemmTilingName, gemmWorkgroupSize, usesWorkgroupMemory } from './gemm-tiling';
+import {
+  checkGemmTiling,
+  type GemmTiling,
+  gemmTilingName,
+  gemmWorkgroupSize,
+  usesWorkgroupMemory,
+  WGSL_GEMM_TILING,
+} from './gemm-tiling';
 import { type ReductionShape, reductionShapes } from './reductions';
-import { type GemmTiling, gemmTiles, MLP_WGSL, mlpWgsl, WGSL_GEMM_TILING, WGSL_WORKGROUP } from './wgsl';
+import { gemmTiles, MLP_WGSL, mlpWgsl, WGSL_WORKGROUP } from './wgsl';
 
 const MAX_COUNT = 65535;
 const ceilDiv = (a: number, b: number): number => Math.min(MAX_COUNT, Math.max(1, Math.ceil(a / b)));

@@ -50,22 +50,6 @@ import {
 } from './gemm-tiling';
 import { reductionsWgsl } from './reductions';
 
-export {
-  type AdapterDescription,
-  type GemmTiling,
-  gemmTilingName,
-  type PerShapeGemmTiling,
-  parseGemmTiling,
-  type RegisterGemmTiling,
-  type SharedGemmTiling,
-  WGSL_GEMM_TILING,
-  WGSL_GEMM_TILING_GPU,
-  WGSL_GEMM_TILING_GPU_PER_SHAPE,
-  WGSL_GEMM_TILING_SMALL_GPU,
-  WGSL_GEMM_TILING_SWIFTSHADER,
-  wgslGemmTilingFor,
-} from './gemm-tiling';
-
 /**
  * Whether the kernels swap the roles of rows and columns for a C of `m × n` (a narrow C, e.g. the
  * 10 logits: invocations then walk rows instead of mostly idle columns). The WGSL evaluates the same rule.
