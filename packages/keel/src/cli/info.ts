@@ -4,7 +4,8 @@
  * task mode with two queues (compute, upload) and every core on the compute queue; WebGPU with two
  * queues, reported when an adapter is found (navigator.gpu or Dawn). Also the demo's default steps and
  * batch per device, and the WebGPU adapters Dawn offers, by the index `keel demo --devices webgpu:I`
- * takes (`listWebGpuAdapters`).
+ * takes (`listWebGpuAdapters`). For the CPU device, which GEMM build its kernels run: relaxed SIMD
+ * (fused multiply-add) or plain SIMD (cli/relaxed-simd.ts).
  */
 import os from 'node:os';
 import { CpuDevice } from '@keel/device-cpu';
@@ -13,6 +14,7 @@ import { describeValue } from '@keel/fence';
 import type { DeviceInfo } from '@keel/hal';
 import { DEFAULT_STEPS, openTrainingDevice, REFERENCE_MLP, type TrainDeviceKind } from '@keel/mlp';
 import type { Command } from 'commander';
+import { relaxedSimdAvailable } from './relaxed-simd';
 
 export interface DeviceReport {
   readonly kind: TrainDeviceKind;
@@ -23,6 +25,8 @@ export interface DeviceReport {
   readonly mode?: string;
   /** CPU device: worker threads per queue, as `keel demo` opens it. */
   readonly workersPerQueue?: number;
+  /** CPU device: the GEMM build its kernels run ('relaxed-simd': fused multiply-add; 'simd'). */
+  readonly gemm?: 'relaxed-simd' | 'simd';
   /** What `keel demo --device <kind>` runs by default. */
   readonly demo: { readonly steps: number; readonly batch: number };
 }
@@ -39,6 +43,7 @@ async function probe(kind: TrainDeviceKind): Promise<DeviceReport> {
           info: device.info,
           mode: device.mode,
           workersPerQueue: device.workersPerQueue,
+          gemm: relaxedSimdAvailable() ? 'relaxed-simd' : 'simd',
           demo,
         };
       }
@@ -102,6 +107,11 @@ export function formatReports(reports: readonly DeviceReport[]): string {
       `  max bindings ${l.maxBindings}, max constants ${l.maxConstants}, storage offset alignment ${l.minStorageBufferOffsetAlignment} B, max update ${l.maxUpdateSize} B`,
     );
     if (info.features.length > 0) lines.push(`  features: ${info.features.join(', ')}`);
+    if (r.gemm !== undefined) {
+      lines.push(
+        `  mlp GEMM: ${r.gemm === 'relaxed-simd' ? 'relaxed SIMD (fused multiply-add)' : 'plain SIMD (this engine has no relaxed SIMD, or KEEL_RELAXED_SIMD=0)'}`,
+      );
+    }
   }
   return lines.join('\n');
 }

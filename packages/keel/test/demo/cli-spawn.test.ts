@@ -22,10 +22,14 @@ interface Run {
   readonly stderr: string;
 }
 
-function run(args: string[], options: { cwd?: string; script?: string } = {}): Promise<Run> {
+function run(
+  args: string[],
+  options: { cwd?: string; script?: string; env?: Record<string, string> } = {},
+): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const env = { ...process.env };
+    const env = { ...process.env, ...options.env };
     delete env.KEEL_CLI_STDERR_FILTERED;
+    if (options.env?.KEEL_RELAXED_SIMD === undefined) delete env.KEEL_RELAXED_SIMD;
     const child = spawn(process.execPath, [options.script ?? cli, ...args], {
       cwd: options.cwd ?? os.tmpdir(),
       env,
@@ -99,6 +103,19 @@ describe('keel info', () => {
     // The adapters `keel demo --devices webgpu:I` indexes: at least one where WebGPU is available.
     expect(Array.isArray(gpu?.adapters)).toBe(true);
     if (gpu?.available) expect(gpu.adapters?.[0]).toMatchObject({ index: 0, selectable: true });
+  });
+
+  it("runs the CPU kernels with relaxed SIMD (Node 20: the CLI turns V8's flag on) unless KEEL_RELAXED_SIMD=0", async () => {
+    type Gemm = { kind: string; gemm?: string }[];
+    const on = JSON.parse((await run(['info', '--json'])).stdout) as Gemm;
+    expect(on.find((x) => x.kind === 'cpu')?.gemm).toBe('relaxed-simd');
+    const off = await run(['info', '--json'], { env: { KEEL_RELAXED_SIMD: '0' } });
+    const nodeMajor = Number(process.versions.node.split('.')[0]);
+    // Node 22+ has relaxed SIMD on without any flag; only Node 20 needs (and honours) the opt-out.
+    expect((JSON.parse(off.stdout) as Gemm).find((x) => x.kind === 'cpu')?.gemm).toBe(
+      nodeMajor >= 22 ? 'relaxed-simd' : 'simd',
+    );
+    expect((await run(['info'])).stdout).toContain('mlp GEMM: relaxed SIMD (fused multiply-add)');
   });
 
   it("hides Dawn's 'artificially reduced' warnings unless --verbose", async () => {
