@@ -10,6 +10,28 @@
  */
 import type { Buffer, Executable } from '@keel/hal';
 import { growTypedArray } from '@keel/hal/driver';
+import type { Op } from './opcodes';
+
+/** A de-duplicated table: `list` holds each item once; `intern` gives an item's index, adding it. */
+export class Interned<T> {
+  readonly list: T[] = [];
+  readonly #index = new Map<T, number>();
+  #last: T | undefined;
+  #lastIndex = 0;
+
+  /** The index of `item` in `list`, adding it on first use (a last-hit cache spares the Map lookup). */
+  intern(item: T): number {
+    if (item === this.#last) return this.#lastIndex;
+    let index = this.#index.get(item);
+    if (index === undefined) {
+      index = this.list.push(item) - 1;
+      this.#index.set(item, index);
+    }
+    this.#last = item;
+    this.#lastIndex = index;
+    return index;
+  }
+}
 
 export class RecordedCommands {
   /** The opcode stream; words [0, n) are recorded. */
@@ -17,8 +39,8 @@ export class RecordedCommands {
   n = 0;
 
   /** Direct buffers, indexed by a direct ref's word. */
-  readonly buffers: Buffer[] = [];
-  readonly executables: Executable[] = [];
+  readonly buffers = new Interned<Buffer>();
+  readonly executables = new Interned<Executable>();
   readonly labels: string[] = [];
 
   /** Dispatch constants arena: u32 words [0, constantsUsed). */
@@ -34,49 +56,19 @@ export class RecordedCommands {
   /** The most bindings any dispatch has (the size of the replayer's reused bindings object). */
   maxBindingCount = 0;
 
-  private readonly bufferIndex = new Map<Buffer, number>();
-  private lastBuffer: Buffer | undefined;
-  private lastBufferIndex = 0;
-  private readonly executableIndex = new Map<Executable, number>();
-  private lastExecutable: Executable | undefined;
-  private lastExecutableIndex = 0;
-
   /** Words in the stream plus bytes of payload arenas: the recorded form's size, in bytes. */
   get byteSize(): number {
     return this.n * 8 + this.constantsUsed * 4 + this.bytesUsed;
   }
 
-  /** Makes room for `words` more words of stream. */
-  reserve(words: number): void {
-    const needed = this.n + words;
-    if (needed > this.words.length) this.words = growTypedArray(this.words, this.n, needed);
-  }
-
-  /** The index of `buffer` in `buffers`, adding it on first use. */
-  internBuffer(buffer: Buffer): number {
-    if (buffer === this.lastBuffer) return this.lastBufferIndex;
-    let index = this.bufferIndex.get(buffer);
-    if (index === undefined) {
-      index = this.buffers.length;
-      this.buffers.push(buffer);
-      this.bufferIndex.set(buffer, index);
-    }
-    this.lastBuffer = buffer;
-    this.lastBufferIndex = index;
-    return index;
-  }
-
-  /** The index of `executable` in `executables`, adding it on first use. */
-  internExecutable(executable: Executable): number {
-    if (executable === this.lastExecutable) return this.lastExecutableIndex;
-    let index = this.executableIndex.get(executable);
-    if (index === undefined) {
-      index = this.executables.length;
-      this.executables.push(executable);
-      this.executableIndex.set(executable, index);
-    }
-    this.lastExecutable = executable;
-    this.lastExecutableIndex = index;
-    return index;
+  /**
+   * Makes room for a command of `size` words and writes its `op` at word `n`; returns `n`. The caller
+   * writes the operands and then advances `n`, so a command that throws halfway records nothing.
+   */
+  start(op: Op, size: number): number {
+    const n = this.n;
+    if (n + size > this.words.length) this.words = growTypedArray(this.words, n, n + size);
+    this.words[n] = op;
+    return n;
   }
 }

@@ -51,26 +51,32 @@ class ReusedBindings implements CommandBindings<StructureRef> {
 }
 
 export class Replayer {
+  readonly #rec: RecordedCommands;
+  /** The recorded form's direct-buffer table (only grows while recording). */
+  readonly #direct: readonly Buffer[];
+  /** How error messages name the command buffer. */
+  readonly #name: string;
   // Made at the first replay: payload views and the reused bindings object.
-  private constantViews: Uint32Array[] | undefined;
-  private updateViews: Uint8Array[] | undefined;
-  private resolvedBindings: ReusedBindings | undefined;
+  #constantViews: Uint32Array[] | undefined;
+  #updateViews: Uint8Array[] | undefined;
+  #bindings: ReusedBindings | undefined;
   // The ref `resolve` read last.
-  private rBuffer: StructureRef | undefined;
-  private rOffset = 0;
-  private rLength = 0;
+  #buffer: StructureRef | undefined;
+  #offset = 0;
+  #length = 0;
 
   /** `name` is how error messages name the command buffer. */
-  constructor(
-    private readonly rec: RecordedCommands,
-    private readonly name: string,
-  ) {}
+  constructor(rec: RecordedCommands, name: string) {
+    this.#rec = rec;
+    this.#direct = rec.buffers.list;
+    this.#name = name;
+  }
 
-  private prepareReplay(): void {
+  #prepareReplay(): void {
     const constantViews: Uint32Array[] = [];
     const updateViews: Uint8Array[] = [];
-    const w = this.rec.words;
-    const n = this.rec.n;
+    const w = this.#rec.words;
+    const n = this.#rec.n;
     let p = 0;
     while (p < n) {
       switch (w[p]) {
@@ -79,7 +85,7 @@ export class Replayer {
           break;
         case Op.UPDATE: {
           const offset = w[p + 5]!;
-          updateViews.push(this.rec.bytes.subarray(offset, offset + w[p + 3]!));
+          updateViews.push(this.#rec.bytes.subarray(offset, offset + w[p + 3]!));
           p += 6;
           break;
         }
@@ -89,7 +95,7 @@ export class Replayer {
         case Op.DISPATCH:
         case Op.DISPATCH_INDIRECT: {
           const count = w[p + 8]!;
-          if (count > 0) constantViews.push(this.rec.constants.subarray(w[p + 7]!, w[p + 7]! + count));
+          if (count > 0) constantViews.push(this.#rec.constants.subarray(w[p + 7]!, w[p + 7]! + count));
           p += 10 + 3 * w[p + 9]!;
           break;
         }
@@ -100,24 +106,24 @@ export class Replayer {
           p += 1;
       }
     }
-    this.constantViews = constantViews;
-    this.updateViews = updateViews;
-    this.resolvedBindings = new ReusedBindings(this.rec.maxBindingCount);
+    this.#constantViews = constantViews;
+    this.#updateViews = updateViews;
+    this.#bindings = new ReusedBindings(this.#rec.maxBindingCount);
   }
 
   /**
    * Reads the ref at words[at..at+3) into rBuffer, rOffset, rLength: resolved through `table`, or,
    * when `structural`, as recorded (a slot ref as its slot index, relative offset, length or TO_END).
    */
-  private resolve(at: number, table: BindingTable | undefined, structural: boolean): void {
-    const w = this.rec.words;
+  #resolve(at: number, table: BindingTable | undefined, structural: boolean): void {
+    const w = this.#rec.words;
     const code = w[at]!;
     const offset = w[at + 1]!;
     const length = w[at + 2]!;
     if (!isSlotCode(code)) {
-      this.rBuffer = this.rec.buffers[directIndex(code)]!;
-      this.rOffset = offset;
-      this.rLength = length;
+      this.#buffer = this.#direct[directIndex(code)]!;
+      this.#offset = offset;
+      this.#length = length;
       return;
     }
     const slot = code;
@@ -126,18 +132,18 @@ export class Replayer {
     const binding = table === undefined || table === null ? undefined : table[slot];
     if (binding === undefined || binding === null) {
       if (structural) {
-        this.rBuffer = slot;
-        this.rOffset = offset;
-        this.rLength = length;
+        this.#buffer = slot;
+        this.#offset = offset;
+        this.#length = length;
         return;
       }
-      throw invalid(`${this.name}: binding slot ${slot}: no binding at replay`);
+      throw invalid(`${this.#name}: binding slot ${slot}: no binding at replay`);
     }
     const buffer = binding.buffer;
     const base = binding.offset ?? 0;
-    this.rBuffer = buffer;
-    this.rOffset = base + offset;
-    this.rLength = length >= 0 ? length : (binding.length ?? buffer.byteLength - base) - offset;
+    this.#buffer = buffer;
+    this.#offset = base + offset;
+    this.#length = length >= 0 ? length : (binding.length ?? buffer.byteLength - base) - offset;
   }
 
   /**
@@ -147,7 +153,7 @@ export class Replayer {
    */
   replay(sink: CommandSink, bindingTable: BindingTable | undefined): void {
     // Every ref reaches the sink as a Buffer: with `structural` false a slot ref is resolved or throws.
-    this.walk(sink, bindingTable, false);
+    this.#walk(sink, bindingTable, false);
   }
 
   /**
@@ -156,43 +162,39 @@ export class Replayer {
    * or TO_END when it was recorded without one (fill targets, dispatch bindings).
    */
   replayStructure(sink: CommandSink<StructureRef>): void {
-    this.walk(sink, undefined, true);
+    this.#walk(sink, undefined, true);
   }
 
   /** The one walk over the opcode stream behind `replay` and `replayStructure`. */
-  private walk(
-    sink: CommandSink<StructureRef>,
-    bindingTable: BindingTable | undefined,
-    structural: boolean,
-  ): void {
-    if (this.resolvedBindings === undefined) this.prepareReplay();
-    const rb = this.resolvedBindings!;
-    const constantViews = this.constantViews!;
-    const updateViews = this.updateViews!;
-    const executables = this.rec.executables;
-    const labels = this.rec.labels;
-    const w = this.rec.words;
-    const n = this.rec.n;
+  #walk(sink: CommandSink<StructureRef>, bindingTable: BindingTable | undefined, structural: boolean): void {
+    if (this.#bindings === undefined) this.#prepareReplay();
+    const rb = this.#bindings!;
+    const constantViews = this.#constantViews!;
+    const updateViews = this.#updateViews!;
+    const executables = this.#rec.executables.list;
+    const labels = this.#rec.labels;
+    const w = this.#rec.words;
+    const n = this.#rec.n;
     let p = 0;
     try {
       while (p < n) {
         switch (w[p]) {
           case Op.FILL:
-            this.resolve(p + 1, bindingTable, structural);
-            sink.fill(this.rBuffer!, this.rOffset, this.rLength, w[p + 4]!, w[p + 5] as 1 | 2 | 4);
+            this.#resolve(p + 1, bindingTable, structural);
+            sink.fill(this.#buffer!, this.#offset, this.#length, w[p + 4]!, w[p + 5] as 1 | 2 | 4);
             p += 6;
             break;
           case Op.UPDATE:
-            this.resolve(p + 1, bindingTable, structural);
-            sink.update(updateViews[w[p + 4]!]!, this.rBuffer!, this.rOffset, this.rLength);
+            this.#resolve(p + 1, bindingTable, structural);
+            sink.update(updateViews[w[p + 4]!]!, this.#buffer!, this.#offset, this.#length);
             p += 6;
             break;
           case Op.COPY: {
-            this.resolve(p + 1, bindingTable, structural);
-            const source = this.rBuffer!;
-            const sourceOffset = this.rOffset;
-            this.resolve(p + 4, bindingTable, structural);
-            sink.copy(source, sourceOffset, this.rBuffer!, this.rOffset, this.rLength);
+            this.#resolve(p + 1, bindingTable, structural);
+            const source = this.#buffer!;
+            const sourceOffset = this.#offset;
+            this.#resolve(p + 4, bindingTable, structural);
+            sink.copy(source, sourceOffset, this.#buffer!, this.#offset, this.#length);
             p += 7;
             break;
           }
@@ -205,10 +207,10 @@ export class Replayer {
             const count = w[p + 9]!;
             let at = p + 10;
             for (let i = 0; i < count; i++) {
-              this.resolve(at, bindingTable, structural);
-              rb.slots[i] = this.rBuffer;
-              rb.offsets[i] = this.rOffset;
-              rb.lengths[i] = this.rLength;
+              this.#resolve(at, bindingTable, structural);
+              rb.slots[i] = this.#buffer;
+              rb.offsets[i] = this.#offset;
+              rb.lengths[i] = this.#length;
               at += 3;
             }
             rb.count = count;
@@ -216,8 +218,8 @@ export class Replayer {
             if (w[p] === Op.DISPATCH) {
               sink.dispatch(executable, entry, w[p + 3]!, w[p + 4]!, w[p + 5]!, constants, bindings);
             } else {
-              this.resolve(p + 3, bindingTable, structural);
-              sink.dispatchIndirect(executable, entry, this.rBuffer!, this.rOffset, constants, bindings);
+              this.#resolve(p + 3, bindingTable, structural);
+              sink.dispatchIndirect(executable, entry, this.#buffer!, this.#offset, constants, bindings);
             }
             p = at;
             break;
@@ -235,12 +237,12 @@ export class Replayer {
             p += 1;
             break;
           default:
-            throw new KeelError(ErrorCode.INTERNAL, `${this.name}: corrupt opcode ${w[p]} at word ${p}`);
+            throw new KeelError(ErrorCode.INTERNAL, `${this.#name}: corrupt opcode ${w[p]} at word ${p}`);
         }
       }
     } finally {
       // Do not keep the table's buffers reachable through the reused objects after replay.
-      this.rBuffer = undefined;
+      this.#buffer = undefined;
       rb.slots.fill(undefined);
       rb.count = 0;
     }

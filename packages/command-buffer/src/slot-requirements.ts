@@ -43,12 +43,12 @@ export class SlotRequirements {
   offsetAlign = new Int32Array(8);
   lengthAlign = new Int32Array(8);
   /** slot → index + 1 into the arrays above (0: unused); grown to the highest slot used. */
-  private index = new Int32Array(8);
+  #index = new Int32Array(8);
 
   /** Adds one command's requirements for `slot`. `lengthAlign` 1 means no length rule. */
   add(slot: number, usage: number, end: number, offsetAlign: number, lengthAlign: number): void {
-    let k = slot < this.index.length ? this.index[slot]! - 1 : -1;
-    if (k < 0) k = this.insert(slot);
+    let k = slot < this.#index.length ? this.#index[slot]! - 1 : -1;
+    if (k < 0) k = this.#insert(slot);
     this.usage[k]! |= usage;
     if (end > this.end[k]!) this.end[k] = end;
     const oa = this.offsetAlign[k]!;
@@ -62,8 +62,8 @@ export class SlotRequirements {
     if (slot > this.maxSlot) this.maxSlot = slot;
   }
 
-  private insert(slot: number): number {
-    if (slot >= this.index.length) this.index = growTypedArray(this.index, this.index.length, slot + 1);
+  #insert(slot: number): number {
+    if (slot >= this.#index.length) this.#index = growTypedArray(this.#index, this.#index.length, slot + 1);
     const k = this.count;
     if (k === this.slots.length) {
       const n = k + 1;
@@ -78,7 +78,7 @@ export class SlotRequirements {
     this.end[k] = 0;
     this.offsetAlign[k] = 1;
     this.lengthAlign[k] = 1;
-    this.index[slot] = k + 1;
+    this.#index[slot] = k + 1;
     this.count = k + 1;
     if (slot > this.maxSlot) this.maxSlot = slot;
     return k;
