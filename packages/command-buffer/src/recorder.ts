@@ -137,10 +137,12 @@ export class CommandRecorder {
       w[at] = slot;
       w[at + 1] = offset;
       w[at + 2] = length;
+      const toEnd = length === TO_END;
       if (!this.validation) this.slots.note(slot);
-      else if (length === TO_END) {
-        this.slots.add(slot, ROLE_USAGE[role]!, offset, align, role === Role.FILL_TARGET ? align : 1);
-      } else this.slots.add(slot, ROLE_USAGE[role]!, offset + length, align, 1);
+      else {
+        const lengthAlign = toEnd && role === Role.FILL_TARGET ? align : 1;
+        this.slots.add(slot, ROLE_USAGE[role]!, toEnd ? offset : offset + length, align, lengthAlign);
+      }
       return;
     }
     const buffer = ref.buffer;

@@ -5,8 +5,8 @@
  * (`replayStructure`: slot refs as slot indices with slot-relative ranges, for devices' own plans).
  * `replay(sink, table)` is `replayStructure` with every slot ref resolved; one walk serves both.
  *
- * Promises: nothing is allocated per command: the views of update payloads and constants are made once,
- * at the first replay, and one bindings object is reused for every dispatch (the sink may use these
+ * Promises: nothing is allocated per command: the view of each update payload and of each dispatch's
+ * constants is made once, when its command is first replayed, and one bindings object is reused for every dispatch (the sink may use these
  * only during the call); after a replay, also a failed one, no table buffer stays reachable through the
  * reused objects. The caller checks the state (the form must be complete: after `end()`). Not
  * re-entrant for one command buffer; different command buffers may replay from inside a sink. Errors
@@ -32,22 +32,11 @@ const EMPTY_CONSTANTS = new Uint32Array(0);
  * and Buffers or slot indices in `replayStructure`; `refs` is the same array under the name hal's
  * deprecated StructureBindings gives it.
  */
-class ReusedBindings implements CommandBindings<StructureRef> {
-  count = 0;
-  /** The sink's view: entries below `count` are set during a dispatch call. */
-  readonly buffers: readonly StructureRef[];
+interface ReusedBindings extends CommandBindings<StructureRef> {
+  count: number;
   readonly refs: readonly StructureRef[];
-  /** The same array, writable; cleared after each replay so no table buffer stays reachable. */
-  readonly slots: (StructureRef | undefined)[];
   readonly offsets: Float64Array;
   readonly lengths: Float64Array;
-  constructor(capacity: number) {
-    this.slots = new Array<StructureRef | undefined>(capacity).fill(undefined);
-    this.buffers = this.slots as readonly Buffer[];
-    this.refs = this.slots as readonly StructureRef[];
-    this.offsets = new Float64Array(capacity);
-    this.lengths = new Float64Array(capacity);
-  }
 }
 
 export class Replayer {
@@ -56,10 +45,13 @@ export class Replayer {
   readonly #direct: readonly Buffer[];
   /** How error messages name the command buffer. */
   readonly #name: string;
-  // Made at the first replay: payload views and the reused bindings object.
-  #constantViews: Uint32Array[] | undefined;
-  #updateViews: Uint8Array[] | undefined;
+  // Payload views by update / constants index, each made when its command is first replayed.
+  readonly #updateViews: Uint8Array[] = [];
+  readonly #constantViews: Uint32Array[] = [];
+  // Made at the first replay: the reused bindings object and its array, writable (cleared after each
+  // replay so no table buffer stays reachable).
   #bindings: ReusedBindings | undefined;
+  #refs: (StructureRef | undefined)[] = [];
   // The ref `resolve` read last.
   #buffer: StructureRef | undefined;
   #offset = 0;
@@ -72,47 +64,8 @@ export class Replayer {
     this.#name = name;
   }
 
-  #prepareReplay(): void {
-    const constantViews: Uint32Array[] = [];
-    const updateViews: Uint8Array[] = [];
-    const w = this.#rec.words;
-    const n = this.#rec.n;
-    let p = 0;
-    while (p < n) {
-      switch (w[p]) {
-        case Op.FILL:
-          p += 6;
-          break;
-        case Op.UPDATE: {
-          const offset = w[p + 5]!;
-          updateViews.push(this.#rec.bytes.subarray(offset, offset + w[p + 3]!));
-          p += 6;
-          break;
-        }
-        case Op.COPY:
-          p += 7;
-          break;
-        case Op.DISPATCH:
-        case Op.DISPATCH_INDIRECT: {
-          const count = w[p + 8]!;
-          if (count > 0) constantViews.push(this.#rec.constants.subarray(w[p + 7]!, w[p + 7]! + count));
-          p += 10 + 3 * w[p + 9]!;
-          break;
-        }
-        case Op.BEGIN_DEBUG_GROUP:
-          p += 2;
-          break;
-        default:
-          p += 1;
-      }
-    }
-    this.#constantViews = constantViews;
-    this.#updateViews = updateViews;
-    this.#bindings = new ReusedBindings(this.#rec.maxBindingCount);
-  }
-
   /**
-   * Reads the ref at words[at..at+3) into rBuffer, rOffset, rLength: resolved through `table`, or,
+   * Reads the ref at words[at..at+3) into #buffer, #offset, #length: resolved through `table`, or,
    * when `structural`, as recorded (a slot ref as its slot index, relative offset, length or TO_END).
    */
   #resolve(at: number, table: BindingTable | undefined, structural: boolean): void {
@@ -165,16 +118,41 @@ export class Replayer {
     this.#walk(sink, undefined, true);
   }
 
+  /** Makes `views[index]`: `length` elements of `arena` from `at` (once per payload, at its first replay). */
+  #view<T extends Uint8Array | Uint32Array>(
+    views: T[],
+    index: number,
+    arena: T,
+    at: number,
+    length: number,
+  ): T {
+    const view = arena.subarray(at, at + length) as T;
+    views[index] = view;
+    return view;
+  }
+
   /** The one walk over the opcode stream behind `replay` and `replayStructure`. */
   #walk(sink: CommandSink<StructureRef>, bindingTable: BindingTable | undefined, structural: boolean): void {
-    if (this.#bindings === undefined) this.#prepareReplay();
-    const rb = this.#bindings!;
-    const constantViews = this.#constantViews!;
-    const updateViews = this.#updateViews!;
-    const executables = this.#rec.executables.list;
-    const labels = this.#rec.labels;
-    const w = this.#rec.words;
-    const n = this.#rec.n;
+    const rec = this.#rec;
+    let rb = this.#bindings;
+    if (rb === undefined) {
+      const size = rec.maxBindingCount;
+      const refs = new Array<StructureRef | undefined>(size).fill(undefined);
+      this.#refs = refs;
+      rb = this.#bindings = {
+        count: 0,
+        buffers: refs as readonly StructureRef[],
+        refs: refs as readonly StructureRef[],
+        offsets: new Float64Array(size),
+        lengths: new Float64Array(size),
+      };
+    }
+    const refs = this.#refs;
+    const constantViews = this.#constantViews;
+    const updateViews = this.#updateViews;
+    const executables = rec.executables.list;
+    const w = rec.words;
+    const n = rec.n;
     let p = 0;
     try {
       while (p < n) {
@@ -184,11 +162,14 @@ export class Replayer {
             sink.fill(this.#buffer!, this.#offset, this.#length, w[p + 4]!, w[p + 5] as 1 | 2 | 4);
             p += 6;
             break;
-          case Op.UPDATE:
+          case Op.UPDATE: {
             this.#resolve(p + 1, bindingTable, structural);
-            sink.update(updateViews[w[p + 4]!]!, this.#buffer!, this.#offset, this.#length);
+            const u = w[p + 4]!;
+            const data = updateViews[u] ?? this.#view(updateViews, u, rec.bytes, w[p + 5]!, w[p + 3]!);
+            sink.update(data, this.#buffer!, this.#offset, this.#length);
             p += 6;
             break;
+          }
           case Op.COPY: {
             this.#resolve(p + 1, bindingTable, structural);
             const source = this.#buffer!;
@@ -203,25 +184,27 @@ export class Replayer {
             const executable = executables[w[p + 1]!]!;
             const entry = w[p + 2]!;
             const ci = w[p + 6]!;
-            const constants = ci < 0 ? EMPTY_CONSTANTS : constantViews[ci]!;
+            const constants =
+              ci < 0
+                ? EMPTY_CONSTANTS
+                : (constantViews[ci] ?? this.#view(constantViews, ci, rec.constants, w[p + 7]!, w[p + 8]!));
             const count = w[p + 9]!;
-            let at = p + 10;
+            let ref = p + 10;
             for (let i = 0; i < count; i++) {
-              this.#resolve(at, bindingTable, structural);
-              rb.slots[i] = this.#buffer;
+              this.#resolve(ref, bindingTable, structural);
+              refs[i] = this.#buffer;
               rb.offsets[i] = this.#offset;
               rb.lengths[i] = this.#length;
-              at += 3;
+              ref += 3;
             }
             rb.count = count;
-            const bindings: CommandBindings<StructureRef> = rb;
             if (w[p] === Op.DISPATCH) {
-              sink.dispatch(executable, entry, w[p + 3]!, w[p + 4]!, w[p + 5]!, constants, bindings);
+              sink.dispatch(executable, entry, w[p + 3]!, w[p + 4]!, w[p + 5]!, constants, rb);
             } else {
               this.#resolve(p + 3, bindingTable, structural);
-              sink.dispatchIndirect(executable, entry, this.#buffer!, this.#offset, constants, bindings);
+              sink.dispatchIndirect(executable, entry, this.#buffer!, this.#offset, constants, rb);
             }
-            p = at;
+            p = ref;
             break;
           }
           case Op.BARRIER:
@@ -229,7 +212,7 @@ export class Replayer {
             p += 1;
             break;
           case Op.BEGIN_DEBUG_GROUP:
-            sink.beginDebugGroup(labels[w[p + 1]!]!);
+            sink.beginDebugGroup(rec.labels[w[p + 1]!]!);
             p += 2;
             break;
           case Op.END_DEBUG_GROUP:
@@ -243,7 +226,7 @@ export class Replayer {
     } finally {
       // Do not keep the table's buffers reachable through the reused objects after replay.
       this.#buffer = undefined;
-      rb.slots.fill(undefined);
+      refs.fill(undefined);
       rb.count = 0;
     }
   }

@@ -22,7 +22,7 @@ import {
   pastEndProblem,
 } from './record-checks';
 import type { RecordedCommands } from './recorded-commands';
-import type { SlotRequirements } from './slot-requirements';
+import { Col, type SlotRequirements } from './slot-requirements';
 
 const INVALID = ErrorCode.INVALID_ARGUMENT;
 
@@ -69,10 +69,10 @@ export function validateSubmission(subject: SubmissionSubject, bindingTable: Bin
   }
   if (!subject.validation) return;
   if (maxSlot >= 0 && bindingTable !== undefined) {
-    const n = slots.count;
-    for (let k = 0; k < n; k++) {
-      const slot = slots.slots[k]!;
-      const problem = slotProblem(slots, k, bindingTable[slot], subject.device);
+    const rows = slots.rows;
+    for (let i = 0; i < slots.count * Col.COUNT; i += Col.COUNT) {
+      const slot = rows[i]!;
+      const problem = slotProblem(rows, i, bindingTable[slot], subject.device);
       if (problem !== undefined) {
         throw new KeelError(problem[0], `${subject.name}: binding slot ${slot}: ${problem[1]}`);
       }
@@ -90,13 +90,13 @@ export function validateSubmission(subject: SubmissionSubject, bindingTable: Bin
 }
 
 /**
- * The first rule the table entry `binding` of the `k`th used slot breaks: an entry is present; its
+ * The first rule the table entry `binding` of the used slot at `rows[i]` breaks: an entry is present; its
  * buffer belongs to `device`, is live and has the accumulated usage; its offset and length are integers
  * inside the buffer; the range holds `end` bytes; its offset and length meet the alignments.
  */
 function slotProblem(
-  slots: SlotRequirements,
-  k: number,
+  rows: Float64Array,
+  i: number,
   binding: BindingTable[number] | undefined,
   device: Device,
 ): Problem {
@@ -109,13 +109,13 @@ function slotProblem(
   const given = binding.length;
   const length = given ?? buffer.byteLength - offset;
   const problem =
-    bufferProblem(buffer, device, slots.usage[k]!, ' that recorded commands need') ??
+    bufferProblem(buffer, device, rows[i + Col.USAGE]!, ' that recorded commands need') ??
     countProblem('binding offset', offset) ??
     pastEndProblem('binding offset', offset, buffer) ??
     countProblem('binding length', length) ??
     leavesProblem('binding range', offset, length, buffer);
   if (problem !== undefined) return problem;
-  const end = slots.end[k]!;
+  const end = rows[i + Col.END]!;
   if (length < end) {
     const range =
       offset === 0 && given === undefined
@@ -123,14 +123,14 @@ function slotProblem(
         : `binding range [${offset}, ${offset + length}) of ${describeBuffer(buffer)} is ${length} bytes,`;
     return [ErrorCode.OUT_OF_RANGE, `${range} smaller than the ${end} bytes recorded commands use`];
   }
-  const offsetAlign = slots.offsetAlign[k]!;
+  const offsetAlign = rows[i + Col.OFFSET_ALIGN]!;
   if (offset % offsetAlign !== 0) {
     return [
       INVALID,
       `binding offset ${offset} is not a multiple of ${offsetAlign}, the alignment recorded commands need`,
     ];
   }
-  const lengthAlign = slots.lengthAlign[k]!;
+  const lengthAlign = rows[i + Col.LENGTH_ALIGN]!;
   if (length % lengthAlign !== 0) {
     return [
       INVALID,
