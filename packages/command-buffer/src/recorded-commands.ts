@@ -33,6 +33,26 @@ export class Interned<T> {
   }
 }
 
+/**
+ * A payload arena: elements [0, used) of `data` (grown by doubling) hold the payloads of `payloads`
+ * commands, which number them 0, 1, ... (the replayer keeps one view per payload).
+ */
+export class Arena<T extends Uint8Array | Uint32Array> {
+  used = 0;
+  /** Commands that carry a payload here (the next one's payload index). */
+  payloads = 0;
+  constructor(public data: T) {}
+
+  /** Appends `length` values (converted as typed arrays convert) and returns their offset. */
+  put(values: ArrayLike<number>, length: number): number {
+    const at = this.used;
+    if (at + length > this.data.length) this.data = growTypedArray(this.data, at, at + length);
+    this.data.set(values, at);
+    this.used = at + length;
+    return at;
+  }
+}
+
 export class RecordedCommands {
   /** The opcode stream; words [0, n) are recorded. */
   words = new Float64Array(256);
@@ -43,22 +63,16 @@ export class RecordedCommands {
   readonly executables = new Interned<Executable>();
   readonly labels: string[] = [];
 
-  /** Dispatch constants arena: u32 words [0, constantsUsed). */
-  constants = new Uint32Array(64);
-  constantsUsed = 0;
-  /** Dispatches that carry constants (the next one's constants index). */
-  constantCommands = 0;
-  /** Update payload arena: bytes [0, bytesUsed). */
-  bytes = new Uint8Array(0);
-  bytesUsed = 0;
-  /** Updates recorded (the next one's update index). */
-  updateCommands = 0;
+  /** Dispatch constants arena (u32; payload index = constants index). */
+  readonly constants = new Arena(new Uint32Array(64));
+  /** Update payload arena (bytes; payload index = update index). */
+  readonly bytes = new Arena(new Uint8Array(0));
   /** The most bindings any dispatch has (the size of the replayer's reused bindings object). */
   maxBindingCount = 0;
 
   /** Words in the stream plus bytes of payload arenas: the recorded form's size, in bytes. */
   get byteSize(): number {
-    return this.n * 8 + this.constantsUsed * 4 + this.bytesUsed;
+    return this.n * 8 + this.constants.used * 4 + this.bytes.used;
   }
 
   /**

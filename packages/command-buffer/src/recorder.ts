@@ -21,7 +21,7 @@ import {
   type Executable,
   type ExecutableExport,
 } from '@keel/hal';
-import { directCode, growTypedArray } from '@keel/hal/driver';
+import { directCode } from '@keel/hal/driver';
 import { checkDispatch, countFromWorkload, dispatchFail, INDIRECT_PARAMS_BYTES } from './dispatch-checks';
 import { fail, precondition, STATE_NAMES, State, wrongState } from './lifecycle';
 import { Op, TO_END } from './opcodes';
@@ -207,18 +207,13 @@ export class CommandRecorder {
       }
       checkRef(this, target, Role.UPDATE_TARGET, 4, length);
     }
-    const arenaOffset = rec.bytesUsed;
-    if (arenaOffset + length > rec.bytes.length) {
-      rec.bytes = growTypedArray(rec.bytes, arenaOffset, arenaOffset + length);
-    }
-    rec.bytes.set(
+    const arenaOffset = rec.bytes.put(
       source instanceof Uint8Array ? source : new Uint8Array(source.buffer, source.byteOffset, length),
-      arenaOffset,
+      length,
     );
-    rec.bytesUsed = arenaOffset + length;
     const at = rec.start(Op.UPDATE, 6);
     this.#encodeRef(target, at + 1, length, Role.UPDATE_TARGET, 4);
-    rec.words[at + 4] = rec.updateCommands++;
+    rec.words[at + 4] = rec.bytes.payloads++;
     rec.words[at + 5] = arenaOffset;
     rec.n = at + 6;
     this.commands++;
@@ -360,15 +355,8 @@ export class CommandRecorder {
       this.#encodeRef(params, at + 3, INDIRECT_PARAMS_BYTES, Role.INDIRECT_PARAMS, 4);
     }
     if (constantCount > 0 && constants !== undefined) {
-      const offset = rec.constantsUsed;
-      if (offset + constantCount > rec.constants.length) {
-        rec.constants = growTypedArray(rec.constants, offset, offset + constantCount);
-      }
-      const arena = rec.constants;
-      for (let i = 0; i < constantCount; i++) arena[offset + i] = constants[i]!;
-      rec.constantsUsed = offset + constantCount;
-      w[at + 6] = rec.constantCommands++;
-      w[at + 7] = offset;
+      w[at + 6] = rec.constants.payloads++;
+      w[at + 7] = rec.constants.put(constants, constantCount);
     } else {
       w[at + 6] = -1;
       w[at + 7] = 0;

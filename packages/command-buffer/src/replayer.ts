@@ -165,7 +165,7 @@ export class Replayer {
           case Op.UPDATE: {
             this.#resolve(p + 1, bindingTable, structural);
             const u = w[p + 4]!;
-            const data = updateViews[u] ?? this.#view(updateViews, u, rec.bytes, w[p + 5]!, w[p + 3]!);
+            const data = updateViews[u] ?? this.#view(updateViews, u, rec.bytes.data, w[p + 5]!, w[p + 3]!);
             sink.update(data, this.#buffer!, this.#offset, this.#length);
             p += 6;
             break;
@@ -187,7 +187,8 @@ export class Replayer {
             const constants =
               ci < 0
                 ? EMPTY_CONSTANTS
-                : (constantViews[ci] ?? this.#view(constantViews, ci, rec.constants, w[p + 7]!, w[p + 8]!));
+                : (constantViews[ci] ??
+                  this.#view(constantViews, ci, rec.constants.data, w[p + 7]!, w[p + 8]!));
             const count = w[p + 9]!;
             let ref = p + 10;
             for (let i = 0; i < count; i++) {
