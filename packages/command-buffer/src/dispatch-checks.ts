@@ -34,11 +34,6 @@ export function dispatchFail(ctx: RecordContext, exp: ExecutableExport, rule: st
   fail(ctx, `dispatch '${exp.name}'${rule}`);
 }
 
-/** True for a workgroup count that is an integer in [0, max]. */
-function countFits(count: number, max: number): boolean {
-  return Number.isInteger(count) && count >= 0 && count <= max;
-}
-
 /** "[1, 2]": a workload, for messages. */
 function describeWorkload(workload: readonly number[]): string {
   return `[${workload.join(', ')}]`;
@@ -128,33 +123,33 @@ export function countFromWorkload(
   return count as unknown as WorkgroupCount;
 }
 
+/** " (computed from workload [..])" or "": where a bad workgroup count came from, for messages. */
+function fromWorkload(workload: readonly number[] | undefined): string {
+  return workload === undefined ? '' : ` (computed from workload ${describeWorkload(workload)})`;
+}
+
+/** Each of the three counts is an integer in [0, the device's maxWorkgroupCount[i]]. */
 function checkWorkgroupCount(
   ctx: DispatchCheckContext,
   exp: ExecutableExport,
-  x: number,
-  y: number,
-  z: number,
+  count: readonly number[],
   workload: readonly number[] | undefined,
 ): void {
   const max = ctx.maxWorkgroupCount;
-  if (countFits(x, max[0]) && countFits(y, max[1]) && countFits(z, max[2])) return;
-  const counts = [x, y, z];
-  const from = workload === undefined ? '' : ` (computed from workload ${describeWorkload(workload)})`;
   for (let i = 0; i < 3; i++) {
-    const c = counts[i]!;
-    const axis = 'xyz'[i]!;
+    const c = count[i]!;
     if (!Number.isInteger(c) || c < 0) {
       dispatchFail(
         ctx,
         exp,
-        `: workgroup count ${axis} must be a non-negative integer, got ${describeValue(c)}${from}`,
+        `: workgroup count ${'xyz'[i]} must be a non-negative integer, got ${describeValue(c)}${fromWorkload(workload)}`,
       );
     }
     if (c > max[i]!) {
       dispatchFail(
         ctx,
         exp,
-        `: workgroup count ${axis} = ${c} exceeds the device's maxWorkgroupCount[${i}] of ${max[i]}${from}`,
+        `: workgroup count ${'xyz'[i]} = ${c} exceeds the device's maxWorkgroupCount[${i}] of ${max[i]}${fromWorkload(workload)}`,
       );
     }
   }
@@ -162,15 +157,13 @@ function checkWorkgroupCount(
 
 /**
  * The checks of one dispatch with validation on (the executable's device is checked by the caller):
- * the workgroup count or the indirect parameters ref (12 bytes: a given length must be 12), binding and
+ * the workgroup count (`count`, when `params` is undefined) or the indirect parameters ref (12 bytes: a given length must be 12), binding and
  * constant counts against the export, constant values, and every binding ref.
  */
 export function checkDispatch(
   ctx: DispatchCheckContext,
   exp: ExecutableExport,
-  x: number,
-  y: number,
-  z: number,
+  count: readonly number[] | undefined,
   workload: readonly number[] | undefined,
   params: BufferRef | undefined,
   bindings: readonly BufferRef[],
@@ -178,7 +171,7 @@ export function checkDispatch(
 ): void {
   const name = exp.name;
   if (params === undefined) {
-    checkWorkgroupCount(ctx, exp, x, y, z, workload);
+    checkWorkgroupCount(ctx, exp, count!, workload);
   } else {
     const given = params?.length;
     if (given !== undefined && given !== INDIRECT_PARAMS_BYTES) {

@@ -171,9 +171,9 @@ function refProblem(
   const lengthAlign = role < Role.DISPATCH_BINDING ? align : 1;
   const offset = ref.offset ?? 0;
   const length = ref.length ?? (fixedLength >= 0 ? fixedLength : undefined);
-  const problem =
-    countProblem('offset', offset) ?? (length === undefined ? undefined : countProblem('length', length));
-  if (problem !== undefined) return problem;
+  // Each rule is tested inline (this runs per ref while recording); only a broken one calls a helper.
+  if (!isByteCount(offset)) return countProblem('offset', offset);
+  if (length !== undefined && !isByteCount(length)) return countProblem('length', length);
   if (refIsIndirect(ref)) {
     const slot = ref.slot;
     if (!Number.isInteger(slot) || slot < 0) {
@@ -185,20 +185,24 @@ function refProblem(
     if (offset % align !== 0) {
       return [INVALID, `offset ${offset} in binding slot ${slot} is not a multiple of ${align}`];
     }
-    return length === undefined ? undefined : multipleProblem('length', length, lengthAlign);
+    if (length !== undefined && length % lengthAlign !== 0)
+      return multipleProblem('length', length, lengthAlign);
+    return;
   }
   const buffer = ref.buffer;
   if (buffer === null || typeof buffer !== 'object') {
     return [INVALID, `a buffer ref needs a buffer or a binding slot, got ${describeValue(buffer)}`];
   }
-  const resolved = length ?? buffer.byteLength - offset;
-  return (
-    bufferProblem(buffer, ctx.device, ROLE_USAGE[role]!, '') ??
-    pastEndProblem('offset', offset, buffer) ??
-    leavesProblem('range', offset, resolved, buffer) ??
-    multipleProblem('offset', offset, align) ??
-    multipleProblem('length', resolved, lengthAlign)
-  );
+  const required = ROLE_USAGE[role]!;
+  if (buffer.device !== ctx.device || buffer.state !== 'live' || !meetsUsage(buffer.usage, required)) {
+    return bufferProblem(buffer, ctx.device, required, '');
+  }
+  const byteLength = buffer.byteLength;
+  if (offset > byteLength) return pastEndProblem('offset', offset, buffer);
+  const resolved = length ?? byteLength - offset;
+  if (offset + resolved > byteLength) return leavesProblem('range', offset, resolved, buffer);
+  if (offset % align !== 0) return multipleProblem('offset', offset, align);
+  if (resolved % lengthAlign !== 0) return multipleProblem('length', resolved, lengthAlign);
 }
 
 /** True when `value` is a 32-bit integer in [-2^31, 2^32), as dispatch constants must be. */

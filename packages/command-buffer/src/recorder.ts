@@ -313,25 +313,17 @@ export class CommandRecorder {
       this.#entry = entry;
     }
     const exp = this.#export!;
-    let x = 0;
-    let y = 0;
-    let z = 0;
+    let count: readonly number[] | undefined;
     let params: BufferRef | undefined;
     let workload: readonly number[] | undefined;
     if ('workgroupCount' in config) {
-      const count = config.workgroupCount;
+      count = config.workgroupCount;
       if (this.validation && (count === null || typeof count !== 'object')) {
         dispatchFail(this, exp, ': workgroupCount must be [x, y, z]');
       }
-      x = count[0];
-      y = count[1];
-      z = count[2];
     } else if ('workload' in config) {
       workload = config.workload;
-      const count = countFromWorkload(this, executable, exp, workload);
-      x = count[0];
-      y = count[1];
-      z = count[2];
+      count = countFromWorkload(this, executable, exp, workload);
     } else if ('indirect' in config) {
       params = config.indirect;
     } else {
@@ -340,7 +332,7 @@ export class CommandRecorder {
     const bindings = config.bindings ?? NO_BINDINGS;
     const constants = config.constants;
     const constantCount = constants === undefined ? 0 : constants.length;
-    if (this.validation) checkDispatch(this, exp, x, y, z, workload, params, bindings, constants);
+    if (this.validation) checkDispatch(this, exp, count, workload, params, bindings, constants);
     const bindingCount = bindings.length;
 
     let at = rec.start(params === undefined ? Op.DISPATCH : Op.DISPATCH_INDIRECT, 10 + 3 * bindingCount);
@@ -348,9 +340,9 @@ export class CommandRecorder {
     w[at + 1] = rec.executables.intern(executable);
     w[at + 2] = exp.index;
     if (params === undefined) {
-      w[at + 3] = x;
-      w[at + 4] = y;
-      w[at + 5] = z;
+      w[at + 3] = count![0]!;
+      w[at + 4] = count![1]!;
+      w[at + 5] = count![2]!;
     } else {
       this.#encodeRef(params, at + 3, INDIRECT_PARAMS_BYTES, Role.INDIRECT_PARAMS, 4);
     }
