@@ -83,7 +83,7 @@ export class DeferredCommandBuffer extends CommandRecorder implements CommandBuf
   }
 
   get commandCount(): number {
-    return this.commands;
+    return this.rec.commands;
   }
 
   /** Times `markSubmitted` was called. */

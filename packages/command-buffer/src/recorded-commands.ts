@@ -60,6 +60,8 @@ export class RecordedCommands {
   /** The opcode stream; words [0, n) are recorded. */
   words = new Float64Array(256);
   n = 0;
+  /** Commands recorded (debug-group markers included). */
+  commands = 0;
 
   /** Direct buffers, indexed by a direct ref's word. */
   readonly buffers = new Interned<Buffer>();
@@ -87,5 +89,11 @@ export class RecordedCommands {
     if (n + size > this.words.length) this.words = growTypedArray(this.words, n, n + size);
     this.words[n] = op;
     return n;
+  }
+
+  /** Completes the command `start` began: the stream now ends at word `end`. */
+  finish(end: number): void {
+    this.n = end;
+    this.commands++;
   }
 }

@@ -58,8 +58,6 @@ export class CommandRecorder {
   readonly slots = new SlotRequirements();
   /** @internal The lifecycle state; the recorder moves it up to EXECUTABLE, the command buffer to CONSUMED. */
   st = State.INITIAL;
-  /** @internal Commands recorded (debug-group markers included). */
-  commands = 0;
   #debugDepth = 0;
 
   // Export lookup cache (one entry: dispatch loops usually repeat one executable and entry).
@@ -176,8 +174,7 @@ export class CommandRecorder {
     this.#encodeRef(target, at + 1, -1, Role.FILL_TARGET, patternLength);
     rec.words[at + 4] = pattern;
     rec.words[at + 5] = patternLength;
-    rec.n = at + 6;
-    this.commands++;
+    rec.finish(at + 6);
   }
 
   /**
@@ -215,8 +212,7 @@ export class CommandRecorder {
     this.#encodeRef(target, at + 1, length, Role.UPDATE_TARGET, 4);
     rec.words[at + 4] = rec.bytes.payloads++;
     rec.words[at + 5] = arenaOffset;
-    rec.n = at + 6;
-    this.commands++;
+    rec.finish(at + 6);
   }
 
   /**
@@ -255,8 +251,7 @@ export class CommandRecorder {
     const at = rec.start(Op.COPY, 7);
     this.#encodeRef(source, at + 1, length, Role.COPY_SOURCE, 4);
     this.#encodeRef(target, at + 4, length, Role.COPY_TARGET, 4);
-    rec.n = at + 7;
-    this.commands++;
+    rec.finish(at + 7);
   }
 
   #checkOverlap(source: BufferRef, target: BufferRef, length: number): void {
@@ -361,17 +356,15 @@ export class CommandRecorder {
       this.#encodeRef(bindings[i]!, at, -1, Role.DISPATCH_BINDING, align);
       at += 3;
     }
-    rec.n = at;
     if (bindingCount > rec.maxBindingCount) rec.maxBindingCount = bindingCount;
-    this.commands++;
+    rec.finish(at);
   }
 
   /** Every command before the barrier completes before any command after it starts. */
   barrier(): void {
     this.#recording('barrier');
     const rec = this.rec;
-    rec.n = rec.start(Op.BARRIER, 1) + 1;
-    this.commands++;
+    rec.finish(rec.start(Op.BARRIER, 1) + 1);
   }
 
   /** Opens a debug group; groups nest and must be closed before end(). */
@@ -380,9 +373,8 @@ export class CommandRecorder {
     const rec = this.rec;
     const at = rec.start(Op.BEGIN_DEBUG_GROUP, 2);
     rec.words[at + 1] = rec.labels.push(String(label)) - 1;
-    rec.n = at + 2;
     this.#debugDepth++;
-    this.commands++;
+    rec.finish(at + 2);
   }
 
   /** Closes the innermost debug group; FAILED_PRECONDITION when none is open. */
@@ -392,8 +384,7 @@ export class CommandRecorder {
       throw precondition(`${this.name}: endDebugGroup() without an open debug group`);
     }
     const rec = this.rec;
-    rec.n = rec.start(Op.END_DEBUG_GROUP, 1) + 1;
+    rec.finish(rec.start(Op.END_DEBUG_GROUP, 1) + 1);
     this.#debugDepth--;
-    this.commands++;
   }
 }

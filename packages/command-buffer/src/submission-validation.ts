@@ -96,8 +96,10 @@ export function validateSubmission(subject: SubmissionSubject, bindingTable: Bin
           continue;
         }
       }
-      const problem = slotProblem(rows, i, binding, device)!;
-      throw new KeelError(problem[0], `${subject.name}: binding slot ${slot}: ${problem[1]}`);
+      const problem = slotProblem(rows, i, binding, device);
+      if (problem !== undefined) {
+        throw new KeelError(problem[0], `${subject.name}: binding slot ${slot}: ${problem[1]}`);
+      }
     }
   }
   const buffers = subject.rec.buffers.list;
