@@ -7,8 +7,9 @@
  *   per-slot requirement accumulation, and writing the recorded form;
  * - ./recorded-commands and ./opcodes: the recorded form, a compact typed-array opcode stream;
  * - ./submission-validation: `validateSubmission` in O(slots used + distinct direct buffers);
- * - ./replayer: `replay` into a hal CommandSink with slot refs resolved through a binding table, and
- *   `replayStructure` into a CommandSink<StructureRef> with refs as recorded, for devices' own plans.
+ * - ./replayer, its direct base (which extends the recorder): `replay` into a hal CommandSink with slot
+ *   refs resolved through a binding table, and `replayStructure` into a CommandSink<StructureRef> with
+ *   refs as recorded, for devices' own plans.
  *
  * This class owns the options, the one-shot `consumed` transition, the submission count and the device
  * plan cache, and checks the state before submission and replay.
@@ -27,17 +28,14 @@ import {
   type CommandBuffer,
   type CommandBufferMode,
   type CommandBufferOptions,
-  type CommandSink,
   checkOptions,
   type Device,
   describeValue,
   type OptionRules,
   QueueAffinity,
-  type StructureRef,
 } from '@keel/hal';
-import { fail, State, wrongState } from './lifecycle';
-import { CommandRecorder } from './recorder';
-import { Replayer } from './replayer';
+import { checkReplayable, fail, State } from './lifecycle';
+import { CommandReplayer } from './replayer';
 import type { SlotRequirement } from './slot-requirements';
 import { notSubmittable, validateSubmission } from './submission-validation';
 
@@ -50,12 +48,11 @@ const OPTION_RULES: OptionRules = {
   label: { type: 'string' },
 };
 
-export class DeferredCommandBuffer extends CommandRecorder implements CommandBuffer {
+export class DeferredCommandBuffer extends CommandReplayer implements CommandBuffer {
   readonly mode: CommandBufferMode;
   readonly affinity: QueueAffinity;
   readonly label: string | undefined;
 
-  readonly #replayer: Replayer;
   #submissions = 0;
   #plans: WeakMap<object, unknown> | undefined;
 
@@ -79,7 +76,6 @@ export class DeferredCommandBuffer extends CommandRecorder implements CommandBuf
     const affinity = options.affinity ?? QueueAffinity.ANY;
     QueueAffinity.select(affinity, device.info.queueCount, `${this.name}: option 'affinity'`);
     this.affinity = affinity >>> 0;
-    this.#replayer = new Replayer(this.rec, this.name);
   }
 
   get commandCount(): number {
@@ -129,45 +125,13 @@ export class DeferredCommandBuffer extends CommandRecorder implements CommandBuf
     this.#submissions++;
   }
 
-  // ---------------------------------------------------------------------------------------------------
-  // Replay (./replayer)
-
-  #checkReplayable(what: string): void {
-    if (this.st < State.EXECUTABLE) wrongState(this, what, 'call end() first');
-  }
-
-  /**
-   * Replays every command, in order, into `sink`, with each ref resolved to a buffer and an absolute
-   * range: a slot ref's offset is added to its binding's offset, and an omitted length runs to the end
-   * of the binding's range. Allocates nothing per command (payload views are made once, at the first
-   * replay). Assumes a table that passed validateSubmission; a missing entry is still INVALID_ARGUMENT,
-   * never a TypeError. FAILED_PRECONDITION before end(). Errors thrown by the sink propagate.
-   */
-  replay(sink: CommandSink, bindingTable?: BindingTable): void {
-    this.#checkReplayable('replay');
-    this.#replayer.replay(sink, bindingTable);
-  }
-
-  /**
-   * Replays every command, in order, into `sink` with refs as recorded (see hal's CommandSink): a
-   * direct ref as its buffer and absolute range; a slot ref as its slot index, its offset relative to
-   * the binding's and its length, or TO_END when it was recorded without one (fill targets, dispatch
-   * bindings). Needs no binding table and validates nothing; allocates nothing per command. A device
-   * builds its own plan from it once (`devicePlan`). FAILED_PRECONDITION before end(). Errors thrown by
-   * the sink propagate.
-   */
-  replayStructure(sink: CommandSink<StructureRef>): void {
-    this.#checkReplayable('replayStructure');
-    this.#replayer.replayStructure(sink);
-  }
-
   /**
    * The device-owned plan cached under `key` (a device or any object it owns; held weakly), built by
    * `build(this)` on first request. If `build` throws nothing is cached. FAILED_PRECONDITION before
    * end(); INVALID_ARGUMENT when `key` is not an object.
    */
   devicePlan<T>(key: object, build: (commandBuffer: CommandBuffer) => T): T {
-    this.#checkReplayable('devicePlan');
+    checkReplayable(this, 'devicePlan');
     if (key === null || (typeof key !== 'object' && typeof key !== 'function')) {
       fail(this, `devicePlan key must be an object, got ${describeValue(key)}`);
     }

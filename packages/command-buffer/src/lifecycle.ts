@@ -42,3 +42,8 @@ export function fail(of: Named, rule: string): never {
 export function wrongState(of: Stateful, call: string, rule: string): never {
   throw precondition(`${of.name}: ${call}() called in state '${STATE_NAMES[of.st]}'; ${rule}`);
 }
+
+/** FAILED_PRECONDITION unless the recording is complete (executable or consumed); `call` names the call. */
+export function checkReplayable(of: Stateful, call: string): void {
+  if (of.st < State.EXECUTABLE) wrongState(of, call, 'call end() first');
+}

@@ -1,16 +1,17 @@
 /**
- * The replayer: the replay half of a DeferredCommandBuffer (IREE's deferred command buffer replay). One
- * walk over the recorded form (./recorded-commands) calls a hal CommandSink command by command, in
- * recorded order, either with refs resolved through a binding table (`replay`) or with refs as recorded
- * (`replayStructure`: slot refs as slot indices with slot-relative ranges, for devices' own plans).
- * `replay(sink, table)` is `replayStructure` with every slot ref resolved; one walk serves both.
+ * The replayer: the replay half of a DeferredCommandBuffer (IREE's deferred command buffer replay), a
+ * class between the recorder (its base) and the public class. One walk over the recorded form
+ * (./recorded-commands) calls a hal CommandSink command by command, in recorded order, either with refs
+ * resolved through a binding table (`replay`) or with refs as recorded (`replayStructure`: slot refs as
+ * slot indices with slot-relative ranges, for devices' own plans). `replay(sink, table)` is
+ * `replayStructure` with every slot ref resolved; one walk serves both.
  *
- * Promises: nothing is allocated per command: the view of each update payload and of each dispatch's
- * constants is made once, when its command is first replayed, and one bindings object is reused for every dispatch (the sink may use these
- * only during the call); after a replay, also a failed one, no table buffer stays reachable through the
- * reused objects. The caller checks the state (the form must be complete: after `end()`). Not
- * re-entrant for one command buffer; different command buffers may replay from inside a sink. Errors
- * thrown by the sink propagate.
+ * Promises: FAILED_PRECONDITION before `end()` (the form must be complete). Nothing is allocated per
+ * command: the view of each update payload and of each dispatch's constants is made once, when its
+ * command is first replayed, and one bindings object is reused for every dispatch (the sink may use
+ * these only during the call); after a replay, also a failed one, no table buffer stays reachable
+ * through the reused objects. Not re-entrant for one command buffer; different command buffers may
+ * replay from inside a sink. Errors thrown by the sink propagate.
  */
 import {
   type BindingTable,
@@ -22,8 +23,9 @@ import {
   type StructureRef,
 } from '@keel/hal';
 import { directIndex, invalid, isSlotCode } from '@keel/hal/driver';
+import { checkReplayable } from './lifecycle';
 import { Op } from './opcodes';
-import type { RecordedCommands } from './recorded-commands';
+import { CommandRecorder } from './recorder';
 
 const EMPTY_CONSTANTS = new Uint32Array(0);
 
@@ -39,14 +41,11 @@ interface ReusedBindings extends CommandBindings<StructureRef> {
   readonly lengths: Float64Array;
 }
 
-export class Replayer {
+export class CommandReplayer extends CommandRecorder {
   // The fields and method `resolve` touches per ref are plain (TS-private) properties: V8 reads
   // ES #private fields measurably slower on this hot path (~15% of replay per dispatch in Node 20).
-  private readonly rec: RecordedCommands;
   /** The recorded form's direct-buffer table (only grows while recording). */
-  private readonly direct: readonly Buffer[];
-  /** How error messages name the command buffer. */
-  readonly #name: string;
+  private readonly direct: readonly Buffer[] = this.rec.buffers.list;
   // Payload views by update / constants index, each made when its command is first replayed.
   readonly #updateViews: Uint8Array[] = [];
   readonly #constantViews: Uint32Array[] = [];
@@ -58,13 +57,6 @@ export class Replayer {
   private buf: StructureRef | undefined;
   private off = 0;
   private len = 0;
-
-  /** `name` is how error messages name the command buffer. */
-  constructor(rec: RecordedCommands, name: string) {
-    this.rec = rec;
-    this.direct = rec.buffers.list;
-    this.#name = name;
-  }
 
   /**
    * Reads the ref at words[at..at+3) into buf, off, len: resolved through `table`, or,
@@ -92,7 +84,7 @@ export class Replayer {
         this.len = length;
         return;
       }
-      throw invalid(`${this.#name}: binding slot ${slot}: no binding at replay`);
+      throw invalid(`${this.name}: binding slot ${slot}: no binding at replay`);
     }
     const buffer = binding.buffer;
     const base = binding.offset ?? 0;
@@ -104,19 +96,27 @@ export class Replayer {
   /**
    * Replays every command, in order, into `sink`, with each ref resolved to a buffer and an absolute
    * range: a slot ref's offset is added to its binding's offset, and an omitted length runs to the end
-   * of the binding's range. A missing table entry is INVALID_ARGUMENT, never a TypeError.
+   * of the binding's range. Allocates nothing per command (payload views are made once, at a command's
+   * first replay). Assumes a table that passed validateSubmission; a missing entry is still
+   * INVALID_ARGUMENT, never a TypeError. FAILED_PRECONDITION before end(). Errors thrown by the sink
+   * propagate.
    */
-  replay(sink: CommandSink, bindingTable: BindingTable | undefined): void {
+  replay(sink: CommandSink, bindingTable?: BindingTable): void {
+    checkReplayable(this, 'replay');
     // Every ref reaches the sink as a Buffer: with `structural` false a slot ref is resolved or throws.
     this.#walk(sink, bindingTable, false);
   }
 
   /**
-   * Replays every command, in order, into `sink` with refs as recorded: a direct ref as its buffer and
-   * absolute range; a slot ref as its slot index, its offset relative to the binding's and its length,
-   * or TO_END when it was recorded without one (fill targets, dispatch bindings).
+   * Replays every command, in order, into `sink` with refs as recorded (see hal's CommandSink): a
+   * direct ref as its buffer and absolute range; a slot ref as its slot index, its offset relative to
+   * the binding's and its length, or TO_END when it was recorded without one (fill targets, dispatch
+   * bindings). Needs no binding table and validates nothing; allocates nothing per command. A device
+   * builds its own plan from it once (`devicePlan`). FAILED_PRECONDITION before end(). Errors thrown by
+   * the sink propagate.
    */
   replayStructure(sink: CommandSink<StructureRef>): void {
+    checkReplayable(this, 'replayStructure');
     this.#walk(sink, undefined, true);
   }
 
@@ -223,7 +223,7 @@ export class Replayer {
             p += 1;
             break;
           default:
-            throw new KeelError(ErrorCode.INTERNAL, `${this.#name}: corrupt opcode ${w[p]} at word ${p}`);
+            throw new KeelError(ErrorCode.INTERNAL, `${this.name}: corrupt opcode ${w[p]} at word ${p}`);
         }
       }
     } finally {
