@@ -7,7 +7,7 @@
  * order), whose columns are:
  * - `SLOT`: the slot index;
  * - `USAGE`: the usage bits of every command, OR-ed (plus DISPATCH_ANY for dispatch bindings);
- * - `END`: the highest end offset any command uses, relative to the slot's binding offset (a ref whose
+ * - `end` (a Float64Array beside the int32 rows): the highest end offset any command uses, relative to the slot's binding offset (a ref whose
  *   length is omitted contributes its offset; indirect parameters contribute offset + 12);
  * - `OFFSET_ALIGN`: LCM of the commands' offset alignments; the binding's offset must be a multiple of it
  *   (each command's relative offset was checked against its own alignment at record time, so the
@@ -37,7 +37,6 @@ export interface SlotRequirement {
 export enum Col {
   SLOT,
   USAGE,
-  END,
   OFFSET_ALIGN,
   LENGTH_ALIGN,
   COUNT,
@@ -48,8 +47,13 @@ export class SlotRequirements {
   count = 0;
   /** Highest slot used, -1 when none. */
   maxSlot = -1;
-  /** Rows [0, count) in first-use order, `Col.COUNT` words each; read by ./submission-validation. */
-  rows = new Float64Array(8 * Col.COUNT);
+  /**
+   * Rows [0, count) in first-use order, `Col.COUNT` int32 words each (int32, so that submission's
+   * alignment checks are integer `%`, not a float64 fmod); read by ./submission-validation.
+   */
+  rows = new Int32Array(8 * Col.COUNT);
+  /** Each row's END (may exceed int32), by row. */
+  end = new Float64Array(8);
   /** slot → row + 1 (0: unused); grown to the highest slot used. */
   #index = new Int32Array(8);
 
@@ -61,7 +65,7 @@ export class SlotRequirements {
     const r = this.rows;
     const i = k * Col.COUNT;
     r[i + Col.USAGE]! |= usage;
-    if (end > r[i + Col.END]!) r[i + Col.END] = end;
+    if (end > this.end[k]!) this.end[k] = end;
     r[i + Col.OFFSET_ALIGN] = lcm(r[i + Col.OFFSET_ALIGN]!, offsetAlign);
     r[i + Col.LENGTH_ALIGN] = lcm(r[i + Col.LENGTH_ALIGN]!, lengthAlign);
   }
@@ -75,7 +79,10 @@ export class SlotRequirements {
     if (slot >= this.#index.length) this.#index = growTypedArray(this.#index, this.#index.length, slot + 1);
     const k = this.count;
     const i = k * Col.COUNT;
-    if (i === this.rows.length) this.rows = growTypedArray(this.rows, i, i + Col.COUNT);
+    if (i === this.rows.length) {
+      this.rows = growTypedArray(this.rows, i, i + Col.COUNT);
+      this.end = growTypedArray(this.end, k, k + 1);
+    }
     // A new row: usage and end stay 0 (rows past `count` are never written), alignments 1.
     const r = this.rows;
     r[i] = slot;
@@ -90,13 +97,14 @@ export class SlotRequirements {
   toArray(): SlotRequirement[] {
     const out: SlotRequirement[] = [];
     const r = this.rows;
-    for (let i = 0; i < this.count * Col.COUNT; i += Col.COUNT) {
+    for (let k = 0; k < this.count; k++) {
+      const i = k * Col.COUNT;
       const usage = r[i + Col.USAGE]!;
       out.push({
         slot: r[i]!,
         usage: usage & ~DISPATCH_ANY,
         dispatchBinding: (usage & DISPATCH_ANY) !== 0,
-        minByteLength: r[i + Col.END]!,
+        minByteLength: this.end[k]!,
         offsetAlignment: r[i + Col.OFFSET_ALIGN]!,
         lengthAlignment: r[i + Col.LENGTH_ALIGN]!,
       });

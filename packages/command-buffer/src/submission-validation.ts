@@ -72,31 +72,33 @@ export function validateSubmission(subject: SubmissionSubject, bindingTable: Bin
   if (!subject.validation) return;
   if (maxSlot >= 0 && bindingTable !== undefined) {
     const rows = slots.rows;
+    const ends = slots.end;
     const device = subject.device;
-    for (let i = 0; i < slots.count * Col.COUNT; i += Col.COUNT) {
-      const slot = rows[i]! | 0;
+    for (let k = 0; k < slots.count; k++) {
+      const i = k * Col.COUNT;
+      const slot = rows[i]!;
       const binding = bindingTable[slot];
       const buffer = binding?.buffer;
       // Fast path, inline (this runs per used slot on every submission): every rule holds. Otherwise
-      // slotProblem finds the first broken rule. Alignments as int32: `%` on float64 is a slow fmod.
+      // slotProblem finds the first broken rule.
       if (buffer !== undefined && buffer !== null) {
         const offset = binding!.offset ?? 0;
         const length = binding!.length ?? buffer.byteLength - offset;
         if (
           buffer.device === device &&
           buffer.state === 'live' &&
-          meetsUsage(buffer.usage, rows[i + Col.USAGE]! | 0) &&
+          meetsUsage(buffer.usage, rows[i + Col.USAGE]!) &&
           isByteCount(offset) &&
           isByteCount(length) &&
           offset + length <= buffer.byteLength &&
-          length >= rows[i + Col.END]! &&
-          offset % (rows[i + Col.OFFSET_ALIGN]! | 0) === 0 &&
-          length % (rows[i + Col.LENGTH_ALIGN]! | 0) === 0
+          length >= ends[k]! &&
+          offset % rows[i + Col.OFFSET_ALIGN]! === 0 &&
+          length % rows[i + Col.LENGTH_ALIGN]! === 0
         ) {
           continue;
         }
       }
-      const problem = slotProblem(rows, i, binding, device);
+      const problem = slotProblem(slots, k, binding, device);
       if (problem !== undefined) {
         throw new KeelError(problem[0], `${subject.name}: binding slot ${slot}: ${problem[1]}`);
       }
@@ -114,16 +116,18 @@ export function validateSubmission(subject: SubmissionSubject, bindingTable: Bin
 }
 
 /**
- * The first rule the table entry `binding` of the used slot at `rows[i]` breaks: an entry is present; its
+ * The first rule the table entry `binding` of the `k`th used slot breaks: an entry is present; its
  * buffer belongs to `device`, is live and has the accumulated usage; its offset and length are integers
  * inside the buffer; the range holds `end` bytes; its offset and length meet the alignments.
  */
 function slotProblem(
-  rows: Float64Array,
-  i: number,
+  slots: SlotRequirements,
+  k: number,
   binding: BindingTable[number] | undefined,
   device: Device,
 ): Problem {
+  const rows = slots.rows;
+  const i = k * Col.COUNT;
   if (binding === undefined || binding === null) {
     return [INVALID, 'no binding, but recorded commands use the slot'];
   }
@@ -139,7 +143,7 @@ function slotProblem(
     countProblem('binding length', length) ??
     leavesProblem('binding range', offset, length, buffer);
   if (problem !== undefined) return problem;
-  const end = rows[i + Col.END]!;
+  const end = slots.end[k]!;
   if (length < end) {
     const range =
       offset === 0 && given === undefined
