@@ -3,12 +3,12 @@
  * names a binding-table slot adds to that slot's requirements; at submission the binding table is
  * checked against them in O(slots used), never by walking the commands (./submission-validation).
  *
- * Per used slot, one row of a compact typed array (`rows`, `Col.COUNT` words a row, rows in first-use
- * order), whose columns are:
+ * Per used slot, in first-use order: one row of a compact Int32Array (`rows`, `Col.COUNT` words a
+ * row) and one entry of a Float64Array (`end`, which may exceed int32). The row's columns:
  * - `SLOT`: the slot index;
  * - `USAGE`: the usage bits of every command, OR-ed (plus DISPATCH_ANY for dispatch bindings);
- * - `end` (a Float64Array beside the int32 rows): the highest end offset any command uses, relative to the slot's binding offset (a ref whose
- *   length is omitted contributes its offset; indirect parameters contribute offset + 12);
+ * - `end[k]`: the highest end offset any command uses, relative to the slot's binding offset (a ref
+ *   whose length is omitted contributes its offset; indirect parameters contribute offset + 12);
  * - `OFFSET_ALIGN`: LCM of the commands' offset alignments; the binding's offset must be a multiple of it
  *   (each command's relative offset was checked against its own alignment at record time, so the
  *   absolute offset binding.offset + offset meets every command's alignment);
