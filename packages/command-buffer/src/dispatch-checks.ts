@@ -8,7 +8,6 @@
  */
 import {
   type BufferRef,
-  BufferUsage,
   describeValue,
   ErrorCode,
   type Executable,
@@ -17,8 +16,8 @@ import {
   type WorkgroupCount,
 } from '@keel/hal';
 import { invalid } from '@keel/hal/driver';
+import { fail } from './lifecycle';
 import { checkRef, isU32Like, type RecordContext, Role } from './record-checks';
-import { DISPATCH_ANY } from './usage-requirement';
 
 /** Bytes an indirect dispatch reads: x, y, z as u32. */
 export const INDIRECT_PARAMS_BYTES = 12;
@@ -30,23 +29,30 @@ export interface DispatchCheckContext extends RecordContext {
   readonly storageAlignment: number;
 }
 
-/** True for a workgroup count that is an integer in [0, max]. */
-function countFits(count: number, max: number): boolean {
-  return Number.isInteger(count) && count >= 0 && count <= max;
+/** INVALID_ARGUMENT "<command buffer>: dispatch '<export>'<rule>" (`rule` starts with ': ' or ' '). */
+export function dispatchFail(ctx: RecordContext, exp: ExecutableExport, rule: string): never {
+  fail(ctx, `dispatch '${exp.name}'${rule}`);
 }
 
-/** "executable 'mlp'" (or "an executable without a label"), for messages. */
-function describeExecutable(executable: Executable): string {
-  return executable.label === undefined
-    ? 'an executable without a label'
-    : `executable '${executable.label}'`;
+/** "[1, 2]": a workload, for messages. */
+function describeWorkload(workload: readonly number[]): string {
+  return `[${workload.join(', ')}]`;
 }
 
-/** A workgroupCount result as messages show it: `[1, "2"]`-style for arrays, else describeValue. */
-function describeCount(count: unknown): string {
-  return Array.isArray(count)
-    ? `[${count.map((c: unknown) => describeValue(c)).join(', ')}]`
-    : describeValue(count);
+/** "<command buffer>: dispatch of export 'e' of executable 'mlp'" (or "of an executable without a label"). */
+function describeWorkloadDispatch(ctx: RecordContext, executable: Executable, exp: ExecutableExport): string {
+  const label = executable.label;
+  return `${ctx.name}: dispatch of export '${exp.name}' of ${label === undefined ? 'an executable without a label' : `executable '${label}'`}`;
+}
+
+/** INVALID_ARGUMENT naming the dispatch by workload of `exp` of `executable`, and the rule. */
+function workloadFail(
+  ctx: RecordContext,
+  executable: Executable,
+  exp: ExecutableExport,
+  rule: string,
+): never {
+  throw invalid(`${describeWorkloadDispatch(ctx, executable, exp)}: ${rule}`);
 }
 
 /**
@@ -56,25 +62,37 @@ function describeCount(count: unknown): string {
  * non-negative integers. Record time only (not a replay path).
  */
 export function countFromWorkload(
-  ctx: DispatchCheckContext,
+  ctx: RecordContext,
   executable: Executable,
   exp: ExecutableExport,
   workload: readonly number[],
 ): WorkgroupCount {
-  const which = `${ctx.name}: dispatch of export '${exp.name}' of ${describeExecutable(executable)}`;
   if (!Array.isArray(workload)) {
-    throw invalid(
-      `${which}: workload must be an array of non-negative integers, got ${describeValue(workload)}`,
+    workloadFail(
+      ctx,
+      executable,
+      exp,
+      `workload must be an array of non-negative integers, got ${describeValue(workload)}`,
     );
   }
   for (let i = 0; i < workload.length; i++) {
     const v: unknown = workload[i];
-    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
-      throw invalid(`${which}: workload[${i}] must be a non-negative safe integer, got ${describeValue(v)}`);
+    if (!Number.isSafeInteger(v) || (v as number) < 0) {
+      workloadFail(
+        ctx,
+        executable,
+        exp,
+        `workload[${i}] must be a non-negative safe integer, got ${describeValue(v)}`,
+      );
     }
   }
   if (typeof exp.workgroupCount !== 'function') {
-    throw invalid(`${which}: workgroupCount is not a function (${describeValue(exp.workgroupCount)})`);
+    workloadFail(
+      ctx,
+      executable,
+      exp,
+      `workgroupCount is not a function (${describeValue(exp.workgroupCount)})`,
+    );
   }
   let count: unknown;
   try {
@@ -83,45 +101,55 @@ export function countFromWorkload(
     const detail = error instanceof Error ? `${error.name}: ${error.message}` : describeValue(error);
     throw new KeelError(
       KeelError.is(error) ? error.code : ErrorCode.INVALID_ARGUMENT,
-      `${which}: workgroupCount([${workload.join(', ')}]) threw ${detail}`,
+      `${describeWorkloadDispatch(ctx, executable, exp)}: workgroupCount(${describeWorkload(workload)}) threw ${detail}`,
       { cause: error },
     );
   }
   if (
     !Array.isArray(count) ||
     count.length !== 3 ||
-    !count.every((c: unknown) => typeof c === 'number' && Number.isSafeInteger(c) && c >= 0)
+    !count.every((c: unknown) => Number.isSafeInteger(c) && (c as number) >= 0)
   ) {
-    throw invalid(
-      `${which}: workgroupCount([${workload.join(', ')}]) must return three non-negative integers [x, y, z], got ${describeCount(count)}`,
+    const got = Array.isArray(count)
+      ? `[${count.map((c: unknown) => describeValue(c)).join(', ')}]`
+      : describeValue(count);
+    workloadFail(
+      ctx,
+      executable,
+      exp,
+      `workgroupCount(${describeWorkload(workload)}) must return three non-negative integers [x, y, z], got ${got}`,
     );
   }
   return count as unknown as WorkgroupCount;
 }
 
-export function checkWorkgroupCount(
+/** " (computed from workload [..])" or "": where a bad workgroup count came from, for messages. */
+function fromWorkload(workload: readonly number[] | undefined): string {
+  return workload === undefined ? '' : ` (computed from workload ${describeWorkload(workload)})`;
+}
+
+/** Each of the three counts is an integer in [0, the device's maxWorkgroupCount[i]]. */
+function checkWorkgroupCount(
   ctx: DispatchCheckContext,
   exp: ExecutableExport,
-  x: number,
-  y: number,
-  z: number,
+  count: readonly number[],
   workload: readonly number[] | undefined,
 ): void {
   const max = ctx.maxWorkgroupCount;
-  if (countFits(x, max[0]) && countFits(y, max[1]) && countFits(z, max[2])) return;
-  const counts = [x, y, z];
-  const from = workload === undefined ? '' : ` (computed from workload [${workload.join(', ')}])`;
   for (let i = 0; i < 3; i++) {
-    const c = counts[i]!;
-    const axis = 'xyz'[i]!;
+    const c = count[i]!;
     if (!Number.isInteger(c) || c < 0) {
-      throw invalid(
-        `${ctx.name}: dispatch '${exp.name}': workgroup count ${axis} must be a non-negative integer, got ${describeValue(c)}${from}`,
+      dispatchFail(
+        ctx,
+        exp,
+        `: workgroup count ${'xyz'[i]} must be a non-negative integer, got ${describeValue(c)}${fromWorkload(workload)}`,
       );
     }
     if (c > max[i]!) {
-      throw invalid(
-        `${ctx.name}: dispatch '${exp.name}': workgroup count ${axis} = ${c} exceeds the device's maxWorkgroupCount[${i}] of ${max[i]}${from}`,
+      dispatchFail(
+        ctx,
+        exp,
+        `: workgroup count ${'xyz'[i]} = ${c} exceeds the device's maxWorkgroupCount[${i}] of ${max[i]}${fromWorkload(workload)}`,
       );
     }
   }
@@ -129,67 +157,54 @@ export function checkWorkgroupCount(
 
 /**
  * The checks of one dispatch with validation on (the executable's device is checked by the caller):
- * the workgroup count or the indirect parameters ref (12 bytes: a given length must be 12), binding and
+ * the workgroup count (`count`, when `params` is undefined) or the indirect parameters ref (12 bytes: a given length must be 12), binding and
  * constant counts against the export, constant values, and every binding ref.
  */
 export function checkDispatch(
   ctx: DispatchCheckContext,
   exp: ExecutableExport,
-  x: number,
-  y: number,
-  z: number,
+  count: readonly number[] | undefined,
   workload: readonly number[] | undefined,
   params: BufferRef | undefined,
   bindings: readonly BufferRef[],
   constants: Uint32Array | readonly number[] | undefined,
 ): void {
+  const name = exp.name;
   if (params === undefined) {
-    checkWorkgroupCount(ctx, exp, x, y, z, workload);
+    checkWorkgroupCount(ctx, exp, count!, workload);
   } else {
     const given = params?.length;
     if (given !== undefined && given !== INDIRECT_PARAMS_BYTES) {
-      throw invalid(
-        `${ctx.name}: dispatch '${exp.name}' indirect parameters: length ${given} is not the 12 bytes (x, y, z as u32) an indirect dispatch reads`,
+      dispatchFail(
+        ctx,
+        exp,
+        ` indirect parameters: length ${given} is not the 12 bytes (x, y, z as u32) an indirect dispatch reads`,
       );
     }
-    checkRef(
-      ctx,
-      params,
-      BufferUsage.DISPATCH_INDIRECT_PARAMETERS,
-      4,
-      1,
-      Role.INDIRECT_PARAMS,
-      0,
-      exp.name,
-      INDIRECT_PARAMS_BYTES,
-    );
+    checkRef(ctx, params, Role.INDIRECT_PARAMS, 4, INDIRECT_PARAMS_BYTES, 0, name);
   }
-  if (!Array.isArray(bindings)) {
-    throw invalid(`${ctx.name}: dispatch '${exp.name}': bindings must be an array of buffer refs`);
-  }
+  if (!Array.isArray(bindings)) dispatchFail(ctx, exp, ': bindings must be an array of buffer refs');
   if (bindings.length !== exp.bindingCount) {
-    throw invalid(
-      `${ctx.name}: dispatch '${exp.name}': ${bindings.length} binding(s) given, the export takes ${exp.bindingCount}`,
-    );
+    dispatchFail(ctx, exp, `: ${bindings.length} binding(s) given, the export takes ${exp.bindingCount}`);
   }
   const constantCount = constants === undefined ? 0 : constants.length;
   if (constantCount !== exp.constantCount) {
-    throw invalid(
-      `${ctx.name}: dispatch '${exp.name}': ${constantCount} constant(s) given, the export takes ${exp.constantCount}`,
-    );
+    dispatchFail(ctx, exp, `: ${constantCount} constant(s) given, the export takes ${exp.constantCount}`);
   }
   if (constants !== undefined && !(constants instanceof Uint32Array)) {
     for (let i = 0; i < constantCount; i++) {
       const c = constants[i]!;
       if (!isU32Like(c)) {
-        throw invalid(
-          `${ctx.name}: dispatch '${exp.name}' constant ${i}: ${describeValue(c)} is not a 32-bit integer (bit-cast floats first)`,
+        dispatchFail(
+          ctx,
+          exp,
+          ` constant ${i}: ${describeValue(c)} is not a 32-bit integer (bit-cast floats first)`,
         );
       }
     }
   }
   const align = ctx.storageAlignment;
   for (let i = 0; i < bindings.length; i++) {
-    checkRef(ctx, bindings[i]!, DISPATCH_ANY, align, 1, Role.DISPATCH_BINDING, i, exp.name, -1);
+    checkRef(ctx, bindings[i]!, Role.DISPATCH_BINDING, align, -1, i, name);
   }
 }

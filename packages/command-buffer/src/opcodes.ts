@@ -28,17 +28,18 @@
  *
  * "update index" and "constants index" number the commands that carry a payload, so the replayer can
  * keep one pre-made view per payload (created once, at the first replay) and pass it without allocating.
+ * `Op` is a TS enum: bundlers inline its values.
  */
-export const Op = {
-  FILL: 1,
-  UPDATE: 2,
-  COPY: 3,
-  DISPATCH: 4,
-  DISPATCH_INDIRECT: 5,
-  BARRIER: 6,
-  BEGIN_DEBUG_GROUP: 7,
-  END_DEBUG_GROUP: 8,
-} as const;
+export enum Op {
+  FILL = 1,
+  UPDATE,
+  COPY,
+  DISPATCH,
+  DISPATCH_INDIRECT,
+  BARRIER,
+  BEGIN_DEBUG_GROUP,
+  END_DEBUG_GROUP,
+}
 
 /**
  * Length word of an indirect ref whose length was omitted: to the end of the slot's range. It is hal's

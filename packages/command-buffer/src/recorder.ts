@@ -1,10 +1,10 @@
 /**
- * The recorder: the recording half of a DeferredCommandBuffer. It owns the lifecycle state machine
- * (initial → begin() → recording → end() → executable), checks each command at record time (direct refs
- * fully: device, liveness, usage, range, alignment, copy overlap; slot refs as far as they can be
- * without a table: slot within the capacity, relative offset and length alignment), accumulates the
- * requirements of every binding-table slot (./slot-requirements) for submission validation, and writes
- * each command into the compact recorded form (./recorded-commands, ./opcodes).
+ * The recorder: the recording half of a DeferredCommandBuffer (its base class). It owns the lifecycle
+ * state machine (initial → begin() → recording → end() → executable), checks each command at record
+ * time (direct refs fully: device, liveness, usage, range, alignment, copy overlap; slot refs as far as
+ * they can be without a table: slot within the capacity, relative offset and length alignment),
+ * accumulates the requirements of every binding-table slot (./slot-requirements) for submission
+ * validation, and writes each command into the compact recorded form (./recorded-commands, ./opcodes).
  *
  * Promises: a command that fails a check records nothing and leaves the state unchanged; recording a
  * command allocates nothing but amortized growth of the typed arrays (payloads are copied into arenas,
@@ -13,7 +13,6 @@
  */
 import {
   type BufferRef,
-  BufferUsage,
   type CommandBufferState,
   type Device,
   type DispatchConfig,
@@ -22,65 +21,63 @@ import {
   type Executable,
   type ExecutableExport,
 } from '@keel/hal';
-import { directCode, growTypedArray, invalid } from '@keel/hal/driver';
-import {
-  checkDispatch,
-  countFromWorkload,
-  type DispatchCheckContext,
-  INDIRECT_PARAMS_BYTES,
-} from './dispatch-checks';
-import { EXECUTABLE, INITIAL, type LifecycleState, precondition, RECORDING, STATE_NAMES } from './lifecycle';
+import { directCode } from '@keel/hal/driver';
+import { checkDispatch, countFromWorkload, dispatchFail, INDIRECT_PARAMS_BYTES } from './dispatch-checks';
+import { fail, precondition, STATE_NAMES, State, wrongState } from './lifecycle';
 import { Op, TO_END } from './opcodes';
-import { checkRef, Role, refIsIndirect } from './record-checks';
+import { checkRef, ROLE_USAGE, Role, refIsIndirect } from './record-checks';
 import { RecordedCommands } from './recorded-commands';
 import { SlotRequirements } from './slot-requirements';
-import { DISPATCH_ANY } from './usage-requirement';
 
 const NO_BINDINGS: readonly BufferRef[] = [];
 
-/** What the recorder takes from the command buffer's (already checked) options and device limits. */
-export interface RecorderConfig {
-  readonly device: Device;
-  readonly name: string;
-  readonly bindingCapacity: number;
-  readonly validation: boolean;
-  readonly maxUpdateSize: number;
-  readonly maxWorkgroupCount: readonly [number, number, number];
-  readonly storageAlignment: number;
+/** Bytes from a direct ref's offset to its buffer's end (0 past the end); undefined for a slot ref. */
+function remaining(ref: BufferRef): number | undefined {
+  if (ref === null || typeof ref !== 'object' || refIsIndirect(ref)) return undefined;
+  const buffer = ref.buffer;
+  if (buffer === null || typeof buffer !== 'object') return undefined;
+  return Math.max(0, buffer.byteLength - (ref.offset ?? 0));
 }
 
-export class CommandRecorder implements DispatchCheckContext {
-  readonly device: Device;
-  readonly name: string;
-  readonly bindingCapacity: number;
-  readonly validation: boolean;
-  readonly maxUpdateSize: number;
-  readonly maxWorkgroupCount: readonly [number, number, number];
-  readonly storageAlignment: number;
+export class CommandRecorder {
+  declare readonly device: Device;
+  /** "command buffer 'label'" (or "command buffer"): how error messages name this command buffer. */
+  declare readonly name: string;
+  declare readonly bindingCapacity: number;
+  declare readonly validation: boolean;
+  /** @internal The device's maxUpdateSize. */
+  declare readonly maxUpdateSize: number;
+  /** @internal The device's maxWorkgroupCount. */
+  declare readonly maxWorkgroupCount: readonly [number, number, number];
+  /** @internal The device's minStorageBufferOffsetAlignment (1 when the device gives none). */
+  declare readonly storageAlignment: number;
 
-  /** The recorded form this recorder writes. */
+  /** @internal The recorded form this recorder writes. */
   readonly rec = new RecordedCommands();
-  /** Per-slot requirements (with validation off only the highest slot is noted). */
+  /** @internal Per-slot requirements (with validation off only the highest slot is noted). */
   readonly slots = new SlotRequirements();
-  /** The lifecycle state; the recorder moves it up to EXECUTABLE, the command buffer to CONSUMED. */
-  st: LifecycleState = INITIAL;
-  /** Commands recorded (debug-group markers included). */
-  commands = 0;
-  private debugDepth = 0;
+  /** @internal The lifecycle state; the recorder moves it up to EXECUTABLE, the command buffer to CONSUMED. */
+  st = State.INITIAL;
+  #debugDepth = 0;
 
   // Export lookup cache (one entry: dispatch loops usually repeat one executable and entry).
-  private cachedExportOf: Executable | undefined;
-  private cachedEntry: string | number | undefined;
-  private cachedExport: ExecutableExport | undefined;
+  #exportOf: Executable | undefined;
+  #entry: string | number | undefined;
+  #export: ExecutableExport | undefined;
 
-  constructor(config: RecorderConfig) {
-    this.device = config.device;
-    this.name = config.name;
-    this.bindingCapacity = config.bindingCapacity;
-    this.validation = config.validation;
-    this.maxUpdateSize = config.maxUpdateSize;
-    this.maxWorkgroupCount = config.maxWorkgroupCount;
-    this.storageAlignment = config.storageAlignment;
+  /** The device's limits are read once, here. */
+  constructor(device: Device, name: string, bindingCapacity: number, validation: boolean) {
+    const limits = device.info.limits;
+    const align = limits.minStorageBufferOffsetAlignment;
+    Object.assign(this, {
+      device,
+      name,
+      bindingCapacity,
+      validation,
+      maxUpdateSize: limits.maxUpdateSize ?? 65536,
+      maxWorkgroupCount: limits.maxWorkgroupCount,
+      storageAlignment: Number.isInteger(align) && align >= 1 ? align : 1,
+    });
   }
 
   get state(): CommandBufferState {
@@ -92,12 +89,10 @@ export class CommandRecorder implements DispatchCheckContext {
 
   /** initial → recording. FAILED_PRECONDITION in any other state: a command buffer is recorded once. */
   begin(): void {
-    if (this.st !== INITIAL) {
-      throw precondition(
-        `${this.name}: begin() called in state '${this.state}'; a command buffer is recorded once, from state 'initial'`,
-      );
+    if (this.st !== State.INITIAL) {
+      wrongState(this, 'begin', "a command buffer is recorded once, from state 'initial'");
     }
-    this.st = RECORDING;
+    this.st = State.RECORDING;
   }
 
   /**
@@ -105,21 +100,20 @@ export class CommandRecorder implements DispatchCheckContext {
    * buffer then stays in recording).
    */
   end(): void {
-    if (this.st !== RECORDING) {
-      throw precondition(`${this.name}: end() called in state '${this.state}'; end() follows begin()`);
-    }
-    if (this.debugDepth !== 0) {
+    if (this.st !== State.RECORDING) wrongState(this, 'end', 'end() follows begin()');
+    if (this.#debugDepth !== 0) {
       throw precondition(
-        `${this.name}: end() with ${this.debugDepth} debug group(s) still open; close each with endDebugGroup()`,
+        `${this.name}: end() with ${this.#debugDepth} debug group(s) still open; close each with endDebugGroup()`,
       );
     }
-    this.st = EXECUTABLE;
+    this.st = State.EXECUTABLE;
   }
 
-  private notRecording(command: string): never {
-    throw precondition(
-      `${this.name}: ${command}() called in state '${this.state}'; commands are recorded between begin() and end()`,
-    );
+  /** FAILED_PRECONDITION unless recording; `command` names the call. */
+  #recording(command: string): void {
+    if (this.st !== State.RECORDING) {
+      wrongState(this, command, 'commands are recorded between begin() and end()');
+    }
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -128,16 +122,10 @@ export class CommandRecorder implements DispatchCheckContext {
   /**
    * Writes a ref's three words at `at`. `fixedLength` >= 0 is the length the command uses (copy,
    * update, indirect parameters); otherwise the ref's length, or for an omitted length: the rest of a
-   * direct buffer, or TO_END for a slot. With validation on, a slot ref adds its requirements.
+   * direct buffer, or TO_END for a slot. With validation on, a slot ref adds its requirements: the
+   * role's usage, `align` for the offset and, for a fill to the end of the slot, for the length too.
    */
-  private encodeRef(
-    ref: BufferRef,
-    at: number,
-    fixedLength: number,
-    usage: number,
-    offsetAlign: number,
-    toEndLengthAlign: number,
-  ): void {
+  #encodeRef(ref: BufferRef, at: number, fixedLength: number, role: Role, align: number): void {
     const rec = this.rec;
     const w = rec.words;
     const offset = ref.offset ?? 0;
@@ -147,16 +135,16 @@ export class CommandRecorder implements DispatchCheckContext {
       w[at] = slot;
       w[at + 1] = offset;
       w[at + 2] = length;
-      if (this.validation) {
-        if (length === TO_END) this.slots.add(slot, usage, offset, offsetAlign, toEndLengthAlign);
-        else this.slots.add(slot, usage, offset + length, offsetAlign, 1);
-      } else {
-        this.slots.note(slot);
+      const toEnd = length === TO_END;
+      if (!this.validation) this.slots.note(slot);
+      else {
+        const lengthAlign = toEnd && role === Role.FILL_TARGET ? align : 1;
+        this.slots.add(slot, ROLE_USAGE[role]!, toEnd ? offset : offset + length, align, lengthAlign);
       }
       return;
     }
     const buffer = ref.buffer;
-    w[at] = directCode(rec.internBuffer(buffer));
+    w[at] = directCode(rec.buffers.intern(buffer));
     w[at + 1] = offset;
     w[at + 2] = fixedLength >= 0 ? fixedLength : (ref.length ?? buffer.byteLength - offset);
   }
@@ -168,37 +156,25 @@ export class CommandRecorder implements DispatchCheckContext {
    * slot's range (whose length must then be a multiple of `patternLength`, checked per submission).
    */
   fill(target: BufferRef, pattern: number, patternLength: 1 | 2 | 4): void {
-    if (this.st !== RECORDING) this.notRecording('fill');
+    this.#recording('fill');
     const rec = this.rec;
     if (this.validation) {
       if (patternLength !== 1 && patternLength !== 2 && patternLength !== 4) {
-        throw invalid(`${this.name}: fill: pattern length ${describeValue(patternLength)} is not 1, 2 or 4`);
+        fail(this, `fill: pattern length ${describeValue(patternLength)} is not 1, 2 or 4`);
       }
       if (!Number.isInteger(pattern) || pattern < 0 || pattern >= 2 ** (8 * patternLength)) {
-        throw invalid(
-          `${this.name}: fill: pattern ${describeValue(pattern)} is not an unsigned integer that fits in ${patternLength} byte(s)`,
+        fail(
+          this,
+          `fill: pattern ${describeValue(pattern)} is not an unsigned integer that fits in ${patternLength} byte(s)`,
         );
       }
-      checkRef(
-        this,
-        target,
-        BufferUsage.TRANSFER_TARGET,
-        patternLength,
-        patternLength,
-        Role.FILL_TARGET,
-        0,
-        '',
-        -1,
-      );
+      checkRef(this, target, Role.FILL_TARGET, patternLength, -1);
     }
-    rec.reserve(7);
-    const at = rec.n;
-    rec.words[at] = Op.FILL;
-    this.encodeRef(target, at + 1, -1, BufferUsage.TRANSFER_TARGET, patternLength, patternLength);
+    const at = rec.start(Op.FILL, 6);
+    this.#encodeRef(target, at + 1, -1, Role.FILL_TARGET, patternLength);
     rec.words[at + 4] = pattern;
     rec.words[at + 5] = patternLength;
-    rec.n = at + 6;
-    this.commands++;
+    rec.finish(at + 6);
   }
 
   /**
@@ -208,59 +184,35 @@ export class CommandRecorder implements DispatchCheckContext {
    * source's size; TRANSFER_TARGET usage. `source` must be an ArrayBufferView (always checked).
    */
   update(source: ArrayBufferView, target: BufferRef): void {
-    if (this.st !== RECORDING) this.notRecording('update');
+    this.#recording('update');
     const rec = this.rec;
     if (!ArrayBuffer.isView(source)) {
-      throw invalid(`${this.name}: update: source must be an ArrayBufferView, got ${describeValue(source)}`);
+      fail(this, `update: source must be an ArrayBufferView, got ${describeValue(source)}`);
     }
     const length = source.byteLength;
     if (this.validation) {
       if (length > this.maxUpdateSize) {
-        throw invalid(
-          `${this.name}: update: ${length} bytes exceed the device's maxUpdateSize of ${this.maxUpdateSize} bytes`,
+        fail(
+          this,
+          `update: ${length} bytes exceed the device's maxUpdateSize of ${this.maxUpdateSize} bytes`,
         );
       }
-      if (length % 4 !== 0) {
-        throw invalid(`${this.name}: update: source length ${length} is not a multiple of 4`);
+      if (length % 4 !== 0) fail(this, `update: source length ${length} is not a multiple of 4`);
+      const given = target !== null && typeof target === 'object' ? target.length : undefined;
+      if (given !== undefined && given !== length) {
+        fail(this, `update target: length ${describeValue(given)} differs from the source's ${length} bytes`);
       }
-      if (
-        target !== null &&
-        typeof target === 'object' &&
-        target.length !== undefined &&
-        target.length !== length
-      ) {
-        throw invalid(
-          `${this.name}: update target: length ${describeValue(target.length)} differs from the source's ${length} bytes`,
-        );
-      }
-      checkRef(this, target, BufferUsage.TRANSFER_TARGET, 4, 4, Role.UPDATE_TARGET, 0, '', length);
+      checkRef(this, target, Role.UPDATE_TARGET, 4, length);
     }
-    const arenaOffset = rec.bytesUsed;
-    if (arenaOffset + length > rec.bytes.length) {
-      rec.bytes = growTypedArray(rec.bytes, arenaOffset, arenaOffset + length);
-    }
-    const view =
-      source instanceof Uint8Array
-        ? source
-        : new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
-    rec.bytes.set(view, arenaOffset);
-    rec.bytesUsed = arenaOffset + length;
-    rec.reserve(6);
-    const at = rec.n;
-    rec.words[at] = Op.UPDATE;
-    this.encodeRef(target, at + 1, length, BufferUsage.TRANSFER_TARGET, 4, 1);
-    rec.words[at + 4] = rec.updateCommands++;
+    const arenaOffset = rec.bytes.put(
+      source instanceof Uint8Array ? source : new Uint8Array(source.buffer, source.byteOffset, length),
+      length,
+    );
+    const at = rec.start(Op.UPDATE, 6);
+    this.#encodeRef(target, at + 1, length, Role.UPDATE_TARGET, 4);
+    rec.words[at + 4] = rec.bytes.payloads++;
     rec.words[at + 5] = arenaOffset;
-    rec.n = at + 6;
-    this.commands++;
-  }
-
-  /** Bytes from a direct ref's offset to its buffer's end (0 past the end); undefined for a slot ref. */
-  private static remaining(ref: BufferRef): number | undefined {
-    if (ref === null || typeof ref !== 'object' || refIsIndirect(ref)) return undefined;
-    const buffer = ref.buffer;
-    if (buffer === null || typeof buffer !== 'object') return undefined;
-    return Math.max(0, buffer.byteLength - (ref.offset ?? 0));
+    rec.finish(at + 6);
   }
 
   /**
@@ -272,7 +224,7 @@ export class CommandRecorder implements DispatchCheckContext {
    * overlap (that would cost O(copies) per submission; IREE does not check it either).
    */
   copy(source: BufferRef, target: BufferRef): void {
-    if (this.st !== RECORDING) this.notRecording('copy');
+    this.#recording('copy');
     const rec = this.rec;
     const sourceLength = source?.length;
     const targetLength = target?.length;
@@ -282,32 +234,27 @@ export class CommandRecorder implements DispatchCheckContext {
       targetLength !== undefined &&
       sourceLength !== targetLength
     ) {
-      throw invalid(
-        `${this.name}: copy: source length ${sourceLength} differs from target length ${targetLength}`,
-      );
+      fail(this, `copy: source length ${sourceLength} differs from target length ${targetLength}`);
     }
-    const length =
-      sourceLength ?? targetLength ?? CommandRecorder.remaining(source) ?? CommandRecorder.remaining(target);
+    const length = sourceLength ?? targetLength ?? remaining(source) ?? remaining(target);
     if (length === undefined) {
-      throw invalid(
-        `${this.name}: copy: both refs are binding slots without a length; give the length on at least one of them`,
+      fail(
+        this,
+        'copy: both refs are binding slots without a length; give the length on at least one of them',
       );
     }
     if (this.validation) {
-      checkRef(this, source, BufferUsage.TRANSFER_SOURCE, 4, 4, Role.COPY_SOURCE, 0, '', length);
-      checkRef(this, target, BufferUsage.TRANSFER_TARGET, 4, 4, Role.COPY_TARGET, 0, '', length);
-      this.checkOverlap(source, target, length);
+      checkRef(this, source, Role.COPY_SOURCE, 4, length);
+      checkRef(this, target, Role.COPY_TARGET, 4, length);
+      this.#checkOverlap(source, target, length);
     }
-    rec.reserve(7);
-    const at = rec.n;
-    rec.words[at] = Op.COPY;
-    this.encodeRef(source, at + 1, length, BufferUsage.TRANSFER_SOURCE, 4, 1);
-    this.encodeRef(target, at + 4, length, BufferUsage.TRANSFER_TARGET, 4, 1);
-    rec.n = at + 7;
-    this.commands++;
+    const at = rec.start(Op.COPY, 7);
+    this.#encodeRef(source, at + 1, length, Role.COPY_SOURCE, 4);
+    this.#encodeRef(target, at + 4, length, Role.COPY_TARGET, 4);
+    rec.finish(at + 7);
   }
 
-  private checkOverlap(source: BufferRef, target: BufferRef, length: number): void {
+  #checkOverlap(source: BufferRef, target: BufferRef, length: number): void {
     let what: string;
     if (refIsIndirect(source)) {
       if (!refIsIndirect(target) || source.slot !== target.slot) return;
@@ -319,19 +266,11 @@ export class CommandRecorder implements DispatchCheckContext {
     const s = source.offset ?? 0;
     const t = target.offset ?? 0;
     if (length > 0 && s < t + length && t < s + length) {
-      throw invalid(
-        `${this.name}: copy: source range [${s}, ${s + length}) and target range [${t}, ${t + length}) of ${what} overlap`,
+      fail(
+        this,
+        `copy: source range [${s}, ${s + length}) and target range [${t}, ${t + length}) of ${what} overlap`,
       );
     }
-  }
-
-  private lookupExport(executable: Executable, entry: string | number): ExecutableExport {
-    if (executable === this.cachedExportOf && entry === this.cachedEntry) return this.cachedExport!;
-    const found = executable.lookupExport(entry);
-    this.cachedExportOf = executable;
-    this.cachedEntry = entry;
-    this.cachedExport = found;
-    return found;
   }
 
   /**
@@ -345,77 +284,66 @@ export class CommandRecorder implements DispatchCheckContext {
    * a length binds to the end of the slot's range.
    */
   dispatch(executable: Executable, entry: string | number, config: DispatchConfig): void {
-    if (this.st !== RECORDING) this.notRecording('dispatch');
+    this.#recording('dispatch');
     const rec = this.rec;
     if (config === null || typeof config !== 'object') {
-      throw invalid(`${this.name}: dispatch: config must be an object, got ${describeValue(config)}`);
+      fail(this, `dispatch: config must be an object, got ${describeValue(config)}`);
     }
     if (this.validation) {
       if (executable === null || typeof executable !== 'object') {
-        throw invalid(`${this.name}: dispatch: expected an executable, got ${describeValue(executable)}`);
+        fail(this, `dispatch: expected an executable, got ${describeValue(executable)}`);
       }
       if (executable.device !== this.device) {
-        const which = executable.label === undefined ? 'executable' : `executable '${executable.label}'`;
-        throw invalid(`${this.name}: dispatch: ${which} belongs to another device`);
+        const label = executable.label;
+        fail(
+          this,
+          `dispatch: executable${label === undefined ? '' : ` '${label}'`} belongs to another device`,
+        );
       }
     }
-    const exp = this.lookupExport(executable, entry);
-    let x = 0;
-    let y = 0;
-    let z = 0;
+    // One-entry export lookup cache: dispatch loops usually repeat one executable and entry.
+    if (executable !== this.#exportOf || entry !== this.#entry) {
+      this.#export = executable.lookupExport(entry);
+      this.#exportOf = executable;
+      this.#entry = entry;
+    }
+    const exp = this.#export!;
+    let count: readonly number[] | undefined;
     let params: BufferRef | undefined;
     let workload: readonly number[] | undefined;
     if ('workgroupCount' in config) {
-      const count = config.workgroupCount;
+      count = config.workgroupCount;
       if (this.validation && (count === null || typeof count !== 'object')) {
-        throw invalid(`${this.name}: dispatch '${exp.name}': workgroupCount must be [x, y, z]`);
+        dispatchFail(this, exp, ': workgroupCount must be [x, y, z]');
       }
-      x = count[0];
-      y = count[1];
-      z = count[2];
     } else if ('workload' in config) {
       workload = config.workload;
-      const count = countFromWorkload(this, executable, exp, workload);
-      x = count[0];
-      y = count[1];
-      z = count[2];
+      count = countFromWorkload(this, executable, exp, workload);
     } else if ('indirect' in config) {
       params = config.indirect;
     } else {
-      throw invalid(
-        `${this.name}: dispatch '${exp.name}': config needs workgroupCount, workload or indirect`,
-      );
+      dispatchFail(this, exp, ': config needs workgroupCount, workload or indirect');
     }
     const bindings = config.bindings ?? NO_BINDINGS;
     const constants = config.constants;
     const constantCount = constants === undefined ? 0 : constants.length;
-    if (this.validation) checkDispatch(this, exp, x, y, z, workload, params, bindings, constants);
+    if (this.validation) checkDispatch(this, exp, count, workload, params, bindings, constants);
     const bindingCount = bindings.length;
 
-    rec.reserve(10 + 3 * bindingCount);
+    let at = rec.start(params === undefined ? Op.DISPATCH : Op.DISPATCH_INDIRECT, 10 + 3 * bindingCount);
     const w = rec.words;
-    let at = rec.n;
-    w[at + 1] = rec.internExecutable(executable);
+    w[at + 1] = rec.executables.intern(executable);
     w[at + 2] = exp.index;
     if (params === undefined) {
-      w[at] = Op.DISPATCH;
-      w[at + 3] = x;
-      w[at + 4] = y;
-      w[at + 5] = z;
+      w[at + 3] = count![0]!;
+      w[at + 4] = count![1]!;
+      w[at + 5] = count![2]!;
     } else {
-      w[at] = Op.DISPATCH_INDIRECT;
-      this.encodeRef(params, at + 3, INDIRECT_PARAMS_BYTES, BufferUsage.DISPATCH_INDIRECT_PARAMETERS, 4, 1);
+      this.#encodeRef(params, at + 3, INDIRECT_PARAMS_BYTES, Role.INDIRECT_PARAMS, 4);
     }
     if (constantCount > 0 && constants !== undefined) {
-      const offset = rec.constantsUsed;
-      if (offset + constantCount > rec.constants.length) {
-        rec.constants = growTypedArray(rec.constants, offset, offset + constantCount);
-      }
-      const arena = rec.constants;
-      for (let i = 0; i < constantCount; i++) arena[offset + i] = constants[i]!;
-      rec.constantsUsed = offset + constantCount;
-      w[at + 6] = rec.constantCommands++;
-      w[at + 7] = offset;
+      w[at + 6] = rec.constants.payloads++;
+      w[at + 7] = rec.constants.put(constants, constantCount);
     } else {
       w[at + 6] = -1;
       w[at + 7] = 0;
@@ -425,46 +353,38 @@ export class CommandRecorder implements DispatchCheckContext {
     at += 10;
     const align = this.storageAlignment;
     for (let i = 0; i < bindingCount; i++) {
-      this.encodeRef(bindings[i]!, at, -1, DISPATCH_ANY, align, 1);
+      this.#encodeRef(bindings[i]!, at, -1, Role.DISPATCH_BINDING, align);
       at += 3;
     }
-    rec.n = at;
     if (bindingCount > rec.maxBindingCount) rec.maxBindingCount = bindingCount;
-    this.commands++;
+    rec.finish(at);
   }
 
   /** Every command before the barrier completes before any command after it starts. */
   barrier(): void {
-    if (this.st !== RECORDING) this.notRecording('barrier');
+    this.#recording('barrier');
     const rec = this.rec;
-    rec.reserve(1);
-    rec.words[rec.n++] = Op.BARRIER;
-    this.commands++;
+    rec.finish(rec.start(Op.BARRIER, 1) + 1);
   }
 
   /** Opens a debug group; groups nest and must be closed before end(). */
   beginDebugGroup(label: string): void {
-    if (this.st !== RECORDING) this.notRecording('beginDebugGroup');
+    this.#recording('beginDebugGroup');
     const rec = this.rec;
-    rec.reserve(2);
-    rec.words[rec.n] = Op.BEGIN_DEBUG_GROUP;
-    rec.words[rec.n + 1] = rec.labels.length;
-    rec.labels.push(String(label));
-    rec.n += 2;
-    this.debugDepth++;
-    this.commands++;
+    const at = rec.start(Op.BEGIN_DEBUG_GROUP, 2);
+    rec.words[at + 1] = rec.labels.push(String(label)) - 1;
+    this.#debugDepth++;
+    rec.finish(at + 2);
   }
 
   /** Closes the innermost debug group; FAILED_PRECONDITION when none is open. */
   endDebugGroup(): void {
-    if (this.st !== RECORDING) this.notRecording('endDebugGroup');
-    const rec = this.rec;
-    if (this.debugDepth === 0) {
+    this.#recording('endDebugGroup');
+    if (this.#debugDepth === 0) {
       throw precondition(`${this.name}: endDebugGroup() without an open debug group`);
     }
-    rec.reserve(1);
-    rec.words[rec.n++] = Op.END_DEBUG_GROUP;
-    this.debugDepth--;
-    this.commands++;
+    const rec = this.rec;
+    rec.finish(rec.start(Op.END_DEBUG_GROUP, 1) + 1);
+    this.#debugDepth--;
   }
 }

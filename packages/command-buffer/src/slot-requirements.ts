@@ -3,14 +3,16 @@
  * names a binding-table slot adds to that slot's requirements; at submission the binding table is
  * checked against them in O(slots used), never by walking the commands (./submission-validation).
  *
- * Per used slot, in compact parallel typed arrays (slot order = first use):
- * - `usage`: the usage bits of every command, OR-ed (plus DISPATCH_ANY for dispatch bindings);
- * - `end`: the highest end offset any command uses, relative to the slot's binding offset (a ref whose
- *   length is omitted contributes its offset; indirect parameters contribute offset + 12);
- * - `offsetAlign`: LCM of the commands' offset alignments; the binding's offset must be a multiple of it
+ * Per used slot, in first-use order: one row of a compact Int32Array (`rows`, `Col.COUNT` words a
+ * row) and one entry of a Float64Array (`end`, which may exceed int32). The row's columns:
+ * - `SLOT`: the slot index;
+ * - `USAGE`: the usage bits of every command, OR-ed (plus DISPATCH_ANY for dispatch bindings);
+ * - `end[k]`: the highest end offset any command uses, relative to the slot's binding offset (a ref
+ *   whose length is omitted contributes its offset; indirect parameters contribute offset + 12);
+ * - `OFFSET_ALIGN`: LCM of the commands' offset alignments; the binding's offset must be a multiple of it
  *   (each command's relative offset was checked against its own alignment at record time, so the
  *   absolute offset binding.offset + offset meets every command's alignment);
- * - `lengthAlign`: LCM of the pattern lengths of fills that run to the end of the slot; the bytes
+ * - `LENGTH_ALIGN`: LCM of the pattern lengths of fills that run to the end of the slot; the bytes
  *   visible through the slot must be a multiple of it, so that the fill's resolved length is.
  */
 import { growTypedArray } from '@keel/hal/driver';
@@ -31,30 +33,41 @@ export interface SlotRequirement {
   readonly lengthAlignment: number;
 }
 
+/** The columns of a row of `SlotRequirements.rows` (a TS enum: inlined by bundlers). */
+export enum Col {
+  SLOT,
+  USAGE,
+  OFFSET_ALIGN,
+  LENGTH_ALIGN,
+  COUNT,
+}
+
 export class SlotRequirements {
   /** Number of distinct slots used. */
   count = 0;
   /** Highest slot used, -1 when none. */
   maxSlot = -1;
-  // Parallel arrays, entries [0, count) in first-use order; read by ./submission-validation.
-  slots = new Int32Array(8);
-  usage = new Int32Array(8);
+  /**
+   * Rows [0, count) in first-use order, `Col.COUNT` int32 words each (int32, so that submission's
+   * alignment checks are integer `%`, not a float64 fmod); read by ./submission-validation.
+   */
+  rows = new Int32Array(8 * Col.COUNT);
+  /** Each row's END (may exceed int32), by row. */
   end = new Float64Array(8);
-  offsetAlign = new Int32Array(8);
-  lengthAlign = new Int32Array(8);
-  /** slot → index + 1 into the arrays above (0: unused); grown to the highest slot used. */
-  private index = new Int32Array(8);
+  /** slot → row + 1 (0: unused); grown to the highest slot used. */
+  #index = new Int32Array(8);
 
   /** Adds one command's requirements for `slot`. `lengthAlign` 1 means no length rule. */
   add(slot: number, usage: number, end: number, offsetAlign: number, lengthAlign: number): void {
-    let k = slot < this.index.length ? this.index[slot]! - 1 : -1;
-    if (k < 0) k = this.insert(slot);
-    this.usage[k]! |= usage;
+    const index = this.#index;
+    let k = slot < index.length ? index[slot]! - 1 : -1;
+    if (k < 0) k = this.#insert(slot);
+    const r = this.rows;
+    const i = k * Col.COUNT;
+    r[i + Col.USAGE]! |= usage;
     if (end > this.end[k]!) this.end[k] = end;
-    const oa = this.offsetAlign[k]!;
-    if (oa !== offsetAlign) this.offsetAlign[k] = lcm(oa, offsetAlign);
-    const la = this.lengthAlign[k]!;
-    if (la !== lengthAlign) this.lengthAlign[k] = lcm(la, lengthAlign);
+    r[i + Col.OFFSET_ALIGN] = lcm(r[i + Col.OFFSET_ALIGN]!, offsetAlign);
+    r[i + Col.LENGTH_ALIGN] = lcm(r[i + Col.LENGTH_ALIGN]!, lengthAlign);
   }
 
   /** Notes that `slot` is used without tracking requirements (validation off). */
@@ -62,40 +75,38 @@ export class SlotRequirements {
     if (slot > this.maxSlot) this.maxSlot = slot;
   }
 
-  private insert(slot: number): number {
-    if (slot >= this.index.length) this.index = growTypedArray(this.index, this.index.length, slot + 1);
+  #insert(slot: number): number {
+    if (slot >= this.#index.length) this.#index = growTypedArray(this.#index, this.#index.length, slot + 1);
     const k = this.count;
-    if (k === this.slots.length) {
-      const n = k + 1;
-      this.slots = growTypedArray(this.slots, k, n);
-      this.usage = growTypedArray(this.usage, k, n);
-      this.end = growTypedArray(this.end, k, n);
-      this.offsetAlign = growTypedArray(this.offsetAlign, k, n);
-      this.lengthAlign = growTypedArray(this.lengthAlign, k, n);
+    const i = k * Col.COUNT;
+    if (i === this.rows.length) {
+      this.rows = growTypedArray(this.rows, i, i + Col.COUNT);
+      this.end = growTypedArray(this.end, k, k + 1);
     }
-    this.slots[k] = slot;
-    this.usage[k] = 0;
-    this.end[k] = 0;
-    this.offsetAlign[k] = 1;
-    this.lengthAlign[k] = 1;
-    this.index[slot] = k + 1;
+    // A new row: usage and end stay 0 (rows past `count` are never written), alignments 1.
+    const r = this.rows;
+    r[i] = slot;
+    r[i + Col.OFFSET_ALIGN] = r[i + Col.LENGTH_ALIGN] = 1;
+    this.#index[slot] = k + 1;
     this.count = k + 1;
-    if (slot > this.maxSlot) this.maxSlot = slot;
+    this.note(slot);
     return k;
   }
 
   /** The accumulated requirements, one object per used slot in first-use order (for tests and plans). */
   toArray(): SlotRequirement[] {
     const out: SlotRequirement[] = [];
+    const r = this.rows;
     for (let k = 0; k < this.count; k++) {
-      const usage = this.usage[k]!;
+      const i = k * Col.COUNT;
+      const usage = r[i + Col.USAGE]!;
       out.push({
-        slot: this.slots[k]!,
+        slot: r[i]!,
         usage: usage & ~DISPATCH_ANY,
         dispatchBinding: (usage & DISPATCH_ANY) !== 0,
         minByteLength: this.end[k]!,
-        offsetAlignment: this.offsetAlign[k]!,
-        lengthAlignment: this.lengthAlign[k]!,
+        offsetAlignment: r[i + Col.OFFSET_ALIGN]!,
+        lengthAlignment: r[i + Col.LENGTH_ALIGN]!,
       });
     }
     return out;

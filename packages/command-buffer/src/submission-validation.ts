@@ -11,40 +11,38 @@
  * the rule (INVALID_ARGUMENT for a missing or wrong entry, OUT_OF_RANGE for ranges, FAILED_PRECONDITION
  * for the state and for buffers no longer live).
  */
+import { type BindingTable, type Device, describeBuffer, ErrorCode, KeelError } from '@keel/hal';
+import { fail, precondition, STATE_NAMES, State, type Stateful } from './lifecycle';
 import {
-  type BindingTable,
-  type Buffer,
-  type Device,
-  describeBuffer,
-  describeUsage,
-  describeValue,
-  ErrorCode,
-  KeelError,
-} from '@keel/hal';
-import { invalid } from '@keel/hal/driver';
-import { CONSUMED, EXECUTABLE, type LifecycleState, precondition, STATE_NAMES } from './lifecycle';
+  bufferProblem,
+  countProblem,
+  deadReason,
+  isByteCount,
+  leavesProblem,
+  type Problem,
+  pastEndProblem,
+} from './record-checks';
 import type { RecordedCommands } from './recorded-commands';
-import type { SlotRequirements } from './slot-requirements';
-import { describeRequirement, meetsUsage } from './usage-requirement';
+import { Col, type SlotRequirements } from './slot-requirements';
+import { meetsUsage } from './usage-requirement';
+
+const INVALID = ErrorCode.INVALID_ARGUMENT;
 
 /** Throws the FAILED_PRECONDITION a command buffer in state `st` (not executable) gets at submission. */
-export function notSubmittable(st: LifecycleState, name: string): never {
-  if (st === CONSUMED) {
-    throw precondition(`${name}: a one-shot command buffer cannot be submitted twice`);
+export function notSubmittable(subject: Stateful): never {
+  if (subject.st === State.CONSUMED) {
+    throw precondition(`${subject.name}: a one-shot command buffer cannot be submitted twice`);
   }
   throw precondition(
-    `${name}: cannot be submitted in state '${STATE_NAMES[st]}'; record it and call end() first`,
+    `${subject.name}: cannot be submitted in state '${STATE_NAMES[subject.st]}'; record it and call end() first`,
   );
 }
 
 /** What submission validation reads: the recorder's state, recorded form and slot requirements. */
-export interface SubmissionSubject {
-  readonly st: LifecycleState;
+export interface SubmissionSubject extends Stateful {
   readonly rec: RecordedCommands;
   readonly slots: SlotRequirements;
   readonly device: Device;
-  /** How messages name the command buffer. */
-  readonly name: string;
   readonly validation: boolean;
 }
 
@@ -54,162 +52,117 @@ export interface SubmissionSubject {
  * are checked.
  */
 export function validateSubmission(subject: SubmissionSubject, bindingTable: BindingTable | undefined): void {
-  const name = subject.name;
-  if (subject.st !== EXECUTABLE) notSubmittable(subject.st, name);
+  if (subject.st !== State.EXECUTABLE) notSubmittable(subject);
   const slots = subject.slots;
   const maxSlot = slots.maxSlot;
   if (maxSlot >= 0) {
     if (bindingTable === undefined || bindingTable === null) {
-      throw invalid(
-        `${name}: recorded commands use binding slots (up to slot ${maxSlot}) but no binding table was given`,
+      fail(
+        subject,
+        `recorded commands use binding slots (up to slot ${maxSlot}) but no binding table was given`,
       );
     }
     if (bindingTable.length <= maxSlot) {
-      throw invalid(
-        `${name}: binding table has ${bindingTable.length} entries but recorded commands use slot ${maxSlot}`,
+      fail(
+        subject,
+        `binding table has ${bindingTable.length} entries but recorded commands use slot ${maxSlot}`,
       );
     }
   }
   if (!subject.validation) return;
-  if (maxSlot >= 0 && bindingTable !== undefined) validateSlots(slots, bindingTable, subject.device, name);
-  const buffers = subject.rec.buffers;
+  if (maxSlot >= 0 && bindingTable !== undefined) {
+    const rows = slots.rows;
+    const ends = slots.end;
+    const device = subject.device;
+    for (let k = 0; k < slots.count; k++) {
+      const i = k * Col.COUNT;
+      const slot = rows[i]!;
+      const binding = bindingTable[slot];
+      const buffer = binding?.buffer;
+      // Fast path, inline (this runs per used slot on every submission): every rule holds. Otherwise
+      // slotProblem finds the first broken rule.
+      if (buffer !== undefined && buffer !== null) {
+        const offset = binding!.offset ?? 0;
+        const length = binding!.length ?? buffer.byteLength - offset;
+        if (
+          buffer.device === device &&
+          buffer.state === 'live' &&
+          meetsUsage(buffer.usage, rows[i + Col.USAGE]!) &&
+          isByteCount(offset) &&
+          isByteCount(length) &&
+          offset + length <= buffer.byteLength &&
+          length >= ends[k]! &&
+          offset % rows[i + Col.OFFSET_ALIGN]! === 0 &&
+          length % rows[i + Col.LENGTH_ALIGN]! === 0
+        ) {
+          continue;
+        }
+      }
+      const problem = slotProblem(slots, k, binding, device);
+      if (problem !== undefined) {
+        throw new KeelError(problem[0], `${subject.name}: binding slot ${slot}: ${problem[1]}`);
+      }
+    }
+  }
+  const buffers = subject.rec.buffers.list;
   for (let i = 0; i < buffers.length; i++) {
     const buffer = buffers[i]!;
     if (buffer.state !== 'live') {
-      const why = buffer.state === 'deallocated' ? 'was released by queueDealloca' : 'was destroyed';
       throw precondition(
-        `${name}: ${describeBuffer(buffer)}, referenced directly by recorded commands, ${why}`,
+        `${subject.name}: ${describeBuffer(buffer)}, referenced directly by recorded commands, ${deadReason(buffer)}`,
       );
     }
   }
 }
 
 /**
- * Checks every used slot of `slots` in `table` (whose length the caller already checked): an entry is present;
- * its buffer belongs to `device`, is live and has the accumulated usage; its offset and length are
- * integers inside the buffer; the range holds `end` bytes; its offset and length meet the alignments.
- * Throws a KeelError whose message starts with `name` and names the slot and the rule.
+ * The first rule the table entry `binding` of the `k`th used slot breaks: an entry is present; its
+ * buffer belongs to `device`, is live and has the accumulated usage; its offset and length are integers
+ * inside the buffer; the range holds `end` bytes; its offset and length meet the alignments.
  */
-export function validateSlots(
+function slotProblem(
   slots: SlotRequirements,
-  table: BindingTable,
+  k: number,
+  binding: BindingTable[number] | undefined,
   device: Device,
-  name: string,
-): void {
-  const n = slots.count;
-  for (let k = 0; k < n; k++) {
-    const slot = slots.slots[k]!;
-    const binding = table[slot];
-    if (binding === undefined || binding === null) {
-      throw slotError(
-        name,
-        slot,
-        ErrorCode.INVALID_ARGUMENT,
-        'no binding, but recorded commands use the slot',
-      );
-    }
-    const buffer = binding.buffer;
-    if (buffer === undefined || buffer === null) {
-      throw slotError(name, slot, ErrorCode.INVALID_ARGUMENT, 'the binding has no buffer');
-    }
-    if (buffer.device !== device) {
-      throw slotError(
-        name,
-        slot,
-        ErrorCode.INVALID_ARGUMENT,
-        `${describeBuffer(buffer)} belongs to another device`,
-      );
-    }
-    if (buffer.state !== 'live') {
-      const why = buffer.state === 'deallocated' ? 'was released by queueDealloca' : 'was destroyed';
-      throw slotError(
-        name,
-        slot,
-        ErrorCode.FAILED_PRECONDITION,
-        `${describeBuffer(buffer)} ${why} and cannot be used`,
-      );
-    }
-    const usage = slots.usage[k]!;
-    if (!meetsUsage(buffer.usage, usage)) {
-      throw slotError(
-        name,
-        slot,
-        ErrorCode.INVALID_ARGUMENT,
-        `${describeBuffer(buffer)} lacks ${describeRequirement(usage)} usage that recorded commands need (has ${describeUsage(buffer.usage)})`,
-      );
-    }
-    const byteLength = buffer.byteLength;
-    const offset = binding.offset ?? 0;
-    if (!Number.isSafeInteger(offset) || offset < 0) {
-      throw slotError(
-        name,
-        slot,
-        ErrorCode.INVALID_ARGUMENT,
-        `binding offset must be a non-negative integer, got ${describeValue(offset)}`,
-      );
-    }
-    if (offset > byteLength) {
-      throw slotError(
-        name,
-        slot,
-        ErrorCode.OUT_OF_RANGE,
-        `binding offset ${offset} is past the end of ${describeBuffer(buffer)}`,
-      );
-    }
-    const given = binding.length;
-    const length = given ?? byteLength - offset;
-    if (!Number.isSafeInteger(length) || length < 0) {
-      throw slotError(
-        name,
-        slot,
-        ErrorCode.INVALID_ARGUMENT,
-        `binding length must be a non-negative integer, got ${describeValue(length)}`,
-      );
-    }
-    if (offset + length > byteLength) {
-      throw slotError(
-        name,
-        slot,
-        ErrorCode.OUT_OF_RANGE,
-        `binding range [${offset}, ${offset + length}) leaves ${describeBuffer(buffer)}`,
-      );
-    }
-    const end = slots.end[k]!;
-    if (length < end) {
-      throw slotError(
-        name,
-        slot,
-        ErrorCode.OUT_OF_RANGE,
-        `${describeRange(buffer, offset, length, given)} smaller than the ${end} bytes recorded commands use`,
-      );
-    }
-    const offsetAlign = slots.offsetAlign[k]!;
-    if (offset % offsetAlign !== 0) {
-      throw slotError(
-        name,
-        slot,
-        ErrorCode.INVALID_ARGUMENT,
-        `binding offset ${offset} is not a multiple of ${offsetAlign}, the alignment recorded commands need`,
-      );
-    }
-    const lengthAlign = slots.lengthAlign[k]!;
-    if (length % lengthAlign !== 0) {
-      throw slotError(
-        name,
-        slot,
-        ErrorCode.INVALID_ARGUMENT,
-        `binding range of ${length} bytes is not a multiple of ${lengthAlign}, which fills to the end of the slot need`,
-      );
-    }
+): Problem {
+  const rows = slots.rows;
+  const i = k * Col.COUNT;
+  if (binding === undefined || binding === null) {
+    return [INVALID, 'no binding, but recorded commands use the slot'];
   }
-}
-
-function slotError(name: string, slot: number, code: ErrorCode, rule: string): KeelError {
-  return new KeelError(code, `${name}: binding slot ${slot}: ${rule}`);
-}
-
-/** "buffer 'x' (64 bytes) is" or "binding range [16, 80) of buffer 'x' (128 bytes) is 64 bytes," */
-function describeRange(buffer: Buffer, offset: number, length: number, given: number | undefined): string {
-  if (offset === 0 && given === undefined) return `${describeBuffer(buffer)} is`;
-  return `binding range [${offset}, ${offset + length}) of ${describeBuffer(buffer)} is ${length} bytes,`;
+  const buffer = binding.buffer;
+  if (buffer === undefined || buffer === null) return [INVALID, 'the binding has no buffer'];
+  const offset = binding.offset ?? 0;
+  const given = binding.length;
+  const length = given ?? buffer.byteLength - offset;
+  const problem =
+    bufferProblem(buffer, device, rows[i + Col.USAGE]!, ' that recorded commands need') ??
+    countProblem('binding offset', offset) ??
+    pastEndProblem('binding offset', offset, buffer) ??
+    countProblem('binding length', length) ??
+    leavesProblem('binding range', offset, length, buffer);
+  if (problem !== undefined) return problem;
+  const end = slots.end[k]!;
+  if (length < end) {
+    const range =
+      offset === 0 && given === undefined
+        ? `${describeBuffer(buffer)} is`
+        : `binding range [${offset}, ${offset + length}) of ${describeBuffer(buffer)} is ${length} bytes,`;
+    return [ErrorCode.OUT_OF_RANGE, `${range} smaller than the ${end} bytes recorded commands use`];
+  }
+  const offsetAlign = rows[i + Col.OFFSET_ALIGN]!;
+  if (offset % offsetAlign !== 0) {
+    return [
+      INVALID,
+      `binding offset ${offset} is not a multiple of ${offsetAlign}, the alignment recorded commands need`,
+    ];
+  }
+  const lengthAlign = rows[i + Col.LENGTH_ALIGN]!;
+  if (length % lengthAlign !== 0) {
+    return [
+      INVALID,
+      `binding range of ${length} bytes is not a multiple of ${lengthAlign}, which fills to the end of the slot need`,
+    ];
+  }
 }
