@@ -28,10 +28,26 @@
  * (`onUnhandledFailure`; hal's failOperation decides, as for every device): not ABORTED propagation,
  * and nothing once the device is lost or destroyed.
  *
- * GPU errors. Each submission runs inside WebGPU error scopes (internal, out-of-memory, validation:
- * pushed before encoding, popped after the submit, with callbacks bound once per record); an operation
- * completes only once they are popped, and a caught GPUError fails its signal as a KeelError
- * (gpu-errors.ts). A record is recycled only after its scopes were popped.
+ * Batching. Operations that become runnable in one synchronous turn are encoded, in the order they
+ * run, into one submission batch (submit-batch.ts): one GPUCommandEncoder, one `queue.submit`. The
+ * batch is flushed (submitted) by a microtask queued when it opens, by `flush()` (the device's
+ * `flush(affinity)`), and before an update, whose `queue.writeBuffer` runs ahead of every encoder not
+ * yet submitted. Commands of one encoder run in encoding order as submissions run in submission
+ * order, so GPU order is what it was with a submission per operation: a signal is GPU-ordered once its
+ * operation is encoded into the open batch (later work is encoded or submitted after it). Completion
+ * bookkeeping (the in-flight ring, `onSubmittedWorkDone`, reads' maps) starts at the flush, after the
+ * submit.
+ *
+ * GPU errors. Each batch runs inside WebGPU error scopes (internal, out-of-memory, validation: pushed
+ * when the batch opens, popped after its submit; callbacks bound once per pooled batch record): three
+ * `popErrorScope`s per batch, not per operation. A GPUError the scopes catch fails the signal of every
+ * operation of the batch as a KeelError (gpu-errors.ts): a command buffer that fails validation is
+ * dropped whole by WebGPU, so none of them ran. An operation completes, and its record is recycled,
+ * only once its batch's scopes were popped. An operation whose encoding throws fails alone when it
+ * encoded nothing (replay plans check their bindings first); if it had (an unforeseen error), the
+ * batch's encoder is dropped and every operation in it fails (ABORTED for the others, cause: the error).
+ * While a batch is open (until the end of the turn) its scopes also catch errors of other work on the
+ * same GPUDevice, e.g. a caller's own WebGPU calls on a GPUDevice shared with Keel: they fail the batch.
  *
  * Loss. `failAll` fails the signals of every deferred, in-flight and future operation (UNAVAILABLE
  * when the device is lost or destroyed). A read whose staging buffer is still being mapped keeps it
@@ -50,10 +66,22 @@ import {
 } from '@keel/hal/driver';
 import { describeError, ERROR_SCOPES, fromGpuError, pushErrorScopes } from './gpu-errors';
 import { type OpCallbacks, OpKind, QueueOp } from './queue-op';
+import { type BatchCallbacks, SubmitBatch } from './submit-batch';
 
-/** What the device does to run an operation (encode and submit; throws a KeelError to fail it). */
+/** What the device does to run operations: encode them into a batch and submit it (op-runner.ts). */
 export interface OpRunner {
-  run(op: QueueOp): void;
+  /** Opens a batch (a command encoder). */
+  begin(): void;
+  /** Encodes `op` into the open batch; throws a KeelError to fail it. */
+  encode(op: QueueOp): void;
+  /** After `encode` threw: whether the operation had encoded commands into the batch. */
+  readonly touched: boolean;
+  /** Submits the open batch (throws when WebGPU throws; the batch is then dropped). */
+  submit(): void;
+  /** Drops the open batch (nothing of it is submitted). */
+  abandon(): void;
+  /** A traced execute's batch was submitted. */
+  profileSubmitted(op: QueueOp): void;
   /** Copies a mapped read's bytes out (after the staging buffer was mapped). */
   finishRead(op: QueueOp): void;
   /**
@@ -88,7 +116,7 @@ function signalsOnGpuOrder(kind: number): boolean {
   return kind !== OpKind.HOST_CALL && kind !== OpKind.READ && kind !== OpKind.BARRIER;
 }
 
-export class OpScheduler implements OpCallbacks {
+export class OpScheduler implements OpCallbacks, BatchCallbacks {
   readonly #runner: OpRunner;
   readonly #device: GPUDevice;
   readonly #queue: GPUQueue;
@@ -100,6 +128,16 @@ export class OpScheduler implements OpCallbacks {
   readonly #reportUnhandled: UnhandledFailureReport;
   /** Error scope pops not settled yet. */
   #scopesPending = 0;
+  /** `popErrorScope` calls made (three per batch). */
+  #scopePops = 0;
+  /** The batch being encoded (undefined when none is open). */
+  #batch: SubmitBatch | undefined;
+  readonly #batches: SubmitBatch[] = [];
+  #flushScheduled = false;
+  readonly #flushTask = (): void => {
+    this.#flushScheduled = false;
+    this.flush();
+  };
   /** Per semaphore: the highest value work already submitted to the GPUQueue will signal. */
   readonly #ordered = new WeakMap<Semaphore, number>();
   readonly #pool: QueueOp[] = [];
@@ -163,6 +201,11 @@ export class OpScheduler implements OpCallbacks {
     return this.#lost;
   }
 
+  /** `popErrorScope` calls made for submission batches. */
+  get scopePops(): number {
+    return this.#scopePops;
+  }
+
   /** Promises of the GPU not settled yet: reads' `mapAsync` and `onSubmittedWorkDone` requests. */
   get gpuPending(): number {
     return this.#mapsPending + this.#watermarks.length + this.#scopesPending;
@@ -201,7 +244,7 @@ export class OpScheduler implements OpCallbacks {
   }
 
   #recycle(op: QueueOp): void {
-    if (op.scopes > 0) {
+    if (op.batch !== undefined) {
       op.recycleAfterScopes = true;
       return;
     }
@@ -337,55 +380,135 @@ export class OpScheduler implements OpCallbacks {
       this.#finish(op, undefined);
       return;
     }
-    // Every WebGPU error of the submission (encoding, bind groups, writeBuffer, submit) is caught by
-    // these scopes and fails this operation's signal (#complete), never the uncaptured-error handler.
-    pushErrorScopes(this.#device);
+    // queue.writeBuffer runs ahead of every encoder not submitted yet: an update goes into a new batch.
+    if (op.kind === OpKind.UPDATE && this.#batch !== undefined) this.flush();
+    const batch = this.#batch ?? this.#open();
     try {
-      this.#runner.run(op);
+      this.#runner.encode(op);
     } catch (error) {
-      this.#popScopes(op);
-      this.#fail(op, error);
-      this.#runner.releaseStaging(op);
-      this.#recycle(op);
+      if (this.#runner.touched) {
+        this.#dropBatch(batch, error);
+      } else {
+        this.#runner.releaseStaging(op);
+        this.#fail(op, error);
+        this.#recycle(op);
+      }
       return;
     }
-    this.#popScopes(op);
-    // A read, or an execute whose indirect counts were validated: its staging buffer is mapped first.
-    if (op.staging !== undefined) {
-      this.#outside.add(op);
-      this.#mapsPending++;
-      op.mapping = true;
-      (op.staging as GPUBuffer)
-        .mapAsync(1 /* GPUMapMode.READ */, 0, op.stagingSize)
-        .then(op.onMapped, op.onMapFailed);
-    } else {
-      this.#push(op);
-    }
+    op.batch = batch;
+    batch.ops.push(op);
     if (signalsOnGpuOrder(op.kind)) this.markOrdered(op.signal);
   }
 
-  /** Pops the submission's error scopes; their results arrive in `scopePopped`. */
-  #popScopes(op: QueueOp): void {
-    const device = this.#device;
-    for (let i = 0; i < ERROR_SCOPES.length; i++) {
-      op.scopes++;
-      this.#scopesPending++;
-      device.popErrorScope().then(op.onScopePopped, op.onScopeFailed);
+  /** Opens a batch: its encoder and its error scopes; it is flushed at the end of the turn at the latest. */
+  #open(): SubmitBatch {
+    const batch = this.#batches.pop() ?? new SubmitBatch(this);
+    this.#batch = batch;
+    // Every WebGPU error of the batch (encoding, bind groups, writeBuffer, submit) is caught by these
+    // scopes and fails its operations' signals (#complete), never the uncaptured-error handler.
+    pushErrorScopes(this.#device);
+    this.#runner.begin();
+    if (!this.#flushScheduled) {
+      this.#flushScheduled = true;
+      queueMicrotask(this.#flushTask);
+    }
+    return batch;
+  }
+
+  /**
+   * Submits the open batch, if any (one `queue.submit`), pops its error scopes and starts its
+   * operations' completion: reads map their staging buffers, the others wait for the GPU.
+   */
+  flush(): void {
+    const batch = this.#batch;
+    if (batch === undefined) return;
+    try {
+      this.#runner.submit();
+    } catch (error) {
+      this.#dropBatch(batch, error);
+      return;
+    }
+    this.#batch = undefined;
+    this.#popScopes(batch);
+    const ops = batch.ops;
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i] as QueueOp;
+      if (op.profile !== undefined) this.#runner.profileSubmitted(op);
+      // A read, or an execute whose indirect counts were validated: its staging buffer is mapped first.
+      if (op.staging !== undefined) {
+        this.#outside.add(op);
+        this.#mapsPending++;
+        op.mapping = true;
+        (op.staging as GPUBuffer).mapAsync(1 /* GPUMapMode.READ */, 0, op.stagingSize).then(op.onMapped, op.onMapFailed);
+      } else {
+        this.#push(op);
+      }
     }
   }
 
-  scopePopped(op: QueueOp, error: GPUError | null): void {
+  /**
+   * Drops the open batch (its encoder is not submitted) after `error`: every operation in it fails,
+   * the one that threw with `error`, the others ABORTED.
+   */
+  #dropBatch(batch: SubmitBatch, error: unknown): void {
+    this.#runner.abandon();
+    this.#batch = undefined;
+    this.#popScopes(batch);
+    const reason = describeError(error);
+    const ops = batch.ops;
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i] as QueueOp;
+      op.batch = undefined;
+      this.#runner.releaseStaging(op);
+      this.#fail(
+        op,
+        new KeelError(
+          ErrorCode.ABORTED,
+          `${this.#label} ${op.name}: not submitted: its submission batch was dropped (${reason})`,
+          { cause: error },
+        ),
+      );
+      this.#recycle(op);
+    }
+    ops.length = 0;
+  }
+
+  /** Pops the batch's error scopes; their results arrive in `batchScopePopped`. */
+  #popScopes(batch: SubmitBatch): void {
+    const device = this.#device;
+    for (let i = 0; i < ERROR_SCOPES.length; i++) {
+      batch.scopes++;
+      this.#scopesPending++;
+      this.#scopePops++;
+      device.popErrorScope().then(batch.onScopePopped, batch.onScopeFailed);
+    }
+  }
+
+  batchScopePopped(batch: SubmitBatch, error: GPUError | null): void {
     this.#scopesPending--;
-    op.scopes--;
-    if (error !== null && error !== undefined && op.gpuError === undefined) op.gpuError = error;
-    if (op.scopes === 0) {
-      if (op.completeAfterScopes) {
-        op.completeAfterScopes = false;
-        this.#complete(op);
-      } else if (op.recycleAfterScopes) {
-        op.recycleAfterScopes = false;
-        this.#recycle(op);
+    batch.scopes--;
+    if (error !== null && error !== undefined && batch.gpuError === undefined) batch.gpuError = error;
+    if (batch.scopes === 0) {
+      const gpuError = batch.gpuError;
+      const ops = batch.ops;
+      for (let i = 0; i < ops.length; i++) {
+        const op = ops[i] as QueueOp;
+        op.batch = undefined;
+        if (gpuError !== undefined) {
+          op.gpuError = gpuError;
+          op.batchSize = ops.length;
+        }
+        if (op.completeAfterScopes) {
+          op.completeAfterScopes = false;
+          this.#complete(op);
+        } else if (op.recycleAfterScopes) {
+          op.recycleAfterScopes = false;
+          this.#recycle(op);
+        }
       }
+      ops.length = 0;
+      batch.gpuError = undefined;
+      if (this.#lost === undefined) this.#batches.push(batch);
     }
     this.#checkSettled();
   }
@@ -456,13 +579,19 @@ export class OpScheduler implements OpCallbacks {
 
   /** Signals `op`'s signal (or fails it when a wait failed), finishing a read first, and recycles it. */
   #complete(op: QueueOp): void {
-    if (op.scopes > 0) {
+    if (op.batch !== undefined) {
       op.completeAfterScopes = true;
       return;
     }
     let error: unknown = this.#lost;
-    if (error === undefined && op.gpuError !== undefined)
-      error = fromGpuError(op.gpuError, `${this.#label} ${op.name}`);
+    if (error === undefined && op.gpuError !== undefined) {
+      const others = op.batchSize - 1;
+      error = fromGpuError(
+        op.gpuError,
+        `${this.#label} ${op.name}`,
+        others > 0 ? `; it was submitted with ${others} other operation${others > 1 ? 's' : ''} in one command buffer, which WebGPU dropped whole: none of them ran` : '',
+      );
+    }
     if (error === undefined && op.early && this.#check(op.wait, false) === FAILED) {
       error = abortedBy(this.#failure, op.name);
       this.#failure = undefined;
@@ -555,6 +684,18 @@ export class OpScheduler implements OpCallbacks {
     if (this.#lost !== undefined) return;
     this.#lost = error;
     const toFail: Fence[] = [];
+    // The open batch is dropped (its scopes are still popped: the scope stack is the GPUDevice's).
+    const batch = this.#batch;
+    if (batch !== undefined) {
+      this.#runner.abandon();
+      this.#batch = undefined;
+      this.#popScopes(batch);
+      for (const op of batch.ops) {
+        toFail.push(op.signal);
+        this.#runner.releaseStaging(op);
+      }
+      batch.ops.length = 0;
+    }
     for (const op of this.#deferred) {
       op.deferred = false;
       op.registration?.cancel();

@@ -5,7 +5,9 @@
  * multiplexed onto it. An affinity mask selects the lowest set bit below `queueCount`
  * (QueueAffinity.select); the queue index only labels the operation (and is what allocations are
  * tagged with): ordering comes from fences alone, and all work meets in the one GPUQueue in submission
- * order. Each operation is one submission (one command encoder, one `queue.submit`).
+ * order. Operations that become runnable in one synchronous turn share one submission (one command
+ * encoder, one `queue.submit`, one set of error scopes: op-scheduler.ts § Batching), submitted at the
+ * end of the turn or at `flush`.
  *
  * The queue methods and their argument checks are hal's driver kit (`QueueFront`, @keel/hal/driver);
  * this class implements the kit's narrow surface (`record`: a pooled QueueOp from the scheduler;
@@ -71,8 +73,13 @@ export interface WebGpuDeviceParts {
 
 /** Counters of the device (for tests, benchmarks and tuning). */
 export interface WebGpuDeviceStats {
-  /** `queue.submit` calls. */
+  /** `queue.submit` calls (one per submission batch that encoded anything). */
   readonly submissions: number;
+  /**
+   * `popErrorScope` calls around queue operations' submissions: three per submission batch (resource
+   * creation's own scopes are not counted).
+   */
+  readonly errorScopePops: number;
   /** Operations per logical queue. */
   readonly operationsPerQueue: readonly number[];
   /** Operations deferred behind waits that were not ready at the call. */
@@ -459,6 +466,12 @@ export class WebGpuDevice
     this.#issue(op, keepExecuteArrays);
   }
 
+  /** Submits the operations batched so far in this turn now (else at the end of the turn). */
+  override flush(affinity: QueueAffinity): void {
+    super.flush(affinity);
+    this.#scheduler.flush();
+  }
+
   #issue(op: QueueOp, prepareDefer?: (op: QueueOp) => void): void {
     const before = this.#scheduler.deferredCount;
     this.#scheduler.issue(op, prepareDefer);
@@ -487,6 +500,7 @@ export class WebGpuDevice
     }
     return {
       submissions: this.#runner.submissions,
+      errorScopePops: this.#scheduler.scopePops,
       operationsPerQueue: [...this.#perQueue],
       deferred: this.#deferrals,
       plansBuilt: this.#planner.built,
