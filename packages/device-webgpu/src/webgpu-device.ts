@@ -194,7 +194,9 @@ export class WebGpuDevice
       profiling: undefined,
     };
     this.#profiler = new GpuProfiler(gpu, this.#readback);
-    this.#slabs = new GpuSlabProvider(gpu, 'keel transient slab');
+    // A GPUBuffer destroyed before the submit of work that uses it fails that submit: the open batch
+    // (operations of this turn, not submitted yet) goes first.
+    this.#slabs = new GpuSlabProvider(gpu, 'keel transient slab', () => this.#scheduler.flush());
     this.#pools = new PoolRegistry(this.#slabs, {
       poolLabel: 'webgpu alloca',
       deviceLabel: parts.info.name,
@@ -314,12 +316,18 @@ export class WebGpuDevice
   releaseBuffer(buffer: WebGpuBuffer): void {
     if (this.destroyed) return;
     this.#buffers.delete(buffer);
-    if (this.#scheduler.deferredCount > 0) this.#releases.push(buffer);
-    else buffer.memory?.buffer.destroy();
+    if (this.#scheduler.deferredCount > 0) {
+      this.#releases.push(buffer);
+    } else {
+      // Operations of this turn may use it: their batch is submitted before it is destroyed.
+      this.#scheduler.flush();
+      buffer.memory?.buffer.destroy();
+    }
   }
 
   #flushReleases(): void {
     if (this.#releases.length === 0) return;
+    this.#scheduler.flush();
     for (const buffer of this.#releases) buffer.memory?.buffer.destroy();
     this.#releases.length = 0;
   }
