@@ -7,10 +7,12 @@
  * of the rounds). On lavapipe the kernels run on the same 2 cores as the host, so the host times are
  * inflated under load; the counts are exact. With `--before DIR` (a built copy of @keel/mlp's `dist`,
  * e.g. `cp -r packages/mlp/dist packages/mlp/.before/` before a change), runs that build and this one
- * interleaved, round by round, order alternating.
+ * interleaved, round by round, order alternating. `--before-device DIR` does the same for a built copy of
+ * @keel/device-webgpu's `dist` (the device of the "before" runs is created by that build).
  *
- *   pnpm --filter @keel/mlp build && node --import tsx bench/src/mlp/step-host-path.ts [--batch 1] [--steps 60] [--rounds 5] [--before packages/mlp/.before/dist]
+ *   pnpm --filter @keel/mlp build && node --import tsx bench/src/mlp/step-host-path.ts [--batch 1] [--steps 60] [--rounds 5] [--before packages/mlp/.before/dist] [--before-device DIR]
  */
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createWebGpuDevice } from '@keel/device-webgpu';
 import * as current from '@keel/mlp';
@@ -22,6 +24,7 @@ const { values } = parseArgs({
     steps: { type: 'string', default: '60' },
     rounds: { type: 'string', default: '5' },
     before: { type: 'string' },
+    'before-device': { type: 'string' },
   },
 });
 const batch = Number(values.batch);
@@ -53,14 +56,21 @@ proto.mapAsync = function (this: GPUBuffer, ...args: Parameters<GPUBuffer['mapAs
 };
 
 type Train = typeof current.trainMlp;
-const variants: [string, Train][] = [['current', current.trainMlp]];
-if (values.before !== undefined) {
-  const url = new URL(`file://${process.cwd()}/${values.before}/index.js`);
-  const before = (await import(url.href)) as typeof current;
-  variants.unshift(['before', before.trainMlp]);
+type Create = typeof createWebGpuDevice;
+const variants: [string, Train, Create][] = [['current', current.trainMlp, createWebGpuDevice]];
+if (values.before !== undefined || values['before-device'] !== undefined) {
+  const load = async <T>(dir: string): Promise<T> =>
+    (await import(new URL(`file://${path.resolve(dir)}/index.js`).href)) as T;
+  const before = values.before === undefined ? current : await load<typeof current>(values.before);
+  const dir = values['before-device'];
+  const create =
+    dir === undefined
+      ? createWebGpuDevice
+      : (await load<{ createWebGpuDevice: Create }>(dir)).createWebGpuDevice;
+  variants.unshift(['before', before.trainMlp, create]);
 }
 
-async function once(train: Train) {
+async function once(train: Train, create: Create) {
   const adapter = await gpu.requestAdapter();
   const raw = await adapter!.requestDevice();
   const queue = raw.queue;
@@ -85,7 +95,7 @@ async function once(train: Train) {
     counts.pop++;
     return pop();
   };
-  const device = await createWebGpuDevice({ device: raw, queueCount: 2 });
+  const device = await create({ device: raw, queueCount: 2 });
   // Host time inside the device's queue methods (the synchronous part: checks, scheduling, encoding).
   const methods = device as unknown as Record<string, (...args: unknown[]) => unknown>;
   for (const name of QUEUE_METHODS) {
@@ -143,8 +153,8 @@ async function once(train: Train) {
 const results = new Map<string, Awaited<ReturnType<typeof once>>[]>();
 for (let round = 0; round < rounds; round++) {
   const order = round % 2 === 0 ? variants : [...variants].reverse();
-  for (const [name, train] of order) {
-    const r = await once(train);
+  for (const [name, train, create] of order) {
+    const r = await once(train, create);
     if (!results.has(name)) results.set(name, []);
     results.get(name)!.push(r);
   }

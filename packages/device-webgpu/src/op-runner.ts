@@ -121,7 +121,8 @@ export class GpuOpRunner implements OpRunner {
           const tables = op.tables;
           const trace = op.trace;
           // Every plan checks its bindings before any plan encodes (a failure leaves nothing behind).
-          for (let i = 1; i < plans.length; i++) (plans[i] as ReplayPlan).check(this.#context, tables?.[i] ?? undefined);
+          for (let i = 1; i < plans.length; i++)
+            (plans[i] as ReplayPlan).check(this.#context, tables?.[i] ?? undefined);
           if (trace?.dispatches) {
             this.#profiler.begin(op, trace);
             this.#context.profiling = this.#profiler;

@@ -64,22 +64,17 @@ import {
   traceNow,
   type UnhandledFailureReport,
 } from '@keel/hal/driver';
-import { describeError, ERROR_SCOPES, fromGpuError, pushErrorScopes } from './gpu-errors';
+import { describeError, fromGpuError } from './gpu-errors';
+import { InflightRing } from './inflight-ring';
 import { type OpCallbacks, OpKind, QueueOp } from './queue-op';
-import { type BatchCallbacks, SubmitBatch } from './submit-batch';
+import { type BatchEncoder, Batcher, type BatchHost } from './submit-batch';
 
 /** What the device does to run operations: encode them into a batch and submit it (op-runner.ts). */
-export interface OpRunner {
-  /** Opens a batch (a command encoder). */
-  begin(): void;
+export interface OpRunner extends BatchEncoder {
   /** Encodes `op` into the open batch; throws a KeelError to fail it. */
   encode(op: QueueOp): void;
   /** After `encode` threw: whether the operation had encoded commands into the batch. */
   readonly touched: boolean;
-  /** Submits the open batch (throws when WebGPU throws; the batch is then dropped). */
-  submit(): void;
-  /** Drops the open batch (nothing of it is submitted). */
-  abandon(): void;
   /** A traced execute's batch was submitted. */
   profileSubmitted(op: QueueOp): void;
   /** Copies a mapped read's bytes out (after the staging buffer was mapped). */
@@ -116,28 +111,16 @@ function signalsOnGpuOrder(kind: number): boolean {
   return kind !== OpKind.HOST_CALL && kind !== OpKind.READ && kind !== OpKind.BARRIER;
 }
 
-export class OpScheduler implements OpCallbacks, BatchCallbacks {
+export class OpScheduler implements OpCallbacks, BatchHost {
   readonly #runner: OpRunner;
-  readonly #device: GPUDevice;
-  readonly #queue: GPUQueue;
   /** Names the device in messages of GPU errors ("webgpu device '…'"). */
   readonly #label: string;
   /** "webgpu device '…' queueFill" by operation kind (messages of undeliverable failures). */
   readonly #opNames: Readonly<Record<number, string>>;
   /** Hears of failures no signal timepoint could deliver (the device's `onUnhandledFailure`). */
   readonly #reportUnhandled: UnhandledFailureReport;
-  /** Error scope pops not settled yet. */
-  #scopesPending = 0;
-  /** `popErrorScope` calls made (three per batch). */
-  #scopePops = 0;
-  /** The batch being encoded (undefined when none is open). */
-  #batch: SubmitBatch | undefined;
-  readonly #batches: SubmitBatch[] = [];
-  #flushScheduled = false;
-  readonly #flushTask = (): void => {
-    this.#flushScheduled = false;
-    this.flush();
-  };
+  /** The open submission batch, and batches whose error scopes are being popped. */
+  readonly #batcher: Batcher;
   /** Per semaphore: the highest value work already submitted to the GPUQueue will signal. */
   readonly #ordered = new WeakMap<Semaphore, number>();
   readonly #pool: QueueOp[] = [];
@@ -146,17 +129,8 @@ export class OpScheduler implements OpCallbacks, BatchCallbacks {
   #recheckAgain = false;
   /** The failure that ends everything (device lost or destroyed). */
   #lost: KeelError | undefined;
-  /** Submitted operations awaiting onSubmittedWorkDone, in order (a ring of records). */
-  #inflight: (QueueOp | undefined)[] = new Array<QueueOp | undefined>(64).fill(undefined);
-  #head = 0;
-  #count = 0;
-  /** Operations pushed so far; watermarks say how many a done-callback completes. */
-  #pushed = 0;
-  #completed = 0;
-  readonly #watermarks: number[] = [];
-  #armScheduled = false;
-  readonly #arm = (): void => this.#armNow();
-  readonly #onDone = (): void => this.#done();
+  /** Submitted operations awaiting onSubmittedWorkDone, in order. */
+  readonly #inflight: InflightRing;
   /** Reads waiting for their staging buffers, and host calls running. */
   readonly #outside = new Set<QueueOp>();
   /** The failure found while checking a fence (set by #check). */
@@ -171,10 +145,15 @@ export class OpScheduler implements OpCallbacks, BatchCallbacks {
 
   constructor(runner: OpRunner, device: GPUDevice, label: string, reportUnhandled: UnhandledFailureReport) {
     this.#runner = runner;
-    this.#device = device;
-    this.#queue = device.queue;
+
     this.#label = label;
     this.#reportUnhandled = reportUnhandled;
+    this.#batcher = new Batcher(device, runner, this);
+    this.#inflight = new InflightRing(
+      device.queue,
+      (op) => this.#gpuDone(op),
+      () => this.#checkSettled(),
+    );
     const opNames: Record<number, string> = {};
     for (const kind of Object.keys(OP_NAMES)) opNames[Number(kind)] = `${label} ${OP_NAMES[Number(kind)]}`;
     this.#opNames = opNames;
@@ -190,7 +169,7 @@ export class OpScheduler implements OpCallbacks, BatchCallbacks {
 
   /** Operations not yet completed (deferred, in flight, reading back, running host code). */
   get pendingCount(): number {
-    return this.#deferred.size + this.#count + this.#outside.size;
+    return this.#deferred.size + this.#inflight.count + this.#outside.size;
   }
 
   get deferredCount(): number {
@@ -203,12 +182,12 @@ export class OpScheduler implements OpCallbacks, BatchCallbacks {
 
   /** `popErrorScope` calls made for submission batches. */
   get scopePops(): number {
-    return this.#scopePops;
+    return this.#batcher.scopePops;
   }
 
   /** Promises of the GPU not settled yet: reads' `mapAsync` and `onSubmittedWorkDone` requests. */
   get gpuPending(): number {
-    return this.#mapsPending + this.#watermarks.length + this.#scopesPending;
+    return this.#mapsPending + this.#inflight.requests + this.#batcher.scopesPending;
   }
 
   /**
@@ -381,56 +360,29 @@ export class OpScheduler implements OpCallbacks, BatchCallbacks {
       return;
     }
     // queue.writeBuffer runs ahead of every encoder not submitted yet: an update goes into a new batch.
-    if (op.kind === OpKind.UPDATE && this.#batch !== undefined) this.flush();
-    const batch = this.#batch ?? this.#open();
+    if (op.kind === OpKind.UPDATE) this.#batcher.flush();
+    this.#batcher.current();
     try {
       this.#runner.encode(op);
     } catch (error) {
-      if (this.#runner.touched) {
-        this.#dropBatch(batch, error);
-      } else {
-        this.#runner.releaseStaging(op);
-        this.#fail(op, error);
-        this.#recycle(op);
-      }
+      // Commands of `op` in the batch's encoder cannot be taken out: the whole batch is dropped.
+      if (this.#runner.touched) this.#batcher.drop(error);
+      this.#runner.releaseStaging(op);
+      this.#fail(op, error);
+      this.#recycle(op);
       return;
     }
-    op.batch = batch;
-    batch.ops.push(op);
+    this.#batcher.add(op);
     if (signalsOnGpuOrder(op.kind)) this.markOrdered(op.signal);
   }
 
-  /** Opens a batch: its encoder and its error scopes; it is flushed at the end of the turn at the latest. */
-  #open(): SubmitBatch {
-    const batch = this.#batches.pop() ?? new SubmitBatch(this);
-    this.#batch = batch;
-    // Every WebGPU error of the batch (encoding, bind groups, writeBuffer, submit) is caught by these
-    // scopes and fails its operations' signals (#complete), never the uncaptured-error handler.
-    pushErrorScopes(this.#device);
-    this.#runner.begin();
-    if (!this.#flushScheduled) {
-      this.#flushScheduled = true;
-      queueMicrotask(this.#flushTask);
-    }
-    return batch;
+  /** Submits the operations encoded so far in this turn now (one `queue.submit`), if any. */
+  flush(): void {
+    this.#batcher.flush();
   }
 
-  /**
-   * Submits the open batch, if any (one `queue.submit`), pops its error scopes and starts its
-   * operations' completion: reads map their staging buffers, the others wait for the GPU.
-   */
-  flush(): void {
-    const batch = this.#batch;
-    if (batch === undefined) return;
-    try {
-      this.#runner.submit();
-    } catch (error) {
-      this.#dropBatch(batch, error);
-      return;
-    }
-    this.#batch = undefined;
-    this.#popScopes(batch);
-    const ops = batch.ops;
+  /** BatchHost: a batch was submitted; reads map their staging buffers, the others await the GPU. */
+  submitted(ops: readonly QueueOp[]): void {
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i] as QueueOp;
       if (op.profile !== undefined) this.#runner.profileSubmitted(op);
@@ -439,121 +391,50 @@ export class OpScheduler implements OpCallbacks, BatchCallbacks {
         this.#outside.add(op);
         this.#mapsPending++;
         op.mapping = true;
-        (op.staging as GPUBuffer).mapAsync(1 /* GPUMapMode.READ */, 0, op.stagingSize).then(op.onMapped, op.onMapFailed);
+        (op.staging as GPUBuffer)
+          .mapAsync(1 /* GPUMapMode.READ */, 0, op.stagingSize)
+          .then(op.onMapped, op.onMapFailed);
       } else {
-        this.#push(op);
+        this.#inflight.push(op);
       }
     }
+    this.#inflight.arm();
   }
 
-  /**
-   * Drops the open batch (its encoder is not submitted) after `error`: every operation in it fails,
-   * the one that threw with `error`, the others ABORTED.
-   */
-  #dropBatch(batch: SubmitBatch, error: unknown): void {
-    this.#runner.abandon();
-    this.#batch = undefined;
-    this.#popScopes(batch);
-    const reason = describeError(error);
-    const ops = batch.ops;
-    for (let i = 0; i < ops.length; i++) {
-      const op = ops[i] as QueueOp;
-      op.batch = undefined;
-      this.#runner.releaseStaging(op);
-      this.#fail(
-        op,
-        new KeelError(
-          ErrorCode.ABORTED,
-          `${this.#label} ${op.name}: not submitted: its submission batch was dropped (${reason})`,
-          { cause: error },
-        ),
-      );
+  /** BatchHost: `op`'s batch was dropped because another operation's encoding failed (or the submit threw). */
+  dropped(op: QueueOp, error: unknown): void {
+    this.#runner.releaseStaging(op);
+    this.#fail(
+      op,
+      new KeelError(
+        ErrorCode.ABORTED,
+        `${this.#label} ${op.name}: not submitted: its submission batch was dropped (${describeError(error)})`,
+        { cause: error },
+      ),
+    );
+    this.#recycle(op);
+  }
+
+  /** BatchHost: the scopes of `op`'s batch were popped. */
+  scopesPopped(op: QueueOp, gpuError: GPUError | undefined, size: number): void {
+    if (gpuError !== undefined) {
+      op.gpuError = gpuError;
+      op.batchSize = size;
+    }
+    if (op.completeAfterScopes) {
+      op.completeAfterScopes = false;
+      this.#complete(op);
+    } else if (op.recycleAfterScopes) {
+      op.recycleAfterScopes = false;
       this.#recycle(op);
     }
-    ops.length = 0;
   }
 
-  /** Pops the batch's error scopes; their results arrive in `batchScopePopped`. */
-  #popScopes(batch: SubmitBatch): void {
-    const device = this.#device;
-    for (let i = 0; i < ERROR_SCOPES.length; i++) {
-      batch.scopes++;
-      this.#scopesPending++;
-      this.#scopePops++;
-      device.popErrorScope().then(batch.onScopePopped, batch.onScopeFailed);
-    }
-  }
-
-  batchScopePopped(batch: SubmitBatch, error: GPUError | null): void {
-    this.#scopesPending--;
-    batch.scopes--;
-    if (error !== null && error !== undefined && batch.gpuError === undefined) batch.gpuError = error;
-    if (batch.scopes === 0) {
-      const gpuError = batch.gpuError;
-      const ops = batch.ops;
-      for (let i = 0; i < ops.length; i++) {
-        const op = ops[i] as QueueOp;
-        op.batch = undefined;
-        if (gpuError !== undefined) {
-          op.gpuError = gpuError;
-          op.batchSize = ops.length;
-        }
-        if (op.completeAfterScopes) {
-          op.completeAfterScopes = false;
-          this.#complete(op);
-        } else if (op.recycleAfterScopes) {
-          op.recycleAfterScopes = false;
-          this.#recycle(op);
-        }
-      }
-      ops.length = 0;
-      batch.gpuError = undefined;
-      if (this.#lost === undefined) this.#batches.push(batch);
-    }
+  popSettled(): void {
     this.#checkSettled();
   }
 
   // --- completion -------------------------------------------------------------------------------------
-
-  #push(op: QueueOp): void {
-    if (this.#count === this.#inflight.length) {
-      const grown = new Array<QueueOp | undefined>(this.#inflight.length * 2).fill(undefined);
-      for (let i = 0; i < this.#count; i++)
-        grown[i] = this.#inflight[(this.#head + i) % this.#inflight.length];
-      this.#inflight = grown;
-      this.#head = 0;
-    }
-    this.#inflight[(this.#head + this.#count) % this.#inflight.length] = op;
-    this.#count++;
-    this.#pushed++;
-    if (!this.#armScheduled) {
-      this.#armScheduled = true;
-      queueMicrotask(this.#arm);
-    }
-  }
-
-  #armNow(): void {
-    this.#armScheduled = false;
-    if (this.#lost !== undefined) return;
-    this.#watermarks.push(this.#pushed);
-    this.#queue.onSubmittedWorkDone().then(this.#onDone, this.#onDone);
-  }
-
-  #done(): void {
-    const mark = this.#watermarks.shift();
-    if (mark === undefined || this.#lost !== undefined) {
-      this.#checkSettled();
-      return;
-    }
-    while (this.#completed < mark && this.#count > 0) {
-      const op = this.#inflight[this.#head] as QueueOp;
-      this.#inflight[this.#head] = undefined;
-      this.#head = (this.#head + 1) % this.#inflight.length;
-      this.#count--;
-      this.#completed++;
-      this.#gpuDone(op);
-    }
-  }
 
   /**
    * The GPU work of `op` is done. An operation that ran on GPU-ordered waits signals only once those
@@ -589,7 +470,9 @@ export class OpScheduler implements OpCallbacks, BatchCallbacks {
       error = fromGpuError(
         op.gpuError,
         `${this.#label} ${op.name}`,
-        others > 0 ? `; it was submitted with ${others} other operation${others > 1 ? 's' : ''} in one command buffer, which WebGPU dropped whole: none of them ran` : '',
+        others > 0
+          ? `; it was submitted with ${others} other operation${others > 1 ? 's' : ''} in one command buffer, which WebGPU dropped whole: none of them ran`
+          : '',
       );
     }
     if (error === undefined && op.early && this.#check(op.wait, false) === FAILED) {
@@ -685,30 +568,20 @@ export class OpScheduler implements OpCallbacks, BatchCallbacks {
     this.#lost = error;
     const toFail: Fence[] = [];
     // The open batch is dropped (its scopes are still popped: the scope stack is the GPUDevice's).
-    const batch = this.#batch;
-    if (batch !== undefined) {
-      this.#runner.abandon();
-      this.#batch = undefined;
-      this.#popScopes(batch);
-      for (const op of batch.ops) {
-        toFail.push(op.signal);
-        this.#runner.releaseStaging(op);
-      }
-      batch.ops.length = 0;
-    }
+    this.#batcher.stop((op) => {
+      toFail.push(op.signal);
+      this.#runner.releaseStaging(op);
+    });
     for (const op of this.#deferred) {
       op.deferred = false;
       op.registration?.cancel();
       toFail.push(op.signal);
     }
     this.#deferred.clear();
-    for (let i = 0; i < this.#count; i++) {
-      const op = this.#inflight[(this.#head + i) % this.#inflight.length] as QueueOp;
+    this.#inflight.stop((op) => {
       toFail.push(op.signal);
       this.#runner.releaseStaging(op);
-    }
-    this.#inflight.fill(undefined);
-    this.#count = 0;
+    });
     for (const op of this.#outside) {
       op.registration?.cancel();
       op.registration = undefined;
