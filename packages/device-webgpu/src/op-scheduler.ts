@@ -145,7 +145,6 @@ export class OpScheduler implements OpCallbacks, BatchHost {
 
   constructor(runner: OpRunner, device: GPUDevice, label: string, reportUnhandled: UnhandledFailureReport) {
     this.#runner = runner;
-
     this.#label = label;
     this.#reportUnhandled = reportUnhandled;
     this.#batcher = new Batcher(device, runner, this);
@@ -167,9 +166,9 @@ export class OpScheduler implements OpCallbacks, BatchHost {
     if (thrown !== undefined) report(thrown);
   }
 
-  /** Operations not yet completed (deferred, in flight, reading back, running host code). */
+  /** Operations not yet completed (deferred, batched, in flight, reading back, running host code). */
   get pendingCount(): number {
-    return this.#deferred.size + this.#inflight.count + this.#outside.size;
+    return this.#deferred.size + this.#batcher.openCount + this.#inflight.count + this.#outside.size;
   }
 
   get deferredCount(): number {

@@ -77,9 +77,9 @@ export class Batcher {
     this.#host = host;
   }
 
-  /** True while a batch is open (encoded into, not submitted yet). */
-  get open(): boolean {
-    return this.#batch !== undefined;
+  /** Operations in the open batch (encoded, not submitted yet). */
+  get openCount(): number {
+    return this.#batch === undefined ? 0 : this.#batch.ops.length;
   }
 
   /** The open batch, opened (encoder, error scopes, flush task) when none is. */
