@@ -37,6 +37,9 @@ Object.assign(globalThis, webgpu.globals);
 const gpu = webgpu.create([]);
 
 const counts = { submit: 0, done: 0, map: 0, pop: 0, ops: 0, opUs: 0 };
+/** Host µs in the queue methods (flush included) since the last step was reported, and per step. */
+let stepUs = 0;
+const perStepUs: number[] = [];
 /** Host µs per queue method, summed over the steps after the warm-up of every round. */
 const perMethod = new Map<string, number>();
 let counting = false;
@@ -107,6 +110,7 @@ async function once(train: Train, create: Create) {
       } finally {
         const us = (performance.now() - t) * 1000;
         counts.opUs += us;
+        if (counting) stepUs += us;
         if (counting) perMethod.set(name, (perMethod.get(name) ?? 0) + us);
         if (name !== 'flush') counts.ops++;
       }
@@ -122,6 +126,8 @@ async function once(train: Train, create: Create) {
       warmup: warm,
       pregeneratedBatches: 4,
       onStep: (p) => {
+        if (counting) perStepUs.push(stepUs);
+        stepUs = 0;
         if (p.step === warm) {
           atWarm = { ...counts, deferred: device.stats.deferred };
           counting = true;
@@ -143,6 +149,8 @@ async function once(train: Train, create: Create) {
       ops: (atLast.ops - atWarm.ops) / n,
       deferred: (atLast.deferred - atWarm.deferred) / n,
       opUs: (atLast.opUs - atWarm.opUs) / n,
+      // The median step: preemption (lavapipe's threads, other processes) inflates the mean.
+      medianUs: median(perStepUs.splice(0)),
     };
   } finally {
     await device.destroy();
@@ -164,7 +172,7 @@ for (const [name, rs] of results) {
   console.log(
     `${name}: batch ${batch}, ${steps} steps (${warm} warm-up) x ${rounds} rounds: ` +
       `${median(rs.map((r) => r.msPerStep)).toFixed(3)} ms/step (rounds: ${rs.map((r) => r.msPerStep.toFixed(2)).join(' ')}); ` +
-      `per step: queue ops ${last.ops.toFixed(2)} taking ${median(rs.map((r) => r.opUs)).toFixed(0)} µs of host time, ${last.deferred.toFixed(2)} deferred (submitted only after a host round trip), submit ${last.submit.toFixed(2)}, onSubmittedWorkDone ${last.done.toFixed(2)}, mapAsync ${last.map.toFixed(2)}, popErrorScope ${last.pop.toFixed(2)}; last loss ${last.loss}`,
+      `per step: queue ops ${last.ops.toFixed(2)} taking ${median(rs.map((r) => r.opUs)).toFixed(0)} µs of host time (median step ${median(rs.map((r) => r.medianUs)).toFixed(0)} µs), ${last.deferred.toFixed(2)} deferred (submitted only after a host round trip), submit ${last.submit.toFixed(2)}, onSubmittedWorkDone ${last.done.toFixed(2)}, mapAsync ${last.map.toFixed(2)}, popErrorScope ${last.pop.toFixed(2)}; last loss ${last.loss}`,
   );
 }
 const timed = rounds * variants.length * (steps - warm);

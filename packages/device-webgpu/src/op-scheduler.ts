@@ -92,6 +92,8 @@ export interface OpRunner extends BatchEncoder {
 const READY = 0;
 const PENDING = 1;
 const FAILED = 2;
+/** Every timepoint reached or GPU-ordered, some only GPU-ordered (with `allowOrdered`). */
+const ORDERED = 3;
 
 const MAX_POOLED = 256;
 
@@ -230,7 +232,7 @@ export class OpScheduler implements OpCallbacks, BatchHost {
     if (this.#lost === undefined && this.#pool.length < MAX_POOLED) this.#pool.push(op);
   }
 
-  /** READY, PENDING or FAILED (then #failure holds the failure). */
+  /** READY, ORDERED, PENDING or FAILED (then #failure holds the failure). */
   #check(wait: Fence, allowOrdered: boolean): number {
     const timepoints = wait.timepoints;
     let state = READY;
@@ -243,7 +245,10 @@ export class OpScheduler implements OpCallbacks, BatchHost {
         return FAILED;
       }
       if (semaphore.value >= tp.value) continue;
-      if (allowOrdered && (this.#ordered.get(semaphore) ?? -1) >= tp.value) continue;
+      if (allowOrdered && (this.#ordered.get(semaphore) ?? -1) >= tp.value) {
+        if (state === READY) state = ORDERED;
+        continue;
+      }
       state = PENDING;
     }
     return state;
@@ -251,7 +256,8 @@ export class OpScheduler implements OpCallbacks, BatchHost {
 
   /** True when every timepoint of `wait` is reached or GPU-ordered (and none failed). */
   isOrdered(wait: Fence): boolean {
-    return this.#check(wait, true) === READY;
+    const state = this.#check(wait, true);
+    return state === READY || state === ORDERED;
   }
 
   /** Records that work already submitted (or nothing at all) will signal `signal`. */
@@ -282,8 +288,8 @@ export class OpScheduler implements OpCallbacks, BatchHost {
       this.#recycle(op);
       return;
     }
-    if (state === READY) {
-      this.#run(op);
+    if (state === READY || state === ORDERED) {
+      this.#run(op, state === ORDERED);
       return;
     }
     prepareDefer?.(op);
@@ -293,7 +299,7 @@ export class OpScheduler implements OpCallbacks, BatchHost {
     if (op.deferred) {
       op.registration = registration;
       // A barrier adds nothing: once its waits are GPU-ordered, so is its signal.
-      if (op.kind === OpKind.BARRIER && this.#check(op.wait, true) === READY) this.markOrdered(op.signal);
+      if (op.kind === OpKind.BARRIER && this.isOrdered(op.wait)) this.markOrdered(op.signal);
     }
   }
 
@@ -304,7 +310,7 @@ export class OpScheduler implements OpCallbacks, BatchHost {
       this.#fail(op, abortedBy(error, op.name));
       this.#recycle(op);
     } else {
-      this.#run(op);
+      this.#run(op, false);
     }
     this.#checkIdle();
   }
@@ -334,9 +340,9 @@ export class OpScheduler implements OpCallbacks, BatchHost {
         for (const op of this.#deferred) {
           if (!runsOnGpuOrder(op.kind)) continue;
           const state = this.#check(op.wait, true);
-          if (state === READY) {
+          if (state === READY || state === ORDERED) {
             this.#undefer(op);
-            this.#run(op);
+            this.#run(op, state === ORDERED);
           }
         }
       } while (this.#recheckAgain && this.#deferred.size > 0);
@@ -346,9 +352,10 @@ export class OpScheduler implements OpCallbacks, BatchHost {
     this.#checkIdle();
   }
 
-  #run(op: QueueOp): void {
+  /** Runs `op`; `early`: some wait timepoint is only GPU-ordered, not reached (checked at completion). */
+  #run(op: QueueOp, early: boolean): void {
     if (op.trace !== undefined) op.traceStarted = traceNow();
-    op.early = this.#check(op.wait, false) !== READY;
+    op.early = early;
     if (op.kind === OpKind.HOST_CALL) {
       this.#outside.add(op);
       queueMicrotask(op.runHostCall);
