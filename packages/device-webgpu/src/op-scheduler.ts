@@ -1,58 +1,54 @@
 /**
  * When queue operations of the WebGPU device run, and when their signals are signalled.
  *
- * Readiness. An operation runs (is encoded and submitted) once each wait timepoint is either reached,
- * or GPU-ordered: promised by work this device already submitted to its GPUQueue, whose completion
- * needs nothing but the GPU (WebGPU runs a queue's submissions in order, so work submitted later sees
- * its results). Operations with GPU work (execute, fill, update, copy, read, write) may run on
- * GPU-ordered waits; host calls wait for their timepoints to be reached. Signals of execute, fill,
- * update, copy and write become GPU-ordered when they are submitted; those of reads and host calls
- * (which touch host memory or run host code) only when actually signalled. A barrier runs when its
- * waits are reached, but its signal is GPU-ordered as soon as its waits are; `markOrdered` lets the
- * device do the same for allocas and deallocas.
+ * Readiness. An operation runs (is encoded into the open submission batch) once each wait timepoint is
+ * either reached, or GPU-ordered: promised by work this device already encoded or submitted, whose
+ * completion needs nothing but the GPU (commands of one encoder, and a queue's submissions, run in
+ * order, so work encoded later sees its results). Operations with GPU work (execute, fill, update,
+ * copy, read, write) may run on GPU-ordered waits; host calls wait for their timepoints to be reached.
+ * Signals of execute, fill, update, copy and write become GPU-ordered when they are encoded; those of
+ * reads and host calls (which touch host memory or run host code) only when actually signalled. A
+ * barrier runs when its waits are reached, but its signal is GPU-ordered as soon as its waits are;
+ * `markOrdered` lets the device do the same for allocas and deallocas.
  *
  * Deferral. An operation that is not ready is deferred, never blocked: it registers on its wait fence
- * (promise-free `onReached`) and runs when the fence is reached, or earlier when another submission
- * makes its waits GPU-ordered (the deferred set is re-checked after each such submission).
+ * (promise-free `onReached`) and runs when the fence is reached, or earlier when another operation
+ * makes its waits GPU-ordered (the deferred set is re-checked after each such operation).
  *
- * Completion. Submitted operations queue in submission order; `onSubmittedWorkDone` (requested once per
- * burst of submissions, from a microtask) completes every operation submitted before it. A read
- * completes when its staging buffer is mapped and copied out; a write gives its upload staging buffers
- * back to the device's pool as soon as its GPU work is done. An operation that ran on GPU-ordered
- * waits signals only after those waits are reached, and checks them first: if one failed, its signals
- * fail with ABORTED (cause: the failure) instead (its GPU effects on device memory are then undefined;
- * host memory is not touched: a read copies out only once its waits are reached).
+ * Batching. Operations that run in one synchronous turn are encoded, in the order they run, into one
+ * submission batch (submit-batch.ts): one GPUCommandEncoder, one `queue.submit`. The batch is
+ * submitted by a microtask queued when it opens, by `flush()` (the device's `flush(affinity)`, and
+ * before it destroys a buffer), and before an update, whose `queue.writeBuffer` runs ahead of every
+ * encoder not yet submitted. GPU order is thus what it was with one submission per operation.
+ *
+ * Completion. Submitted operations queue in submission order (inflight-ring.ts); one
+ * `onSubmittedWorkDone` per batch, requested right after its submit, completes every operation
+ * submitted before it. A read completes when its staging buffer is mapped (requested after the
+ * submit) and copied out; a write gives its upload staging buffers back to the device's pool as soon
+ * as its GPU work is done. An operation that ran on GPU-ordered waits signals only after those waits
+ * are reached, and checks them first: if one failed, its signals fail with ABORTED (cause: the
+ * failure) instead (its GPU effects on device memory are then undefined; host memory is not touched:
+ * a read copies out only once its waits are reached).
  *
  * Undeliverable failures. An operation's failure that none of its signal timepoints can deliver (no
  * signal fence, values already passed, semaphores already failed) goes to the device's reporter
  * (`onUnhandledFailure`; hal's failOperation decides, as for every device): not ABORTED propagation,
  * and nothing once the device is lost or destroyed.
  *
- * Batching. Operations that become runnable in one synchronous turn are encoded, in the order they
- * run, into one submission batch (submit-batch.ts): one GPUCommandEncoder, one `queue.submit`. The
- * batch is flushed (submitted) by a microtask queued when it opens, by `flush()` (the device's
- * `flush(affinity)`), and before an update, whose `queue.writeBuffer` runs ahead of every encoder not
- * yet submitted. Commands of one encoder run in encoding order as submissions run in submission
- * order, so GPU order is what it was with a submission per operation: a signal is GPU-ordered once its
- * operation is encoded into the open batch (later work is encoded or submitted after it). Completion
- * bookkeeping (the in-flight ring, `onSubmittedWorkDone`, reads' maps) starts at the flush, after the
- * submit.
- *
  * GPU errors. Each batch runs inside WebGPU error scopes (internal, out-of-memory, validation: pushed
- * when the batch opens, popped after its submit; callbacks bound once per pooled batch record): three
- * `popErrorScope`s per batch, not per operation. A GPUError the scopes catch fails the signal of every
- * operation of the batch as a KeelError (gpu-errors.ts): a command buffer that fails validation is
- * dropped whole by WebGPU, so none of them ran. An operation completes, and its record is recycled,
- * only once its batch's scopes were popped. An operation whose encoding throws fails alone when it
- * encoded nothing (replay plans check their bindings first); if it had (an unforeseen error), the
- * batch's encoder is dropped and every operation in it fails (ABORTED for the others, cause: the error).
- * While a batch is open (until the end of the turn) its scopes also catch errors of other work on the
- * same GPUDevice, e.g. a caller's own WebGPU calls on a GPUDevice shared with Keel: they fail the batch.
+ * when it opens, popped after its submit): three `popErrorScope`s per batch, not per operation. A
+ * GPUError they catch fails the signal of every operation of the batch as a KeelError (gpu-errors.ts):
+ * WebGPU drops a command buffer that fails validation whole, so none of them ran. An operation
+ * completes, and its record is recycled, only once its batch's scopes were popped. An operation whose
+ * encoding throws fails alone when it encoded nothing (replay plans check their bindings first); if it
+ * had (an unforeseen error), the batch is dropped and the others fail with ABORTED (cause: the error).
+ * While a batch is open its scopes also catch errors of other work on the same GPUDevice (a caller's
+ * own WebGPU calls on a GPUDevice shared with Keel, in the same turn): they fail the batch.
  *
- * Loss. `failAll` fails the signals of every deferred, in-flight and future operation (UNAVAILABLE
- * when the device is lost or destroyed). A read whose staging buffer is still being mapped keeps it
- * until the map settles; `whenSettled()` resolves once no map, completion request or scope pop is
- * pending, so the device can destroy buffers and the GPUDevice with nothing in flight.
+ * Loss. `failAll` fails the signals of every deferred, batched, in-flight and future operation
+ * (UNAVAILABLE when the device is lost or destroyed). A read whose staging buffer is still being mapped
+ * keeps it until the map settles; `whenSettled()` resolves once no map, completion request or scope
+ * pop is pending, so the device can destroy buffers and the GPUDevice with nothing in flight.
  */
 import { ErrorCode, type Fence, KeelError, type Semaphore } from '@keel/fence';
 import {
