@@ -3,13 +3,15 @@
  * turn share one `queue.submit` and one set of error scopes; an update (whose `queue.writeBuffer` runs
  * ahead of every encoder) still sees the effects of earlier operations of the turn; a GPU error fails
  * every operation of its batch, and only those; an operation whose encoding fails before encoding
- * anything fails alone; `flush` submits at once; a buffer destroyed in the turn that used it stays
+ * anything fails alone; indirect counts are checked per execute within a batch; `flush` submits at
+ * once; a buffer destroyed in the turn that used it stays
  * valid for that work. Skipped with the reason where there is no adapter.
  */
 import { ErrorCode, Fence, type KeelError, type Semaphore, TimelineSemaphore } from '@keel/fence';
 import { type Buffer, BufferUsage, QueueAffinity } from '@keel/hal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebGpuDevice, type WebGpuDevice } from '../src/index';
+import { wgslKernel } from './cts-kernels';
 import { probeWebGpu } from './webgpu-probe';
 
 const probe = await probeWebGpu();
@@ -53,7 +55,10 @@ describe.skipIf(!probe.available)(
     });
 
     function buffer(byteLength: number): Buffer {
-      return device.createBuffer({ byteLength, usage: BufferUsage.DEFAULT });
+      return device.createBuffer({
+        byteLength,
+        usage: BufferUsage.DEFAULT | BufferUsage.DISPATCH_INDIRECT_PARAMETERS,
+      });
     }
 
     async function read(source: Buffer): Promise<number[]> {
@@ -167,6 +172,43 @@ describe.skipIf(!probe.available)(
       await s.wait(2, TIMEOUT);
       expect(await read(good)).toEqual([1, 1, 4, 4]);
       expect(await read(target)).toEqual([0, 0, 0, 0]);
+    });
+
+    it('indirect counts are validated per execute within one batch: only the one over the limit fails', async () => {
+      const ids = await device.createExecutable(
+        wgslKernel('workgroupIds', [
+          { name: 'workgroup_ids', bindingCount: 1, constantCount: 0, workgroupSize: [1, 1, 1] },
+        ]),
+      );
+      const limit = device.gpuDevice.limits.maxComputeWorkgroupsPerDimension;
+      const params = buffer(32);
+      const w = new TimelineSemaphore();
+      device.queueWrite(Q0, Fence.empty, at(w, 1), new Uint32Array([1, 1, 1, 0, 1, 1, limit + 1, 0]), {
+        buffer: params,
+      });
+      await w.wait(1, TIMEOUT);
+      const outs = [buffer(64), buffer(64)];
+      const cbs = [0, 16].map((offset, i) => {
+        const cb = device.createCommandBuffer();
+        cb.begin();
+        cb.dispatch(ids, 0, {
+          indirect: { buffer: params, offset },
+          bindings: [{ buffer: outs[i] as Buffer }],
+        });
+        cb.end();
+        return cb;
+      });
+      const fine = new TimelineSemaphore();
+      const over = new TimelineSemaphore();
+      const before = device.stats.submissions;
+      device.queueExecute(Q0, Fence.empty, at(fine, 1), [cbs[0]!]);
+      device.queueExecute(Q0, Fence.empty, at(over, 1), [cbs[1]!]);
+      device.flush(Q0);
+      expect(device.stats.submissions).toBe(before + 1);
+      expect(await failureOf(at(fine, 1))).toBeUndefined();
+      expect((await failureOf(at(over, 1)))?.code).toBe(ErrorCode.OUT_OF_RANGE);
+      expect((await read(outs[0]!)).slice(0, 4)).toEqual([0, 0, 0, 0xc0ffee]);
+      expect(await read(outs[1]!)).toEqual(new Array(16).fill(0));
     });
 
     it('a buffer destroyed in the turn that used it stays valid for that work', async () => {
