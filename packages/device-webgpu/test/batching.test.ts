@@ -4,8 +4,8 @@
  * ahead of every encoder) still sees the effects of earlier operations of the turn; a GPU error fails
  * every operation of its batch, and only those; an operation whose encoding fails before encoding
  * anything fails alone; indirect counts are checked per execute within a batch; `flush` submits at
- * once; a buffer destroyed in the turn that used it stays
- * valid for that work. Skipped with the reason where there is no adapter.
+ * once; a buffer destroyed in the turn that used it stays valid for that work. Skipped with the
+ * reason where there is no adapter.
  */
 import { ErrorCode, Fence, type KeelError, type Semaphore, TimelineSemaphore } from '@keel/fence';
 import { type Buffer, BufferUsage, QueueAffinity } from '@keel/hal';
