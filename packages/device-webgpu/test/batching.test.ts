@@ -221,5 +221,22 @@ describe.skipIf(!probe.available)(
       await s.wait(2, TIMEOUT);
       expect(await read(target)).toEqual([5, 6, 7, 8]);
     });
+
+    it('destroy() with a batch still open fails its operations with UNAVAILABLE and leaves nothing behind', async () => {
+      const own = await createWebGpuDevice({ onUncapturedError: (e) => gpuErrors.push(e.message) });
+      const b = own.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
+      const s = new TimelineSemaphore();
+      const out = new Uint32Array(4);
+      own.queueFill(Q0, Fence.empty, at(s, 1), { buffer: b }, 1, 4);
+      own.queueRead(Q0, at(s, 1), at(s, 2), { buffer: b }, out);
+      expect(own.stats.pending).toBe(2);
+      const destroyed = own.destroy();
+      const failure = await failureOf(at(s, 2));
+      expect(failure?.code).toBe(ErrorCode.UNAVAILABLE);
+      await destroyed;
+      expect(own.stats.gpuBuffers).toBe(0);
+      expect(own.stats.submissions).toBe(0);
+      expect(Array.from(out)).toEqual([0, 0, 0, 0]);
+    });
   },
 );
