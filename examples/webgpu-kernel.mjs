@@ -47,7 +47,7 @@ try {
   const result = new Int32Array(1024);
   device.queueRead(q, at(3), at(4), { buffer: output }, result);
   device.queueDealloca(q, at(4), at(5), output);
-  await at(5).wait({ timeoutMs: 20_000 }); // all of it was submitted before this line: no round trips
+  await at(5).wait({ timeoutMs: 20_000 }); // all of it is submitted at once, as one batch: no round trips
 
   for (let i = 0; i < values.length; i++) {
     if (result[i] !== -values[i]) throw new Error(`output[${i}] = ${result[i]}, expected ${-values[i]}`);

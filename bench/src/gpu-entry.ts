@@ -13,7 +13,9 @@
  * torch or CUDA is missing; the script is a tracked file found from the repo root, see torch-peer.ts).
  * Then traces `--trace-steps` Keel WebGPU training steps (after 10 untraced ones) with the device
  * profiler (GPU timestamps where the adapter has timestamp-query) and prints a summary: per-kernel GPU
- * µs, each step's span and the gap between consecutive steps' last and first dispatch.
+ * µs, each step's span and the gap between consecutive steps' last and first dispatch, and the
+ * `queue.submit` and `popErrorScope` calls per untraced warm step (keel_webgpu_submits_per_step,
+ * keel_webgpu_scope_pops_per_step: 1 and 3 with submission batches).
  * Prints each suite's JSON (DESIGN.md § Benchmark output) on stdout and, when OUT is set, writes
  * $OUT/device-webgpu.json, $OUT/mlp.json, $OUT/mlp-chart.svg, $OUT/step-trace.json (Chrome trace JSON:
  * open it in ui.perfetto.dev) and $OUT/mlp-trace.json (the summary's figures). Progress goes to stderr.
@@ -104,12 +106,19 @@ async function traceSteps(): Promise<boolean> {
   }
   const device = await createWebGpuDevice({ adapter, queueCount: TRAIN_QUEUES, label: 'keel trace' });
   try {
+    // queue.submit and popErrorScope calls per untraced warm step (steps 4..10).
+    let at4 = device.stats;
+    let at10 = device.stats;
     const r = await trainMlp({
       device,
       steps: 10 + traced,
       warmup: 3,
       pregeneratedBatches: 8,
       traceSteps: traced,
+      onStep: (p) => {
+        if (p.step === 4) at4 = device.stats;
+        if (p.step === 10) at10 = device.stats;
+      },
     });
     if (r.trace === undefined) throw new Error('the device recorded no trace');
     if (out !== undefined) writeFileSync(path.join(out, 'step-trace.json'), `${JSON.stringify(r.trace)}\n`);
@@ -129,6 +138,8 @@ async function traceSteps(): Promise<boolean> {
       trace_step_busy_us: metric(med(summary.busyUs), 'µs'),
       trace_step_gap_us: metric(med(summary.gapUs), 'µs'),
       trace_ms_per_step: metric(r.msPerStep, 'ms'),
+      keel_webgpu_submits_per_step: metric((at10.submissions - at4.submissions) / 6, ''),
+      keel_webgpu_scope_pops_per_step: metric((at10.errorScopePops - at4.errorScopePops) / 6, ''),
     };
     for (const k of summary.kernels)
       metrics[`trace_kernel_${k.name}_us_per_step`] = metric(k.usPerStep, 'µs');

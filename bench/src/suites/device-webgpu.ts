@@ -7,7 +7,8 @@
  *   with a fresh binding table array per submission (cycling over two buffer pairs, as a training loop
  *   alternates batches), against the same 1 000 dispatches encoded straight on the GPUDevice with
  *   pre-built bind groups (the same pipeline, group 0 per dispatch, group 1 set once, as Keel's replay
- *   does for equal constants). Timed: host time from the call to `submit` returning (encode + submit).
+ *   does for equal constants). Timed: host time from the call to `submit` returning (encode + submit;
+ *   Keel's side calls `flush`, which submits the turn's batch at once).
  *   GPU completion (and an empty submission, so the implementation retires the previous command
  *   buffer) is awaited after each sample, outside the timed region, for both variants alike, so each
  *   sample starts on an idle queue and pays for no other sample's cleanup. Metrics: replay_us_per_dispatch, floor_us_per_dispatch,
@@ -202,6 +203,9 @@ async function measure(ctx: SuiteContext): Promise<Metrics> {
       const table: BindingTable = [{ buffer: pair[0] as Buffer }, { buffer: pair[1] as Buffer }];
       pending = chain.next();
       device.queueExecute(Q0, Fence.empty, pending, [reusable], [table]);
+      // The device submits a turn's operations as one batch at the end of the turn: flush submits it
+      // here, inside the timed region, as the floor's submit is.
+      device.flush(Q0);
     };
     const floor = floorEncoder(device, executable, pairs);
     // Untimed between samples: the work completes, then an empty submission lets the implementation
@@ -225,6 +229,7 @@ async function measure(ctx: SuiteContext): Promise<Metrics> {
       const cb: CommandBuffer = record(device, executable, 'one-shot', direct);
       pending = chain.next();
       device.queueExecute(Q0, Fence.empty, pending, [cb]);
+      device.flush(Q0);
     };
     const orr = await hostTimes({ oneShot, reusable: replay }, settle, 15);
     const oneShotUs = (orr.oneShot * 1000) / DISPATCHES;

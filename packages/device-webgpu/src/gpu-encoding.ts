@@ -2,7 +2,9 @@
  * One submission being encoded: a GPUCommandEncoder, the compute pass currently open (passes are kept
  * open across consecutive dispatches and closed only for copies, clears and debug groups), and the
  * pipeline and bind groups last set on that pass, so redundant `setPipeline`/`setBindGroup` calls are
- * skipped. The device reuses one object for every submission (encoding is synchronous).
+ * skipped. The device reuses one object for every submission (encoding is synchronous); a submission
+ * batch encodes several queue operations, and `mark`/`touched` tell whether the operation encoded
+ * since the mark added commands.
  */
 export class GpuEncoding {
   #encoder: GPUCommandEncoder | undefined;
@@ -14,6 +16,7 @@ export class GpuEncoding {
   /** Scratch for `setBindGroup`'s dynamic offsets (the allocation-free overload). */
   readonly #offsets = new Uint32Array(1);
   #used = false;
+  #touched = false;
 
   constructor(private readonly device: GPUDevice) {}
 
@@ -22,6 +25,16 @@ export class GpuEncoding {
     this.#encoder = this.device.createCommandEncoder();
     this.#pass = undefined;
     this.#used = false;
+  }
+
+  /** Starts an operation: `touched` is false until it encodes something. */
+  mark(): void {
+    this.#touched = false;
+  }
+
+  /** True once anything was encoded since `mark`. */
+  get touched(): boolean {
+    return this.#touched;
   }
 
   /** True once anything was encoded since `begin` (else the submission can be skipped). */
@@ -36,6 +49,7 @@ export class GpuEncoding {
   /** The command encoder, with no compute pass open (one that was open is ended). */
   get encoder(): GPUCommandEncoder {
     this.#used = true;
+    this.#touched = true;
     if (this.#pass !== undefined) this.endPass();
     return this.#encoder as GPUCommandEncoder;
   }
@@ -43,6 +57,7 @@ export class GpuEncoding {
   /** The open compute pass (begun if none is open). */
   get pass(): GPUComputePassEncoder {
     let pass = this.#pass;
+    this.#touched = true;
     if (pass === undefined) {
       this.#used = true;
       pass = (this.#encoder as GPUCommandEncoder).beginComputePass();
@@ -62,6 +77,7 @@ export class GpuEncoding {
   timedPass(timestampWrites: GPUComputePassTimestampWrites): GPUComputePassEncoder {
     if (this.#pass !== undefined) this.endPass();
     this.#used = true;
+    this.#touched = true;
     const pass = (this.#encoder as GPUCommandEncoder).beginComputePass({ timestampWrites });
     this.#pass = pass;
     this.invalidate();

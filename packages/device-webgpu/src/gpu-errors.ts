@@ -29,8 +29,11 @@ export function gpuErrorCode(error: GPUError): ErrorCode {
   return ErrorCode.INVALID_ARGUMENT;
 }
 
-/** A KeelError for `error` raised by `what` ("webgpu device '…' queueFill"). */
-export function fromGpuError(error: GPUError, what: string): KeelError {
+/**
+ * A KeelError for `error` raised by `what` ("webgpu device '…' queueFill"); `detail` is appended to
+ * the message (e.g. that the operation shared its submission with others).
+ */
+export function fromGpuError(error: GPUError, what: string, detail = ''): KeelError {
   const code = gpuErrorCode(error);
   const kind =
     code === ErrorCode.RESOURCE_EXHAUSTED
@@ -38,7 +41,7 @@ export function fromGpuError(error: GPUError, what: string): KeelError {
       : code === ErrorCode.INTERNAL
         ? 'hit an internal WebGPU error'
         : 'failed WebGPU validation';
-  return new KeelError(code, `${what}: ${kind} (${error.message})`, { cause: error });
+  return new KeelError(code, `${what}: ${kind} (${error.message})${detail}`, { cause: error });
 }
 
 /** Pushes the device's error scopes (ERROR_SCOPES). */

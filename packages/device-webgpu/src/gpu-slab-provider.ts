@@ -13,6 +13,8 @@ export class GpuSlabProvider implements SlabProvider<GpuMemory> {
   constructor(
     private readonly device: GPUDevice,
     private readonly label: string,
+    /** Called before a slab is destroyed (the device submits its open batch, which may use it). */
+    private readonly beforeDestroy: () => void = () => {},
   ) {}
 
   /** A zero-filled GPUBuffer slab of `byteLength` bytes (rounded up to 4). */
@@ -24,9 +26,11 @@ export class GpuSlabProvider implements SlabProvider<GpuMemory> {
 
   /**
    * Destroys the slab's GPUBuffer. Pools give a slab back only when none of its blocks is in use by
-   * work that has not completed; WebGPU keeps memory used by already submitted work alive anyway.
+   * work that has not completed; WebGPU keeps memory used by already submitted work alive anyway (so
+   * the device's open submission batch is submitted first).
    */
   destroySlab(memory: GpuMemory): void {
+    this.beforeDestroy();
     memory.buffer.destroy();
     this.live--;
   }

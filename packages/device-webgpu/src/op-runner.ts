@@ -1,10 +1,14 @@
 /**
  * How the WebGPU device runs a queue operation once the scheduler (op-scheduler.ts) lets it: encodes it
- * into one submission (replay plans, fills, copies, updates, staged writes, reads into readback staging,
- * the indirect-count validation record) and submits it; copies a mapped read out; gives staging buffers
- * back. Throws a KeelError to fail the operation (the scheduler then fails its signal). Host bytes whose
- * ArrayBuffer was detached (or shrunk) since the call fail with FAILED_PRECONDITION instead of moving
- * zeros. Nothing is allocated per operation but what WebGPU itself allocates.
+ * into the open submission batch's command encoder (replay plans, fills, copies, updates, staged
+ * writes, reads into readback staging, the indirect-count validation record), and submits a batch
+ * with one `queue.submit` when the scheduler flushes it; copies a mapped read out; gives staging
+ * buffers back. `encode` throws a KeelError to fail the operation (the scheduler then fails its
+ * signal); `touched` then says whether the operation had already encoded commands into the batch
+ * (replay plans check their bindings before encoding anything, so a failure leaves the batch clean but
+ * for unforeseen errors). Host bytes whose ArrayBuffer was detached (or shrunk) since the call fail
+ * with FAILED_PRECONDITION instead of moving zeros. Nothing is allocated per operation but what WebGPU
+ * itself allocates.
  */
 import { ErrorCode, KeelError } from '@keel/fence';
 import { describeBuffer } from '@keel/hal';
@@ -93,16 +97,32 @@ export class GpuOpRunner implements OpRunner {
     return memory;
   }
 
-  /** Encodes and submits `op` (called by the scheduler once its waits allow). */
-  run(op: QueueOp): void {
+  /** Opens a submission batch (a command encoder). */
+  begin(): void {
+    this.#encoding.begin();
+  }
+
+  /** True when the operation being encoded (since `encode` began) added commands to the batch. */
+  get touched(): boolean {
+    return this.#encoding.touched;
+  }
+
+  /**
+   * Encodes `op` into the open batch (called by the scheduler once its waits allow). On a throw the
+   * batch stays open; `touched` says whether `op` left commands in it.
+   */
+  encode(op: QueueOp): void {
     const encoding = this.#encoding;
-    encoding.begin();
+    encoding.mark();
     try {
       switch (op.kind) {
         case OpKind.EXECUTE: {
           const plans = op.plans;
           const tables = op.tables;
           const trace = op.trace;
+          // Every plan checks its bindings before any plan encodes (a failure leaves nothing behind).
+          for (let i = 1; i < plans.length; i++)
+            (plans[i] as ReplayPlan).check(this.#context, tables?.[i] ?? undefined);
           if (trace?.dispatches) {
             this.#profiler.begin(op, trace);
             this.#context.profiling = this.#profiler;
@@ -140,6 +160,7 @@ export class GpuOpRunner implements OpRunner {
           break;
         }
         case OpKind.UPDATE: {
+          // queue.writeBuffer runs ahead of every encoder: the scheduler flushed the batch before.
           const target = op.target as WebGpuBuffer;
           const memory = this.#memoryOf(target, 'queueUpdate');
           this.#transfer.write(op.bytes as Uint8Array, memory, target.base + op.targetOffset);
@@ -172,24 +193,49 @@ export class GpuOpRunner implements OpRunner {
       }
     } catch (error) {
       if (op.profile !== undefined) this.#profiler.abandon(op);
-      encoding.abandon();
+      this.#context.profiling = undefined;
       this.#indirect.abandon();
-      this.#ring.submitted();
       throw error;
     }
-    if (encoding.used) {
+  }
+
+  /**
+   * Submits the open batch (one `queue.submit`; none when nothing was encoded). The ring's spans are
+   * uploaded right before it. Throws when WebGPU throws (the batch is then abandoned).
+   */
+  submit(): void {
+    const encoding = this.#encoding;
+    if (!encoding.used) {
+      this.abandon();
+      return;
+    }
+    try {
       this.#ring.flush();
       const list = this.#submitList;
       list[0] = encoding.finish();
       this.#gpu.queue.submit(list);
       list.length = 0;
       this.#submissions++;
-      if (op.profile !== undefined) this.#profiler.submitted(op);
-    } else {
-      encoding.abandon();
+    } catch (error) {
+      this.#submitList.length = 0;
+      this.abandon();
+      throw error;
     }
     this.#ring.submitted();
     this.#scratch.submitted();
+  }
+
+  /** Drops the open batch's encoder (nothing of it is submitted). */
+  abandon(): void {
+    this.#encoding.abandon();
+    this.#indirect.abandon();
+    this.#ring.submitted();
+    this.#scratch.submitted();
+  }
+
+  /** A traced execute's batch was submitted: its timestamps are mapped (gpu-profiler.ts). */
+  profileSubmitted(op: QueueOp): void {
+    this.#profiler.submitted(op);
   }
 
   /**

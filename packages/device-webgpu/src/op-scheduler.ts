@@ -1,42 +1,54 @@
 /**
  * When queue operations of the WebGPU device run, and when their signals are signalled.
  *
- * Readiness. An operation runs (is encoded and submitted) once each wait timepoint is either reached,
- * or GPU-ordered: promised by work this device already submitted to its GPUQueue, whose completion
- * needs nothing but the GPU (WebGPU runs a queue's submissions in order, so work submitted later sees
- * its results). Operations with GPU work (execute, fill, update, copy, read, write) may run on
- * GPU-ordered waits; host calls wait for their timepoints to be reached. Signals of execute, fill,
- * update, copy and write become GPU-ordered when they are submitted; those of reads and host calls
- * (which touch host memory or run host code) only when actually signalled. A barrier runs when its
- * waits are reached, but its signal is GPU-ordered as soon as its waits are; `markOrdered` lets the
- * device do the same for allocas and deallocas.
+ * Readiness. An operation runs (is encoded into the open submission batch) once each wait timepoint is
+ * either reached, or GPU-ordered: promised by work this device already encoded or submitted, whose
+ * completion needs nothing but the GPU (commands of one encoder, and a queue's submissions, run in
+ * order, so work encoded later sees its results). Operations with GPU work (execute, fill, update,
+ * copy, read, write) may run on GPU-ordered waits; host calls wait for their timepoints to be reached.
+ * Signals of execute, fill, update, copy and write become GPU-ordered when they are encoded; those of
+ * reads and host calls (which touch host memory or run host code) only when actually signalled. A
+ * barrier runs when its waits are reached, but its signal is GPU-ordered as soon as its waits are;
+ * `markOrdered` lets the device do the same for allocas and deallocas.
  *
  * Deferral. An operation that is not ready is deferred, never blocked: it registers on its wait fence
- * (promise-free `onReached`) and runs when the fence is reached, or earlier when another submission
- * makes its waits GPU-ordered (the deferred set is re-checked after each such submission).
+ * (promise-free `onReached`) and runs when the fence is reached, or earlier when another operation
+ * makes its waits GPU-ordered (the deferred set is re-checked after each such operation).
  *
- * Completion. Submitted operations queue in submission order; `onSubmittedWorkDone` (requested once per
- * burst of submissions, from a microtask) completes every operation submitted before it. A read
- * completes when its staging buffer is mapped and copied out; a write gives its upload staging buffers
- * back to the device's pool as soon as its GPU work is done. An operation that ran on GPU-ordered
- * waits signals only after those waits are reached, and checks them first: if one failed, its signals
- * fail with ABORTED (cause: the failure) instead (its GPU effects on device memory are then undefined;
- * host memory is not touched: a read copies out only once its waits are reached).
+ * Batching. Operations that run in one synchronous turn are encoded, in the order they run, into one
+ * submission batch (submit-batch.ts): one GPUCommandEncoder, one `queue.submit`. The batch is
+ * submitted by a microtask queued when it opens, by `flush()` (the device's `flush(affinity)`, and
+ * before it destroys a buffer), and before an update, whose `queue.writeBuffer` runs ahead of every
+ * encoder not yet submitted. GPU order is thus what it was with one submission per operation.
+ *
+ * Completion. Submitted operations queue in submission order (inflight-ring.ts); one
+ * `onSubmittedWorkDone` per batch, requested right after its submit, completes every operation
+ * submitted before it. A read completes when its staging buffer is mapped (requested after the
+ * submit) and copied out; a write gives its upload staging buffers back to the device's pool as soon
+ * as its GPU work is done. An operation that ran on GPU-ordered waits signals only after those waits
+ * are reached, and checks them first: if one failed, its signals fail with ABORTED (cause: the
+ * failure) instead (its GPU effects on device memory are then undefined; host memory is not touched:
+ * a read copies out only once its waits are reached).
  *
  * Undeliverable failures. An operation's failure that none of its signal timepoints can deliver (no
  * signal fence, values already passed, semaphores already failed) goes to the device's reporter
  * (`onUnhandledFailure`; hal's failOperation decides, as for every device): not ABORTED propagation,
  * and nothing once the device is lost or destroyed.
  *
- * GPU errors. Each submission runs inside WebGPU error scopes (internal, out-of-memory, validation:
- * pushed before encoding, popped after the submit, with callbacks bound once per record); an operation
- * completes only once they are popped, and a caught GPUError fails its signal as a KeelError
- * (gpu-errors.ts). A record is recycled only after its scopes were popped.
+ * GPU errors. Each batch runs inside WebGPU error scopes (internal, out-of-memory, validation: pushed
+ * when it opens, popped after its submit): three `popErrorScope`s per batch, not per operation. A
+ * GPUError they catch fails the signal of every operation of the batch as a KeelError (gpu-errors.ts):
+ * WebGPU drops a command buffer that fails validation whole, so none of them ran. An operation
+ * completes, and its record is recycled, only once its batch's scopes were popped. An operation whose
+ * encoding throws fails alone when it encoded nothing (replay plans check their bindings first); if it
+ * had (an unforeseen error), the batch is dropped and the others fail with ABORTED (cause: the error).
+ * While a batch is open its scopes also catch errors of other work on the same GPUDevice (a caller's
+ * own WebGPU calls on a GPUDevice shared with Keel, in the same turn): they fail the batch.
  *
- * Loss. `failAll` fails the signals of every deferred, in-flight and future operation (UNAVAILABLE
- * when the device is lost or destroyed). A read whose staging buffer is still being mapped keeps it
- * until the map settles; `whenSettled()` resolves once no map, completion request or scope pop is
- * pending, so the device can destroy buffers and the GPUDevice with nothing in flight.
+ * Loss. `failAll` fails the signals of every deferred, batched, in-flight and future operation
+ * (UNAVAILABLE when the device is lost or destroyed). A read whose staging buffer is still being mapped
+ * keeps it until the map settles; `whenSettled()` resolves once no map, completion request or scope
+ * pop is pending, so the device can destroy buffers and the GPUDevice with nothing in flight.
  */
 import { ErrorCode, type Fence, KeelError, type Semaphore } from '@keel/fence';
 import {
@@ -48,12 +60,19 @@ import {
   traceNow,
   type UnhandledFailureReport,
 } from '@keel/hal/driver';
-import { describeError, ERROR_SCOPES, fromGpuError, pushErrorScopes } from './gpu-errors';
+import { describeError, fromGpuError } from './gpu-errors';
+import { InflightRing } from './inflight-ring';
 import { type OpCallbacks, OpKind, QueueOp } from './queue-op';
+import { type BatchEncoder, Batcher, type BatchHost } from './submit-batch';
 
-/** What the device does to run an operation (encode and submit; throws a KeelError to fail it). */
-export interface OpRunner {
-  run(op: QueueOp): void;
+/** What the device does to run operations: encode them into a batch and submit it (op-runner.ts). */
+export interface OpRunner extends BatchEncoder {
+  /** Encodes `op` into the open batch; throws a KeelError to fail it. */
+  encode(op: QueueOp): void;
+  /** After `encode` threw: whether the operation had encoded commands into the batch. */
+  readonly touched: boolean;
+  /** A traced execute's batch was submitted. */
+  profileSubmitted(op: QueueOp): void;
   /** Copies a mapped read's bytes out (after the staging buffer was mapped). */
   finishRead(op: QueueOp): void;
   /**
@@ -69,6 +88,8 @@ export interface OpRunner {
 const READY = 0;
 const PENDING = 1;
 const FAILED = 2;
+/** Every timepoint reached or GPU-ordered, some only GPU-ordered (with `allowOrdered`). */
+const ORDERED = 3;
 
 const MAX_POOLED = 256;
 
@@ -88,18 +109,16 @@ function signalsOnGpuOrder(kind: number): boolean {
   return kind !== OpKind.HOST_CALL && kind !== OpKind.READ && kind !== OpKind.BARRIER;
 }
 
-export class OpScheduler implements OpCallbacks {
+export class OpScheduler implements OpCallbacks, BatchHost {
   readonly #runner: OpRunner;
-  readonly #device: GPUDevice;
-  readonly #queue: GPUQueue;
   /** Names the device in messages of GPU errors ("webgpu device '…'"). */
   readonly #label: string;
   /** "webgpu device '…' queueFill" by operation kind (messages of undeliverable failures). */
   readonly #opNames: Readonly<Record<number, string>>;
   /** Hears of failures no signal timepoint could deliver (the device's `onUnhandledFailure`). */
   readonly #reportUnhandled: UnhandledFailureReport;
-  /** Error scope pops not settled yet. */
-  #scopesPending = 0;
+  /** The open submission batch, and batches whose error scopes are being popped. */
+  readonly #batcher: Batcher;
   /** Per semaphore: the highest value work already submitted to the GPUQueue will signal. */
   readonly #ordered = new WeakMap<Semaphore, number>();
   readonly #pool: QueueOp[] = [];
@@ -108,17 +127,8 @@ export class OpScheduler implements OpCallbacks {
   #recheckAgain = false;
   /** The failure that ends everything (device lost or destroyed). */
   #lost: KeelError | undefined;
-  /** Submitted operations awaiting onSubmittedWorkDone, in order (a ring of records). */
-  #inflight: (QueueOp | undefined)[] = new Array<QueueOp | undefined>(64).fill(undefined);
-  #head = 0;
-  #count = 0;
-  /** Operations pushed so far; watermarks say how many a done-callback completes. */
-  #pushed = 0;
-  #completed = 0;
-  readonly #watermarks: number[] = [];
-  #armScheduled = false;
-  readonly #arm = (): void => this.#armNow();
-  readonly #onDone = (): void => this.#done();
+  /** Submitted operations awaiting onSubmittedWorkDone, in order. */
+  readonly #inflight: InflightRing;
   /** Reads waiting for their staging buffers, and host calls running. */
   readonly #outside = new Set<QueueOp>();
   /** The failure found while checking a fence (set by #check). */
@@ -133,10 +143,14 @@ export class OpScheduler implements OpCallbacks {
 
   constructor(runner: OpRunner, device: GPUDevice, label: string, reportUnhandled: UnhandledFailureReport) {
     this.#runner = runner;
-    this.#device = device;
-    this.#queue = device.queue;
     this.#label = label;
     this.#reportUnhandled = reportUnhandled;
+    this.#batcher = new Batcher(device, runner, this);
+    this.#inflight = new InflightRing(
+      device.queue,
+      (op) => this.#gpuDone(op),
+      () => this.#checkSettled(),
+    );
     const opNames: Record<number, string> = {};
     for (const kind of Object.keys(OP_NAMES)) opNames[Number(kind)] = `${label} ${OP_NAMES[Number(kind)]}`;
     this.#opNames = opNames;
@@ -150,9 +164,9 @@ export class OpScheduler implements OpCallbacks {
     if (thrown !== undefined) report(thrown);
   }
 
-  /** Operations not yet completed (deferred, in flight, reading back, running host code). */
+  /** Operations not yet completed (deferred, batched, in flight, reading back, running host code). */
   get pendingCount(): number {
-    return this.#deferred.size + this.#count + this.#outside.size;
+    return this.#deferred.size + this.#batcher.openCount + this.#inflight.count + this.#outside.size;
   }
 
   get deferredCount(): number {
@@ -163,9 +177,14 @@ export class OpScheduler implements OpCallbacks {
     return this.#lost;
   }
 
+  /** `popErrorScope` calls made for submission batches. */
+  get scopePops(): number {
+    return this.#batcher.scopePops;
+  }
+
   /** Promises of the GPU not settled yet: reads' `mapAsync` and `onSubmittedWorkDone` requests. */
   get gpuPending(): number {
-    return this.#mapsPending + this.#watermarks.length + this.#scopesPending;
+    return this.#mapsPending + this.#inflight.requests + this.#batcher.scopesPending;
   }
 
   /**
@@ -201,7 +220,7 @@ export class OpScheduler implements OpCallbacks {
   }
 
   #recycle(op: QueueOp): void {
-    if (op.scopes > 0) {
+    if (op.batch !== undefined) {
       op.recycleAfterScopes = true;
       return;
     }
@@ -209,7 +228,7 @@ export class OpScheduler implements OpCallbacks {
     if (this.#lost === undefined && this.#pool.length < MAX_POOLED) this.#pool.push(op);
   }
 
-  /** READY, PENDING or FAILED (then #failure holds the failure). */
+  /** READY, ORDERED, PENDING or FAILED (then #failure holds the failure). */
   #check(wait: Fence, allowOrdered: boolean): number {
     const timepoints = wait.timepoints;
     let state = READY;
@@ -222,7 +241,10 @@ export class OpScheduler implements OpCallbacks {
         return FAILED;
       }
       if (semaphore.value >= tp.value) continue;
-      if (allowOrdered && (this.#ordered.get(semaphore) ?? -1) >= tp.value) continue;
+      if (allowOrdered && (this.#ordered.get(semaphore) ?? -1) >= tp.value) {
+        if (state === READY) state = ORDERED;
+        continue;
+      }
       state = PENDING;
     }
     return state;
@@ -230,7 +252,8 @@ export class OpScheduler implements OpCallbacks {
 
   /** True when every timepoint of `wait` is reached or GPU-ordered (and none failed). */
   isOrdered(wait: Fence): boolean {
-    return this.#check(wait, true) === READY;
+    const state = this.#check(wait, true);
+    return state === READY || state === ORDERED;
   }
 
   /** Records that work already submitted (or nothing at all) will signal `signal`. */
@@ -261,8 +284,8 @@ export class OpScheduler implements OpCallbacks {
       this.#recycle(op);
       return;
     }
-    if (state === READY) {
-      this.#run(op);
+    if (state === READY || state === ORDERED) {
+      this.#run(op, state === ORDERED);
       return;
     }
     prepareDefer?.(op);
@@ -272,7 +295,7 @@ export class OpScheduler implements OpCallbacks {
     if (op.deferred) {
       op.registration = registration;
       // A barrier adds nothing: once its waits are GPU-ordered, so is its signal.
-      if (op.kind === OpKind.BARRIER && this.#check(op.wait, true) === READY) this.markOrdered(op.signal);
+      if (op.kind === OpKind.BARRIER && this.isOrdered(op.wait)) this.markOrdered(op.signal);
     }
   }
 
@@ -283,7 +306,7 @@ export class OpScheduler implements OpCallbacks {
       this.#fail(op, abortedBy(error, op.name));
       this.#recycle(op);
     } else {
-      this.#run(op);
+      this.#run(op, false);
     }
     this.#checkIdle();
   }
@@ -313,9 +336,9 @@ export class OpScheduler implements OpCallbacks {
         for (const op of this.#deferred) {
           if (!runsOnGpuOrder(op.kind)) continue;
           const state = this.#check(op.wait, true);
-          if (state === READY) {
+          if (state === READY || state === ORDERED) {
             this.#undefer(op);
-            this.#run(op);
+            this.#run(op, state === ORDERED);
           }
         }
       } while (this.#recheckAgain && this.#deferred.size > 0);
@@ -325,9 +348,10 @@ export class OpScheduler implements OpCallbacks {
     this.#checkIdle();
   }
 
-  #run(op: QueueOp): void {
+  /** Runs `op`; `early`: some wait timepoint is only GPU-ordered, not reached (checked at completion). */
+  #run(op: QueueOp, early: boolean): void {
     if (op.trace !== undefined) op.traceStarted = traceNow();
-    op.early = this.#check(op.wait, false) !== READY;
+    op.early = early;
     if (op.kind === OpKind.HOST_CALL) {
       this.#outside.add(op);
       queueMicrotask(op.runHostCall);
@@ -337,100 +361,82 @@ export class OpScheduler implements OpCallbacks {
       this.#finish(op, undefined);
       return;
     }
-    // Every WebGPU error of the submission (encoding, bind groups, writeBuffer, submit) is caught by
-    // these scopes and fails this operation's signal (#complete), never the uncaptured-error handler.
-    pushErrorScopes(this.#device);
+    // queue.writeBuffer runs ahead of every encoder not submitted yet: an update goes into a new batch.
+    if (op.kind === OpKind.UPDATE) this.#batcher.flush();
+    this.#batcher.current();
     try {
-      this.#runner.run(op);
+      this.#runner.encode(op);
     } catch (error) {
-      this.#popScopes(op);
-      this.#fail(op, error);
+      // Commands of `op` in the batch's encoder cannot be taken out: the whole batch is dropped.
+      if (this.#runner.touched) this.#batcher.drop(error);
       this.#runner.releaseStaging(op);
+      this.#fail(op, error);
       this.#recycle(op);
       return;
     }
-    this.#popScopes(op);
-    // A read, or an execute whose indirect counts were validated: its staging buffer is mapped first.
-    if (op.staging !== undefined) {
-      this.#outside.add(op);
-      this.#mapsPending++;
-      op.mapping = true;
-      (op.staging as GPUBuffer)
-        .mapAsync(1 /* GPUMapMode.READ */, 0, op.stagingSize)
-        .then(op.onMapped, op.onMapFailed);
-    } else {
-      this.#push(op);
-    }
+    this.#batcher.add(op);
     if (signalsOnGpuOrder(op.kind)) this.markOrdered(op.signal);
   }
 
-  /** Pops the submission's error scopes; their results arrive in `scopePopped`. */
-  #popScopes(op: QueueOp): void {
-    const device = this.#device;
-    for (let i = 0; i < ERROR_SCOPES.length; i++) {
-      op.scopes++;
-      this.#scopesPending++;
-      device.popErrorScope().then(op.onScopePopped, op.onScopeFailed);
+  /** Submits the operations encoded so far in this turn now (one `queue.submit`), if any. */
+  flush(): void {
+    this.#batcher.flush();
+  }
+
+  /** BatchHost: a batch was submitted; reads map their staging buffers, the others await the GPU. */
+  submitted(ops: readonly QueueOp[]): void {
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i] as QueueOp;
+      if (op.profile !== undefined) this.#runner.profileSubmitted(op);
+      // A read, or an execute whose indirect counts were validated: its staging buffer is mapped first.
+      if (op.staging !== undefined) {
+        this.#outside.add(op);
+        this.#mapsPending++;
+        op.mapping = true;
+        (op.staging as GPUBuffer)
+          .mapAsync(1 /* GPUMapMode.READ */, 0, op.stagingSize)
+          .then(op.onMapped, op.onMapFailed);
+      } else {
+        this.#inflight.push(op);
+      }
+    }
+    this.#inflight.arm();
+  }
+
+  /** BatchHost: `op`'s batch was dropped because another operation's encoding failed (or the submit threw). */
+  dropped(op: QueueOp, error: unknown): void {
+    this.#runner.releaseStaging(op);
+    this.#fail(
+      op,
+      new KeelError(
+        ErrorCode.ABORTED,
+        `${this.#label} ${op.name}: not submitted: its submission batch was dropped (${describeError(error)})`,
+        { cause: error },
+      ),
+    );
+    this.#recycle(op);
+  }
+
+  /** BatchHost: the scopes of `op`'s batch were popped. */
+  scopesPopped(op: QueueOp, gpuError: GPUError | undefined, size: number): void {
+    if (gpuError !== undefined) {
+      op.gpuError = gpuError;
+      op.batchSize = size;
+    }
+    if (op.completeAfterScopes) {
+      op.completeAfterScopes = false;
+      this.#complete(op);
+    } else if (op.recycleAfterScopes) {
+      op.recycleAfterScopes = false;
+      this.#recycle(op);
     }
   }
 
-  scopePopped(op: QueueOp, error: GPUError | null): void {
-    this.#scopesPending--;
-    op.scopes--;
-    if (error !== null && error !== undefined && op.gpuError === undefined) op.gpuError = error;
-    if (op.scopes === 0) {
-      if (op.completeAfterScopes) {
-        op.completeAfterScopes = false;
-        this.#complete(op);
-      } else if (op.recycleAfterScopes) {
-        op.recycleAfterScopes = false;
-        this.#recycle(op);
-      }
-    }
+  popSettled(): void {
     this.#checkSettled();
   }
 
   // --- completion -------------------------------------------------------------------------------------
-
-  #push(op: QueueOp): void {
-    if (this.#count === this.#inflight.length) {
-      const grown = new Array<QueueOp | undefined>(this.#inflight.length * 2).fill(undefined);
-      for (let i = 0; i < this.#count; i++)
-        grown[i] = this.#inflight[(this.#head + i) % this.#inflight.length];
-      this.#inflight = grown;
-      this.#head = 0;
-    }
-    this.#inflight[(this.#head + this.#count) % this.#inflight.length] = op;
-    this.#count++;
-    this.#pushed++;
-    if (!this.#armScheduled) {
-      this.#armScheduled = true;
-      queueMicrotask(this.#arm);
-    }
-  }
-
-  #armNow(): void {
-    this.#armScheduled = false;
-    if (this.#lost !== undefined) return;
-    this.#watermarks.push(this.#pushed);
-    this.#queue.onSubmittedWorkDone().then(this.#onDone, this.#onDone);
-  }
-
-  #done(): void {
-    const mark = this.#watermarks.shift();
-    if (mark === undefined || this.#lost !== undefined) {
-      this.#checkSettled();
-      return;
-    }
-    while (this.#completed < mark && this.#count > 0) {
-      const op = this.#inflight[this.#head] as QueueOp;
-      this.#inflight[this.#head] = undefined;
-      this.#head = (this.#head + 1) % this.#inflight.length;
-      this.#count--;
-      this.#completed++;
-      this.#gpuDone(op);
-    }
-  }
 
   /**
    * The GPU work of `op` is done. An operation that ran on GPU-ordered waits signals only once those
@@ -456,13 +462,21 @@ export class OpScheduler implements OpCallbacks {
 
   /** Signals `op`'s signal (or fails it when a wait failed), finishing a read first, and recycles it. */
   #complete(op: QueueOp): void {
-    if (op.scopes > 0) {
+    if (op.batch !== undefined) {
       op.completeAfterScopes = true;
       return;
     }
     let error: unknown = this.#lost;
-    if (error === undefined && op.gpuError !== undefined)
-      error = fromGpuError(op.gpuError, `${this.#label} ${op.name}`);
+    if (error === undefined && op.gpuError !== undefined) {
+      const others = op.batchSize - 1;
+      error = fromGpuError(
+        op.gpuError,
+        `${this.#label} ${op.name}`,
+        others > 0
+          ? `; it was submitted with ${others} other operation${others > 1 ? 's' : ''} in one command buffer, which WebGPU dropped whole: none of them ran`
+          : '',
+      );
+    }
     if (error === undefined && op.early && this.#check(op.wait, false) === FAILED) {
       error = abortedBy(this.#failure, op.name);
       this.#failure = undefined;
@@ -555,19 +569,21 @@ export class OpScheduler implements OpCallbacks {
     if (this.#lost !== undefined) return;
     this.#lost = error;
     const toFail: Fence[] = [];
+    // The open batch is dropped (its scopes are still popped: the scope stack is the GPUDevice's).
+    this.#batcher.stop((op) => {
+      toFail.push(op.signal);
+      this.#runner.releaseStaging(op);
+    });
     for (const op of this.#deferred) {
       op.deferred = false;
       op.registration?.cancel();
       toFail.push(op.signal);
     }
     this.#deferred.clear();
-    for (let i = 0; i < this.#count; i++) {
-      const op = this.#inflight[(this.#head + i) % this.#inflight.length] as QueueOp;
+    this.#inflight.stop((op) => {
       toFail.push(op.signal);
       this.#runner.releaseStaging(op);
-    }
-    this.#inflight.fill(undefined);
-    this.#count = 0;
+    });
     for (const op of this.#outside) {
       op.registration?.cancel();
       op.registration = undefined;

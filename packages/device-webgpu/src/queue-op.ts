@@ -1,6 +1,7 @@
 /**
  * The record of one queue operation while it waits, runs and completes: the driver kit's QueueRecord
- * (hal/driver) plus WebGPU's staging and error-scope state. Records are pooled by the
+ * (hal/driver) plus WebGPU's staging state and the submission batch whose error scopes it awaits
+ * (submit-batch.ts). Records are pooled by the
  * scheduler (op-scheduler.ts), and their callbacks are bound once per record, so the hot path
  * (an operation whose waits are ready) allocates no record and no closure.
  */
@@ -8,6 +9,7 @@ import type { KeelError } from '@keel/fence';
 import { OpKind, QueueRecord } from '@keel/hal/driver';
 import type { SubmissionProfile } from './gpu-profiler';
 import type { ReplayPlan } from './replay-plan';
+import type { SubmitBatch } from './submit-batch';
 import type { WebGpuBuffer } from './webgpu-buffer';
 
 export { OpKind };
@@ -22,8 +24,6 @@ export interface OpCallbacks {
   runHostCall(op: QueueOp): void;
   hostCallDone(op: QueueOp): void;
   hostCallFailed(op: QueueOp, error: unknown): void;
-  /** One of the op's submission error scopes was popped (`error` null when it caught nothing). */
-  scopePopped(op: QueueOp, error: GPUError | null): void;
 }
 
 export class QueueOp extends QueueRecord<WebGpuBuffer> {
@@ -38,14 +38,18 @@ export class QueueOp extends QueueRecord<WebGpuBuffer> {
   stagingOffset = 0;
   /** queueRead: its staging buffer's `mapAsync` has not settled yet. */
   mapping = false;
-  /** Error scopes of its submission not popped yet (it completes and is recycled only after). */
-  scopes = 0;
+  /**
+   * The submission batch it was encoded into, while that batch's error scopes are not popped yet (it
+   * completes and is recycled only after).
+   */
+  batch: SubmitBatch | undefined;
   /** Its GPU work is done but scopes were pending: complete when they are popped. */
   completeAfterScopes = false;
-  /** Failed while encoding but scopes were pending: recycle when they are popped. */
+  /** Failed (after its batch was submitted) while scopes were pending: recycle when they are popped. */
   recycleAfterScopes = false;
-  /** The first error its submission's error scopes caught. */
+  /** The first error its batch's error scopes caught, and how many operations that batch held. */
   gpuError: GPUError | undefined;
+  batchSize = 0;
   /** queueWrite: the upload staging buffers its chunks were copied from (given back at GPU completion). */
   readonly uploads: GPUBuffer[] = [];
   /** A traced execute's dispatches (gpu-profiler.ts), from its encoding to its completion. */
@@ -58,8 +62,6 @@ export class QueueOp extends QueueRecord<WebGpuBuffer> {
   readonly runHostCall: () => void;
   readonly onHostCallDone: () => void;
   readonly onHostCallFailed: (error: unknown) => void;
-  readonly onScopePopped: (error: GPUError | null) => void;
-  readonly onScopeFailed: () => void;
 
   constructor(callbacks: OpCallbacks) {
     super();
@@ -70,8 +72,6 @@ export class QueueOp extends QueueRecord<WebGpuBuffer> {
     this.runHostCall = () => callbacks.runHostCall(this);
     this.onHostCallDone = () => callbacks.hostCallDone(this);
     this.onHostCallFailed = (error) => callbacks.hostCallFailed(this, error);
-    this.onScopePopped = (error) => callbacks.scopePopped(this, error);
-    this.onScopeFailed = () => callbacks.scopePopped(this, null);
   }
 
   /** Drops every reference so a pooled record keeps nothing alive. */
@@ -82,10 +82,11 @@ export class QueueOp extends QueueRecord<WebGpuBuffer> {
     this.plans.length = 0;
     this.staging = undefined;
     this.mapping = false;
-    this.scopes = 0;
+    this.batch = undefined;
     this.completeAfterScopes = false;
     this.recycleAfterScopes = false;
     this.gpuError = undefined;
+    this.batchSize = 0;
     this.uploads.length = 0;
     this.profile = undefined;
   }

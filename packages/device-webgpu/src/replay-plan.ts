@@ -17,6 +17,11 @@
  * allocations give) finds every bind group with one allocation-free lookup. A miss builds the array,
  * taking each bind group from the device-wide cache (bind groups by memory ranges) before creating one.
  *
+ * Encoding checks every buffer reference first (bind groups, then the refs of fills, copies, updates
+ * and indirect parameters), so a plan that fails (FAILED_PRECONDITION, INVALID_ARGUMENT) encodes
+ * nothing into the submission batch it shares with other operations; `check` does the same without
+ * encoding (for the later plans of a multi-plan execute).
+ *
  * Encoding walks the ops once: consecutive dispatches share one compute pass; redundant
  * setPipeline/setBindGroup calls are skipped; fills, copies and updates go through the transfer
  * encoder (WebGPU commands or built-in kernels), in command order.
@@ -98,6 +103,8 @@ export class ReplayPlan {
   #resident: ResidentPlacement | undefined;
   /** setBindGroup's dynamic offsets (the allocation-free overload). */
   readonly #dynamicOffsets = new Uint32Array(1);
+  /** Refs of the ops other than direct dispatches (fills, copies, updates, indirect parameters). */
+  readonly #looseRefs: Int32Array;
   // Scratch of ref resolution (no allocation per ref).
   #memory: GpuMemory | undefined;
   #offset = 0;
@@ -112,6 +119,15 @@ export class ReplayPlan {
     let k = 0;
     for (let s = 0; s < sets; s++) if (data.setUsesSlots[s] === 1) this.#tableIndex[s] = k++;
     this.#tableSets = k;
+    const loose: number[] = [];
+    const ops = data.ops;
+    for (let p = 0; p < data.opCount * OP_STRIDE; p += OP_STRIDE) {
+      const op = ops[p];
+      if (op === PlanOp.DISPATCH_INDIRECT) loose.push(ops[p + F.PARAMS] as number);
+      else if (op === PlanOp.FILL || op === PlanOp.UPDATE) loose.push(ops[p + F.REF] as number);
+      else if (op === PlanOp.COPY) loose.push(ops[p + F.SOURCE] as number, ops[p + F.TARGET] as number);
+    }
+    this.#looseRefs = Int32Array.from(loose);
     this.#tables =
       k > 0
         ? new NumericKeyCache<GPUBindGroup[]>(3 * Math.max(1, data.slots.length), tableCacheSize)
@@ -228,15 +244,33 @@ export class ReplayPlan {
     return groups;
   }
 
+  /** Resolves every loose ref (throws as encoding would), before anything is encoded. */
+  #checkLoose(table: BindingTable | undefined): void {
+    const loose = this.#looseRefs;
+    for (let i = 0; i < loose.length; i++) this.#resolve(loose[i] as number, table);
+    this.#memory = undefined;
+  }
+
   /**
-   * Encodes every command into `ctx.encoding` (which must be begun). Throws a KeelError (the caller
-   * abandons the encoding) when a buffer has no memory or bindings alias.
+   * Throws the KeelError `encode` would throw for `table` (a missing binding, a buffer without memory),
+   * encoding nothing; builds and caches the bind groups `encode` will use.
+   */
+  check(ctx: PlanContext, table: BindingTable | undefined): void {
+    if (!this.#fixedResolved) this.#resolveFixed(ctx.gpu);
+    if (this.#tableSets > 0) this.#tableGroups(table, ctx.gpu);
+    this.#checkLoose(table);
+  }
+
+  /**
+   * Encodes every command into `ctx.encoding` (which must be begun). Throws a KeelError before
+   * encoding anything when a buffer has no memory or a binding is missing.
    */
   encode(ctx: PlanContext, table: BindingTable | undefined): void {
     const data = this.data;
     const gpu = ctx.gpu;
     if (!this.#fixedResolved) this.#resolveFixed(gpu);
     const groups = this.#tableSets > 0 ? this.#tableGroups(table, gpu) : undefined;
+    if (this.#looseRefs.length > 0) this.#checkLoose(table);
     const encoding = ctx.encoding;
     const ring = ctx.ring;
     let constantsBase = 0;

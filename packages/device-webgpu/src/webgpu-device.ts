@@ -5,7 +5,9 @@
  * multiplexed onto it. An affinity mask selects the lowest set bit below `queueCount`
  * (QueueAffinity.select); the queue index only labels the operation (and is what allocations are
  * tagged with): ordering comes from fences alone, and all work meets in the one GPUQueue in submission
- * order. Each operation is one submission (one command encoder, one `queue.submit`).
+ * order. Operations that become runnable in one synchronous turn share one submission (one command
+ * encoder, one `queue.submit`, one set of error scopes: op-scheduler.ts § Batching), submitted at the
+ * end of the turn or at `flush`.
  *
  * The queue methods and their argument checks are hal's driver kit (`QueueFront`, @keel/hal/driver);
  * this class implements the kit's narrow surface (`record`: a pooled QueueOp from the scheduler;
@@ -71,8 +73,13 @@ export interface WebGpuDeviceParts {
 
 /** Counters of the device (for tests, benchmarks and tuning). */
 export interface WebGpuDeviceStats {
-  /** `queue.submit` calls. */
+  /** `queue.submit` calls (one per submission batch that encoded anything). */
   readonly submissions: number;
+  /**
+   * `popErrorScope` calls around queue operations' submissions: three per submission batch (resource
+   * creation's own scopes are not counted).
+   */
+  readonly errorScopePops: number;
   /** Operations per logical queue. */
   readonly operationsPerQueue: readonly number[];
   /** Operations deferred behind waits that were not ready at the call. */
@@ -187,7 +194,9 @@ export class WebGpuDevice
       profiling: undefined,
     };
     this.#profiler = new GpuProfiler(gpu, this.#readback);
-    this.#slabs = new GpuSlabProvider(gpu, 'keel transient slab');
+    // A GPUBuffer destroyed before the submit of work that uses it fails that submit: the open batch
+    // (operations of this turn, not submitted yet) goes first.
+    this.#slabs = new GpuSlabProvider(gpu, 'keel transient slab', () => this.#scheduler.flush());
     this.#pools = new PoolRegistry(this.#slabs, {
       poolLabel: 'webgpu alloca',
       deviceLabel: parts.info.name,
@@ -307,12 +316,18 @@ export class WebGpuDevice
   releaseBuffer(buffer: WebGpuBuffer): void {
     if (this.destroyed) return;
     this.#buffers.delete(buffer);
-    if (this.#scheduler.deferredCount > 0) this.#releases.push(buffer);
-    else buffer.memory?.buffer.destroy();
+    if (this.#scheduler.deferredCount > 0) {
+      this.#releases.push(buffer);
+    } else {
+      // Operations of this turn may use it: their batch is submitted before it is destroyed.
+      this.#scheduler.flush();
+      buffer.memory?.buffer.destroy();
+    }
   }
 
   #flushReleases(): void {
     if (this.#releases.length === 0) return;
+    this.#scheduler.flush();
     for (const buffer of this.#releases) buffer.memory?.buffer.destroy();
     this.#releases.length = 0;
   }
@@ -459,6 +474,12 @@ export class WebGpuDevice
     this.#issue(op, keepExecuteArrays);
   }
 
+  /** Submits the operations batched so far in this turn now (else at the end of the turn). */
+  override flush(affinity: QueueAffinity): void {
+    super.flush(affinity);
+    this.#scheduler.flush();
+  }
+
   #issue(op: QueueOp, prepareDefer?: (op: QueueOp) => void): void {
     const before = this.#scheduler.deferredCount;
     this.#scheduler.issue(op, prepareDefer);
@@ -487,6 +508,7 @@ export class WebGpuDevice
     }
     return {
       submissions: this.#runner.submissions,
+      errorScopePops: this.#scheduler.scopePops,
       operationsPerQueue: [...this.#perQueue],
       deferred: this.#deferrals,
       plansBuilt: this.#planner.built,

@@ -1,0 +1,181 @@
+/**
+ * Submission batches of the WebGPU device (op-scheduler.ts § Batching): the queue operations that
+ * become runnable in one synchronous turn (or until a flush) are encoded into one GPUCommandEncoder and
+ * submitted with one `queue.submit`, inside one set of error scopes (gpu-errors.ts ERROR_SCOPES,
+ * pushed when the batch opens, popped right after its submit: three `popErrorScope`s per batch).
+ *
+ * A batch record keeps its operations until its scopes are popped, because a GPUError they catch
+ * fails every one of them (WebGPU drops a command buffer that fails validation whole: none of its
+ * operations ran). A batch is flushed by a microtask queued when it opens, or earlier by `flush`.
+ * Records are pooled and their pop callbacks bound once, so a warm batch allocates nothing.
+ */
+import { ERROR_SCOPES, pushErrorScopes } from './gpu-errors';
+import type { QueueOp } from './queue-op';
+
+/** One batch: its operations in encoding order, and its error scopes' results. */
+export class SubmitBatch {
+  readonly ops: QueueOp[] = [];
+  /** Error scope pops not settled yet. */
+  scopes = 0;
+  /** The first GPUError its scopes caught. */
+  gpuError: GPUError | undefined;
+  readonly onScopePopped: (error: GPUError | null) => void;
+  readonly onScopeFailed: () => void;
+
+  constructor(batcher: Batcher) {
+    this.onScopePopped = (error) => batcher.scopePopped(this, error);
+    // A pop that rejects (a lost device) caught nothing this batch can report: loss fails it instead.
+    this.onScopeFailed = () => batcher.scopePopped(this, null);
+  }
+}
+
+/** What the batcher needs from the encoder side (the op runner). */
+export interface BatchEncoder {
+  /** Opens a command encoder. */
+  begin(): void;
+  /** Submits the open encoder (throws when WebGPU throws; the encoder is then dropped). */
+  submit(): void;
+  /** Drops the open encoder. */
+  abandon(): void;
+}
+
+/** What the batcher tells the scheduler. */
+export interface BatchHost {
+  /** A batch was submitted: start its operations' completion. */
+  submitted(ops: readonly QueueOp[]): void;
+  /**
+   * The scopes of `op`'s batch were popped (`gpuError`: what they caught, and `size`: how many
+   * operations the batch held).
+   */
+  scopesPopped(op: QueueOp, gpuError: GPUError | undefined, size: number): void;
+  /** `op`'s batch was dropped (not submitted) because of `error`. */
+  dropped(op: QueueOp, error: unknown): void;
+  /** A scope pop settled (the scheduler checks whether anything is left pending). */
+  popSettled(): void;
+}
+
+export class Batcher {
+  readonly #device: GPUDevice;
+  readonly #encoder: BatchEncoder;
+  readonly #host: BatchHost;
+  #batch: SubmitBatch | undefined;
+  readonly #pool: SubmitBatch[] = [];
+  #flushScheduled = false;
+  readonly #flushTask = (): void => {
+    this.#flushScheduled = false;
+    this.flush();
+  };
+  /** Error scope pops not settled yet. */
+  scopesPending = 0;
+  /** `popErrorScope` calls made. */
+  scopePops = 0;
+  #stopped = false;
+
+  constructor(device: GPUDevice, encoder: BatchEncoder, host: BatchHost) {
+    this.#device = device;
+    this.#encoder = encoder;
+    this.#host = host;
+  }
+
+  /** Operations in the open batch (encoded, not submitted yet). */
+  get openCount(): number {
+    return this.#batch === undefined ? 0 : this.#batch.ops.length;
+  }
+
+  /** The open batch, opened (encoder, error scopes, flush task) when none is. */
+  current(): SubmitBatch {
+    const open = this.#batch;
+    if (open !== undefined) return open;
+    const batch = this.#pool.pop() ?? new SubmitBatch(this);
+    this.#batch = batch;
+    // Every WebGPU error of the batch (encoding, bind groups, writeBuffer, submit) is caught by these
+    // scopes and fails its operations' signals, never the uncaptured-error handler.
+    pushErrorScopes(this.#device);
+    this.#encoder.begin();
+    if (!this.#flushScheduled) {
+      this.#flushScheduled = true;
+      queueMicrotask(this.#flushTask);
+    }
+    return batch;
+  }
+
+  /** Adds an encoded operation to the open batch. */
+  add(op: QueueOp): void {
+    const batch = this.#batch as SubmitBatch;
+    op.batch = batch;
+    batch.ops.push(op);
+  }
+
+  /** Submits the open batch, if any, pops its scopes and hands its operations to the host. */
+  flush(): void {
+    const batch = this.#batch;
+    if (batch === undefined) return;
+    try {
+      this.#encoder.submit();
+    } catch (error) {
+      this.drop(error);
+      return;
+    }
+    this.#batch = undefined;
+    this.#pop(batch);
+    this.#host.submitted(batch.ops);
+  }
+
+  /** Drops the open batch (nothing of it is submitted): each of its operations goes to `dropped`. */
+  drop(error: unknown): void {
+    const batch = this.#batch;
+    if (batch === undefined) return;
+    this.#encoder.abandon();
+    this.#batch = undefined;
+    this.#pop(batch);
+    const ops = batch.ops;
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i] as QueueOp;
+      op.batch = undefined;
+      this.#host.dropped(op, error);
+    }
+    ops.length = 0;
+  }
+
+  /** For good (device lost or destroyed): drops the open batch, calling `visit` on its operations. */
+  stop(visit: (op: QueueOp) => void): void {
+    this.#stopped = true;
+    const batch = this.#batch;
+    if (batch === undefined) return;
+    this.#encoder.abandon();
+    this.#batch = undefined;
+    this.#pop(batch);
+    for (const op of batch.ops) visit(op);
+    batch.ops.length = 0;
+  }
+
+  #pop(batch: SubmitBatch): void {
+    const device = this.#device;
+    for (let i = 0; i < ERROR_SCOPES.length; i++) {
+      batch.scopes++;
+      this.scopesPending++;
+      this.scopePops++;
+      device.popErrorScope().then(batch.onScopePopped, batch.onScopeFailed);
+    }
+  }
+
+  /** One of `batch`'s scopes was popped (`error` null when it caught nothing). */
+  scopePopped(batch: SubmitBatch, error: GPUError | null): void {
+    this.scopesPending--;
+    batch.scopes--;
+    if (error !== null && error !== undefined && batch.gpuError === undefined) batch.gpuError = error;
+    if (batch.scopes === 0) {
+      const gpuError = batch.gpuError;
+      const ops = batch.ops;
+      for (let i = 0; i < ops.length; i++) {
+        const op = ops[i] as QueueOp;
+        op.batch = undefined;
+        this.#host.scopesPopped(op, gpuError, ops.length);
+      }
+      ops.length = 0;
+      batch.gpuError = undefined;
+      if (!this.#stopped) this.#pool.push(batch);
+    }
+    this.#host.popSettled();
+  }
+}
