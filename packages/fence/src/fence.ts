@@ -155,7 +155,7 @@ export class Fence {
       const tp = timepoints[0] as Timepoint;
       return tp.semaphore.wait(tp.value, options);
     }
-    return waitForFences('all', 'Fence.wait', [this], options).then(ignoreIndex);
+    return waitForFences('Fence.wait', [this], options).then(ignoreIndex);
   }
 
   /**

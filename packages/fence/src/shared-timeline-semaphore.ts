@@ -33,7 +33,7 @@ import {
   type WaitOptions,
   type WaitSyncOptions,
 } from './validate';
-import { abortedError, WaiterQueue } from './waiter-queue';
+import { abortedError, deadlineError, WaiterQueue } from './waiter-queue';
 
 /** The structured-cloneable identity of a shared semaphore: post it to a worker, then `fromHandle`. */
 export interface SharedSemaphoreHandle {
@@ -280,22 +280,18 @@ export class SharedTimelineSemaphore implements Semaphore {
    */
   waitSync(value: number, options?: WaitSyncOptions): void {
     if (!isPayload(value)) throw invalidPayload(`semaphore '${this.label}': waitSync`, value);
-    let timeoutMs: number | undefined;
-    let spinMicros = 0;
-    if (options !== undefined) {
-      const invalid = checkWaitOptions(`semaphore '${this.label}': waitSync for ${value}`, options);
-      if (invalid !== undefined) throw invalid;
-      timeoutMs = options.timeoutMs;
-      const spin = options.spinMicros;
-      if (spin !== undefined) {
-        if (typeof spin !== 'number' || !Number.isFinite(spin) || spin < 0) {
-          throw new KeelError(
-            ErrorCode.INVALID_ARGUMENT,
-            `semaphore '${this.label}': waitSync for ${value}: spinMicros must be a finite number ≥ 0, got ${describeValue(spin)}`,
-          );
-        }
-        spinMicros = spin;
-      }
+    const invalid = options === undefined ? undefined : checkWaitOptions(this.#what(value), options);
+    if (invalid !== undefined) throw invalid;
+    const timeoutMs = options?.timeoutMs;
+    const spinMicros = options?.spinMicros;
+    if (
+      spinMicros !== undefined &&
+      !(typeof spinMicros === 'number' && Number.isFinite(spinMicros) && spinMicros >= 0)
+    ) {
+      throw new KeelError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${this.#what(value)}: spinMicros must be a finite number ≥ 0, got ${describeValue(spinMicros)}`,
+      );
     }
     const i32 = this.#i32;
     try {
@@ -311,7 +307,7 @@ export class SharedTimelineSemaphore implements Semaphore {
     }
     const start = performance.now();
     const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : start + timeoutMs;
-    if (spinMicros > 0) {
+    if (spinMicros) {
       // Spin until the value or a failure lands, the spin budget or the deadline runs out.
       const spinUntil = Math.min(deadline, start + spinMicros / 1000);
       while (this.value < value && this.failure === undefined && performance.now() < spinUntil) {
@@ -321,15 +317,11 @@ export class SharedTimelineSemaphore implements Semaphore {
     for (;;) {
       const epoch = Atomics.load(i32, EPOCH);
       const failure = this.failure;
-      if (failure !== undefined) throw abortedError(this.label, value, failure);
+      if (failure !== undefined) throw abortedError(this.#what(value), 'the semaphore', failure);
       if (this.value >= value) return;
       const remaining = deadline - performance.now();
-      if (remaining <= 0 || timeoutMs === 0) {
-        throw new KeelError(
-          ErrorCode.DEADLINE_EXCEEDED,
-          `semaphore '${this.label}': waitSync for ${value} timed out after ${timeoutMs} ms (payload ${this.value})`,
-        );
-      }
+      if (remaining <= 0 || timeoutMs === 0)
+        throw deadlineError(this.#what(value), timeoutMs, `payload ${this.value}`);
       Atomics.wait(i32, EPOCH, epoch, remaining);
     }
   }
@@ -337,6 +329,11 @@ export class SharedTimelineSemaphore implements Semaphore {
   toString(): string {
     const failure = this.failure;
     return `SharedTimelineSemaphore(${this.label}: ${failure === undefined ? this.value : `failed ${failure.code}`})`;
+  }
+
+  /** Names a waitSync in messages (built on error paths only). */
+  #what(value: number): string {
+    return `semaphore '${this.label}': waitSync for ${value}`;
   }
 
   #wakeAll(): void {

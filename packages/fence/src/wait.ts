@@ -36,7 +36,7 @@ export function waitAll(fences: readonly Fence[], options?: WaitOptions): Promis
   } catch (error) {
     return Promise.reject(error);
   }
-  return waitForFences('all', 'waitAll', [joined], options).then(ignoreIndex);
+  return waitForFences('waitAll', [joined], options).then(ignoreIndex);
 }
 
 function ignoreIndex(): void {}
@@ -63,5 +63,5 @@ export function waitAny(fences: readonly Fence[], options?: WaitOptions): Promis
       ),
     );
   }
-  return waitForFences('any', 'waitAny', checked, options);
+  return waitForFences('waitAny', checked, options);
 }
