@@ -5,25 +5,33 @@
  * than the 256 bytes recorded commands use".
  */
 
-/** The closed set of error codes. */
-export const ErrorCode = {
-  INVALID_ARGUMENT: 'INVALID_ARGUMENT',
-  OUT_OF_RANGE: 'OUT_OF_RANGE',
-  FAILED_PRECONDITION: 'FAILED_PRECONDITION',
-  RESOURCE_EXHAUSTED: 'RESOURCE_EXHAUSTED',
-  DEADLINE_EXCEEDED: 'DEADLINE_EXCEEDED',
-  ABORTED: 'ABORTED',
-  CANCELLED: 'CANCELLED',
-  UNAVAILABLE: 'UNAVAILABLE',
-  UNIMPLEMENTED: 'UNIMPLEMENTED',
-  PERMISSION_DENIED: 'PERMISSION_DENIED',
-  NOT_FOUND: 'NOT_FOUND',
-  INTERNAL: 'INTERNAL',
-  DATA_LOSS: 'DATA_LOSS',
-} as const;
-export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+/**
+ * The closed set of error codes, in a fixed order: SharedTimelineSemaphore stores a failure's code in
+ * shared memory as 1 + its index here, so this list is append only (internal; `ErrorCode` is public).
+ */
+export const ERROR_CODES = [
+  'INVALID_ARGUMENT',
+  'OUT_OF_RANGE',
+  'FAILED_PRECONDITION',
+  'RESOURCE_EXHAUSTED',
+  'DEADLINE_EXCEEDED',
+  'ABORTED',
+  'CANCELLED',
+  'UNAVAILABLE',
+  'UNIMPLEMENTED',
+  'PERMISSION_DENIED',
+  'NOT_FOUND',
+  'INTERNAL',
+  'DATA_LOSS',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
-const CODES: ReadonlySet<string> = /* @__PURE__ */ new Set(/* @__PURE__ */ Object.values(ErrorCode));
+/** The closed set of error codes: `ErrorCode.INVALID_ARGUMENT === 'INVALID_ARGUMENT'`, and so on. */
+export const ErrorCode: { readonly [C in ErrorCode]: C } = /* @__PURE__ */ Object.fromEntries(
+  /* @__PURE__ */ ERROR_CODES.map((code) => [code, code]),
+) as { readonly [C in ErrorCode]: C };
+
+const CODES: ReadonlySet<string> = /* @__PURE__ */ new Set(ERROR_CODES);
 
 /**
  * A brand shared by every copy of this package loaded in one realm (Symbol.for is global), so that
@@ -42,7 +50,8 @@ export class KeelError extends Error {
   readonly [BRAND] = true;
 
   constructor(code: ErrorCode, message: string, options?: KeelErrorOptions) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    // Error reads only `cause` from its options; an undefined cause sets no `cause` property.
+    super(message, options?.cause === undefined ? undefined : options);
     if (!CODES.has(code)) throw new TypeError(`KeelError: unknown code '${String(code)}'`);
     this.code = code;
     this.name = 'KeelError';
@@ -53,10 +62,12 @@ export class KeelError extends Error {
    * code). Errors that crossed a thread boundary are rebuilt with `KeelError.fromStructured` first.
    */
   static is(value: unknown, code?: ErrorCode): value is KeelError {
-    if (typeof value !== 'object' || value === null) return false;
-    const branded = (value as { [BRAND]?: unknown })[BRAND] === true;
-    if (!branded) return false;
-    return code === undefined || (value as KeelError).code === code;
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      (value as { [BRAND]?: unknown })[BRAND] === true &&
+      (code === undefined || (value as KeelError).code === code)
+    );
   }
 
   /**
@@ -65,21 +76,18 @@ export class KeelError extends Error {
    * MAX_CAUSE_DEPTH deep) so that the receiving thread can rebuild the causes too.
    */
   static toStructured(error: unknown): StructuredKeelError {
-    if (KeelError.is(error)) {
-      const cause = structuredCause(error.cause, 0);
-      return cause === undefined
-        ? { code: error.code, message: error.message, stack: error.stack }
-        : { code: error.code, message: error.message, stack: error.stack, cause };
-    }
-    const cause = structuredCause(error, 0);
-    if (error instanceof Error)
-      return {
-        code: ErrorCode.INTERNAL,
-        message: `${error.name}: ${error.message}`,
-        stack: error.stack,
-        ...(cause === undefined ? {} : { cause }),
-      };
-    return { code: ErrorCode.INTERNAL, message: describeThrown(error) };
+    const keel = KeelError.is(error);
+    if (!keel && !(error instanceof Error))
+      return { code: ErrorCode.INTERNAL, message: describeThrown(error) };
+    const e = error as Error;
+    return withCause(
+      {
+        code: keel ? error.code : ErrorCode.INTERNAL,
+        message: keel ? e.message : `${e.name}: ${e.message}`,
+        stack: e.stack,
+      },
+      structuredCause(keel ? e.cause : e, 0),
+    );
   }
 
   /**
@@ -87,11 +95,7 @@ export class KeelError extends Error {
    * as Errors with their name, message and stack, or KeelErrors where they had a code).
    */
   static fromStructured(data: StructuredKeelError): KeelError {
-    const code = CODES.has(data.code) ? data.code : ErrorCode.INTERNAL;
-    const cause = data.cause === undefined ? undefined : rebuildCause(data.cause);
-    const error = new KeelError(code, data.message, cause === undefined ? undefined : { cause });
-    if (data.stack !== undefined) error.stack = data.stack;
-    return error;
+    return rebuild(data, CODES.has(data.code) ? data.code : ErrorCode.INTERNAL) as KeelError;
   }
 }
 
@@ -109,7 +113,6 @@ export interface StructuredCause {
 }
 
 function describeThrown(value: unknown): string {
-  if (typeof value === 'string') return value;
   try {
     return String(value);
   } catch {
@@ -117,32 +120,35 @@ function describeThrown(value: unknown): string {
   }
 }
 
+/** `data`, with `cause` added when there is one. */
+function withCause<T extends object>(data: T, cause: StructuredCause | undefined): T {
+  return cause === undefined ? data : { ...data, cause };
+}
+
 function structuredCause(value: unknown, depth: number): StructuredCause | undefined {
   if (value === undefined || depth >= MAX_CAUSE_DEPTH) return undefined;
-  if (value instanceof Error || KeelError.is(value)) {
-    const error = value as Error & { code?: unknown };
-    const inner = structuredCause(error.cause, depth + 1);
-    return {
+  if (!(value instanceof Error || KeelError.is(value)))
+    return { name: typeof value, message: describeThrown(value) };
+  const error = value as Error;
+  return withCause(
+    {
       name: error.name,
       message: error.message,
       stack: error.stack,
       ...(KeelError.is(value) ? { code: value.code } : {}),
-      ...(inner === undefined ? {} : { cause: inner }),
-    };
-  }
-  return { name: typeof value, message: describeThrown(value) };
+    },
+    structuredCause(error.cause, depth + 1),
+  );
 }
 
-function rebuildCause(data: StructuredCause): Error {
-  const inner = data.cause === undefined ? undefined : rebuildCause(data.cause);
-  const options = inner === undefined ? undefined : { cause: inner };
-  let error: Error;
-  if (data.code !== undefined && CODES.has(data.code)) {
-    error = new KeelError(data.code, data.message, options);
-  } else {
-    error = new Error(data.message, options);
-    error.name = data.name;
-  }
+/** A KeelError where `code` is a known code, else an Error named `data.name`; causes likewise. */
+function rebuild(data: StructuredKeelError | StructuredCause, code = data.code): Error {
+  const cause = data.cause && rebuild(data.cause);
+  const options = cause && { cause };
+  const error =
+    code !== undefined && CODES.has(code)
+      ? new KeelError(code, data.message, options)
+      : Object.assign(new Error(data.message, options), { name: (data as StructuredCause).name });
   if (data.stack !== undefined) error.stack = data.stack;
   return error;
 }
