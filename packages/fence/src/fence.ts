@@ -2,10 +2,19 @@
  * Fences: immutable sets of timepoints, the currency of ordering in Keel (IREE's
  * `iree_hal_semaphore_list_t`). A queue operation waits on one fence and signals another.
  */
-import { ErrorCode, KeelError } from './keel-error';
+import type { KeelError } from './keel-error';
 import { isSemaphore, type ReachedCallback, type Registration, type Semaphore } from './semaphore';
-import { describeValue, invalidPayload, isPayload, type WaitOptions } from './validate';
+import { signalTooLow } from './semaphore-support';
+import {
+  checkCallback,
+  describeValue,
+  invalidArgument,
+  invalidPayload,
+  isPayload,
+  type WaitOptions,
+} from './validate';
 import { waitForFences } from './wait-group';
+import { invoke, NOOP_REGISTRATION } from './waiter-queue';
 
 /** A point on a semaphore's timeline: reached once `semaphore.value >= value`. */
 export interface Timepoint {
@@ -13,19 +22,12 @@ export interface Timepoint {
   readonly value: number;
 }
 
-const NOOP_REGISTRATION: Registration = /* @__PURE__ */ Object.freeze({ cancel(): void {} });
-
 function checkTimepoint(what: string, timepoint: unknown): Timepoint {
-  if (typeof timepoint !== 'object' || timepoint === null) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `${what}: ${describeValue(timepoint)} is not a timepoint { semaphore, value }`,
-    );
-  }
+  if (typeof timepoint !== 'object' || timepoint === null)
+    throw invalidArgument(`${what}: ${describeValue(timepoint)} is not a timepoint { semaphore, value }`);
   const { semaphore, value } = timepoint as { semaphore?: unknown; value?: unknown };
   if (!isSemaphore(semaphore)) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
+    throw invalidArgument(
       `${what}: semaphore ${describeValue(semaphore)} is not a Keel semaphore (TimelineSemaphore or SharedTimelineSemaphore)`,
     );
   }
@@ -112,12 +114,8 @@ export class Fence {
     const groups: (readonly Timepoint[])[] = [];
     for (let i = 0; i < fences.length; i++) {
       const fence = fences[i];
-      if (!(fence instanceof Fence)) {
-        throw new KeelError(
-          ErrorCode.INVALID_ARGUMENT,
-          `Fence.join: argument ${i} (${describeValue(fence)}) is not a Fence`,
-        );
-      }
+      if (!(fence instanceof Fence))
+        throw invalidArgument(`Fence.join: argument ${i} (${describeValue(fence)}) is not a Fence`);
       if (fence.#timepoints.length > 0) groups.push(fence.#timepoints);
     }
     if (groups.length === 0) return Fence.empty;
@@ -167,12 +165,8 @@ export class Fence {
     const timepoints = this.#timepoints;
     for (const tp of timepoints) {
       const current = tp.semaphore.value;
-      if (tp.semaphore.failure === undefined && tp.value <= current) {
-        throw new KeelError(
-          ErrorCode.INVALID_ARGUMENT,
-          `Fence.signal: semaphore '${tp.semaphore.label}': signal(${tp.value}) must be greater than the current payload ${current}`,
-        );
-      }
+      if (tp.semaphore.failure === undefined && tp.value <= current)
+        throw signalTooLow(tp.semaphore.label, tp.value, current, 'Fence.signal: ');
     }
     for (const tp of timepoints) tp.semaphore.signal(tp.value);
   }
@@ -201,20 +195,9 @@ export class Fence {
    */
   onReached(callback: ReachedCallback): Registration {
     const timepoints = this.#timepoints;
-    if (typeof callback !== 'function') {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `Fence.onReached: callback must be a function, got ${describeValue(callback)}`,
-      );
-    }
+    checkCallback('Fence.onReached', callback);
     if (timepoints.length === 0) {
-      try {
-        callback();
-      } catch (error) {
-        queueMicrotask(() => {
-          throw error;
-        });
-      }
+      invoke(callback);
       return NOOP_REGISTRATION;
     }
     if (timepoints.length === 1) {
@@ -260,13 +243,6 @@ class FenceRegistration implements Registration {
     if (callback === undefined) return;
     if (error === undefined && --this.#remaining > 0) return;
     this.cancel();
-    try {
-      if (error === undefined) callback();
-      else callback(error);
-    } catch (thrown) {
-      queueMicrotask(() => {
-        throw thrown;
-      });
-    }
+    invoke(callback, error);
   }
 }

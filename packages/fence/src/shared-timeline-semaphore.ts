@@ -24,10 +24,17 @@
 import { ERROR_CODES, ErrorCode, KeelError } from './keel-error';
 import { releaseKeepAlive, retainKeepAlive } from './keep-alive';
 import { type ReachedCallback, type Registration, SEMAPHORE_BRAND, type Semaphore } from './semaphore';
-import { type SemaphoreOptions, semaphoreLabel, signalTooLow, toFailure } from './semaphore-support';
+import {
+  type SemaphoreOptions,
+  semaphoreLabel,
+  semaphoreString,
+  signalTooLow,
+  toFailure,
+} from './semaphore-support';
 import {
   checkWaitOptions,
   describeValue,
+  invalidArgument,
   invalidPayload,
   isPayload,
   type WaitOptions,
@@ -76,8 +83,8 @@ let attaching: SharedSemaphoreHandle | undefined;
 function sharedArrayBufferUnavailable(): KeelError {
   return new KeelError(
     ErrorCode.FAILED_PRECONDITION,
-    'SharedTimelineSemaphore: SharedArrayBuffer is not available here (browsers expose it only to ' +
-      'cross-origin isolated pages: serve with COOP "same-origin" and COEP "require-corp")',
+    'SharedTimelineSemaphore: SharedArrayBuffer is unavailable (browsers need a cross-origin isolated ' +
+      'page: serve it with COOP "same-origin" and COEP "require-corp")',
   );
 }
 
@@ -165,11 +172,9 @@ export class SharedTimelineSemaphore implements Semaphore {
       typeof h?.label !== 'string' ||
       Atomics.load(new Int32Array(buffer, 0, L.MESSAGE_OFFSET / 4), L.MAGIC) !== L.MAGIC_VALUE
     ) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `SharedTimelineSemaphore.fromHandle: ${describeValue(handle)} is not the handle of a shared semaphore ` +
-          `(expected { buffer: SharedArrayBuffer of ${SHARED_SEMAPHORE_BYTES} bytes, label: string } ` +
-          'made by this version of @keel/fence)',
+      throw invalidArgument(
+        `SharedTimelineSemaphore.fromHandle: ${describeValue(handle)} is not a shared semaphore handle of ` +
+          `this @keel/fence version ({ buffer: SharedArrayBuffer of ${SHARED_SEMAPHORE_BYTES} bytes, label: string })`,
       );
     }
     attaching = { buffer, label: h.label };
@@ -272,8 +277,7 @@ export class SharedTimelineSemaphore implements Semaphore {
       spinMicros !== undefined &&
       !(typeof spinMicros === 'number' && Number.isFinite(spinMicros) && spinMicros >= 0)
     ) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
+      throw invalidArgument(
         `${this.#what(value)}: spinMicros must be a finite number ≥ 0, got ${describeValue(spinMicros)}`,
       );
     }
@@ -284,8 +288,8 @@ export class SharedTimelineSemaphore implements Semaphore {
     } catch (error) {
       throw new KeelError(
         ErrorCode.FAILED_PRECONDITION,
-        `semaphore '${this.label}': waitSync needs a thread that may block, and Atomics.wait is not ` +
-          'allowed on this one (e.g. a browser main thread); use wait() instead',
+        `semaphore '${this.label}': waitSync needs a thread that may block (Atomics.wait is not allowed ` +
+          'here, e.g. on a browser main thread); use wait() instead',
         { cause: error },
       );
     }
@@ -311,8 +315,7 @@ export class SharedTimelineSemaphore implements Semaphore {
   }
 
   toString(): string {
-    const failure = this.failure;
-    return `SharedTimelineSemaphore(${this.label}: ${failure === undefined ? this.value : `failed ${failure.code}`})`;
+    return semaphoreString('SharedTimelineSemaphore', this);
   }
 
   /** Names a waitSync in messages (built on error paths only). */

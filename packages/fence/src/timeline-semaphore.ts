@@ -5,7 +5,13 @@
  */
 import type { KeelError } from './keel-error';
 import { type ReachedCallback, type Registration, SEMAPHORE_BRAND, type Semaphore } from './semaphore';
-import { type SemaphoreOptions, semaphoreLabel, signalTooLow, toFailure } from './semaphore-support';
+import {
+  type SemaphoreOptions,
+  semaphoreLabel,
+  semaphoreString,
+  signalTooLow,
+  toFailure,
+} from './semaphore-support';
 import { invalidPayload, isPayload, type WaitOptions } from './validate';
 import { WaiterQueue } from './waiter-queue';
 
@@ -88,6 +94,6 @@ export class TimelineSemaphore implements Semaphore {
   }
 
   toString(): string {
-    return `TimelineSemaphore(${this.label}: ${this.#failure === undefined ? this.#value : `failed ${this.#failure.code}`})`;
+    return semaphoreString('TimelineSemaphore', this);
   }
 }

@@ -2,24 +2,15 @@
  * Waiting on several fences at once (IREE's wait-all and wait-any over semaphore lists).
  */
 import { Fence } from './fence';
-import { ErrorCode, KeelError } from './keel-error';
-import { describeValue, type WaitOptions } from './validate';
+import { describeValue, invalidArgument, type WaitOptions } from './validate';
 import { waitForFences } from './wait-group';
 
 function checkFences(what: string, fences: unknown): Fence[] {
-  if (!Array.isArray(fences)) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `${what}: fences must be an array of Fence, got ${describeValue(fences)}`,
-    );
-  }
+  if (!Array.isArray(fences))
+    throw invalidArgument(`${what}: fences must be an array of Fence, got ${describeValue(fences)}`);
   for (let i = 0; i < fences.length; i++) {
-    if (!(fences[i] instanceof Fence)) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `${what}: fences[${i}] (${describeValue(fences[i])}) is not a Fence`,
-      );
-    }
+    if (!(fences[i] instanceof Fence))
+      throw invalidArgument(`${what}: fences[${i}] (${describeValue(fences[i])}) is not a Fence`);
   }
   return fences as Fence[];
 }
@@ -57,10 +48,7 @@ export function waitAny(fences: readonly Fence[], options?: WaitOptions): Promis
   }
   if (checked.length === 0) {
     return Promise.reject(
-      new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        'waitAny: the list of fences is empty, so no fence could complete it',
-      ),
+      invalidArgument('waitAny: the list of fences is empty, so no fence could complete it'),
     );
   }
   return waitForFences('waitAny', checked, options);

@@ -18,8 +18,8 @@ import { ErrorCode, KeelError } from './keel-error';
 import type { ReachedCallback, Registration } from './semaphore';
 import {
   abortSignalOf,
+  checkCallback,
   checkWaitOptions,
-  describeValue,
   invalidPayload,
   isPayload,
   type WaitOptions,
@@ -127,7 +127,7 @@ export abstract class TimedWait implements AbortSubscriber {
 
   arm(options: WaitOptions | undefined): void {
     const timeoutMs = options?.timeoutMs;
-    if (timeoutMs !== undefined && timeoutMs !== Number.POSITIVE_INFINITY) {
+    if (timeoutMs !== undefined && timeoutMs !== Infinity) {
       this.timeoutMs = this.remainingMs = timeoutMs;
       onTimer(this);
     }
@@ -281,12 +281,7 @@ export class WaiterQueue {
   onReached(value: number, callback: ReachedCallback): Registration {
     const source = this.source;
     if (!isPayload(value)) throw invalidPayload(`semaphore '${source.label}': onReached`, value);
-    if (typeof callback !== 'function') {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `semaphore '${source.label}': onReached callback must be a function, got ${describeValue(callback)}`,
-      );
-    }
+    checkCallback(`semaphore '${source.label}': onReached`, callback);
     if (!this.#dispatching) {
       const failure = source.failure;
       if (failure !== undefined || source.value >= value) {
