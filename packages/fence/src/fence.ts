@@ -14,7 +14,7 @@ import {
   type WaitOptions,
 } from './validate';
 import { waitForFences } from './wait-group';
-import { invoke, NOOP_REGISTRATION } from './waiter-queue';
+import { ignore, invoke, NOOP_REGISTRATION } from './waiter-queue';
 
 /** A point on a semaphore's timeline: reached once `semaphore.value >= value`. */
 export interface Timepoint {
@@ -153,7 +153,7 @@ export class Fence {
       const tp = timepoints[0] as Timepoint;
       return tp.semaphore.wait(tp.value, options);
     }
-    return waitForFences('Fence.wait', [this], options).then(ignoreIndex);
+    return waitForFences('Fence.wait', [this], options).then(ignore);
   }
 
   /**
@@ -211,8 +211,6 @@ export class Fence {
     return `Fence(${this.#timepoints.map((tp) => `${tp.semaphore.label}@${tp.value}`).join(', ')})`;
   }
 }
-
-function ignoreIndex(): void {}
 
 /** Counts down the timepoints of a multi-timepoint fence; fails at the first failure. */
 class FenceRegistration implements Registration {

@@ -294,7 +294,7 @@ export class SharedTimelineSemaphore implements Semaphore {
       );
     }
     const start = performance.now();
-    const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : start + timeoutMs;
+    const deadline = timeoutMs === undefined ? Infinity : start + timeoutMs;
     if (spinMicros) {
       // Spin until the value or a failure lands, the spin budget or the deadline runs out.
       const spinUntil = Math.min(deadline, start + spinMicros / 1000);

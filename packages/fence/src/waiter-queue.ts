@@ -46,6 +46,9 @@ const MAX_TIMER_MS = 0x7fffffff;
 /** Shared by every wait that is already satisfied (a resolved promise carries no state). */
 const RESOLVED: Promise<void> = /* @__PURE__ */ Promise.resolve();
 
+/** Turns a fence wait's index into `void` (`.then(ignore)`). */
+export function ignore(): void {}
+
 export const NOOP_REGISTRATION: Registration = /* @__PURE__ */ Object.freeze({ cancel(): void {} });
 
 // The promise executor stores its functions here, so creating a wait allocates no closure of its own.
@@ -110,11 +113,11 @@ export function checkWait(what: string, options: WaitOptions): KeelError | undef
  * at the deadline or on abort, `end` gets the error to reject with (DEADLINE_EXCEEDED or CANCELLED).
  */
 export abstract class TimedWait implements AbortSubscriber {
-  timer: ReturnType<typeof setTimeout> | undefined;
-  timeoutMs = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timeoutMs: number | undefined;
   /** Milliseconds of the deadline beyond the armed timer. */
-  remainingMs = 0;
-  abortSignal: AbortSignal | undefined;
+  #remainingMs = 0;
+  #signal: AbortSignal | undefined;
 
   /** True until the wait settles, times out, is aborted or cancelled. */
   abstract get live(): boolean;
@@ -125,45 +128,46 @@ export abstract class TimedWait implements AbortSubscriber {
   /** Ends the wait (leaves the queue, drops registrations, releases) and rejects with `error`. */
   abstract end(error: KeelError): void;
 
+  /** Starts the deadline and the abort subscription of checked options. */
   arm(options: WaitOptions | undefined): void {
     const timeoutMs = options?.timeoutMs;
     if (timeoutMs !== undefined && timeoutMs !== Infinity) {
-      this.timeoutMs = this.remainingMs = timeoutMs;
-      onTimer(this);
+      this.#timeoutMs = this.#remainingMs = timeoutMs;
+      TimedWait.#onTimer(this);
     }
     const signal = options && abortSignalOf(options);
     if (signal !== undefined) {
-      this.abortSignal = signal;
+      this.#signal = signal;
       subscribeAbort(signal, this);
     }
   }
 
   release(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    if (this.abortSignal !== undefined) {
-      unsubscribeAbort(this.abortSignal, this);
-      this.abortSignal = undefined;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#signal !== undefined) {
+      unsubscribeAbort(this.#signal, this);
+      this.#signal = undefined;
     }
   }
 
   /** AbortSubscriber: the wait's AbortSignal aborted. */
   onAbort(): void {
-    const signal = this.abortSignal;
+    const signal = this.#signal;
     if (this.live && signal !== undefined) this.end(cancelledError(this.what(), signal));
   }
-}
 
-/** Arms the next stretch of the deadline, or ends the wait once it has passed. */
-function onTimer(wait: TimedWait): void {
-  if (!wait.live) return;
-  const next = Math.min(wait.remainingMs, MAX_TIMER_MS);
-  if (next > 0) {
-    wait.remainingMs -= next;
-    wait.timer = setTimeout(onTimer, next, wait);
-  } else {
-    wait.timer = undefined;
-    wait.end(deadlineError(wait.what(), wait.timeoutMs, wait.state()));
+  /** Arms the next stretch of the deadline, or ends the wait once it has passed (a timer callback). */
+  static #onTimer(wait: TimedWait): void {
+    if (!wait.live) return;
+    const next = Math.min(wait.#remainingMs, MAX_TIMER_MS);
+    if (next > 0) {
+      wait.#remainingMs -= next;
+      wait.#timer = setTimeout(TimedWait.#onTimer, next, wait);
+    } else {
+      wait.#timer = undefined;
+      wait.end(deadlineError(wait.what(), wait.#timeoutMs, wait.state()));
+    }
   }
 }
 
