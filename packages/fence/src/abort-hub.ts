@@ -15,7 +15,7 @@ export interface AbortSubscriber {
 
 /** The subscribers of one signal, and its one 'abort' listener. */
 class AbortHub extends Set<AbortSubscriber> {
-  readonly signal: AbortSignal;
+  declare readonly signal: AbortSignal;
 
   constructor(signal: AbortSignal) {
     super();

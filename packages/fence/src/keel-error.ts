@@ -46,7 +46,7 @@ export interface KeelErrorOptions {
 
 export class KeelError extends Error {
   /** The status code; one of ErrorCode. */
-  readonly code: ErrorCode;
+  declare readonly code: ErrorCode;
   readonly [BRAND] = true;
 
   constructor(code: ErrorCode, message: string, options?: KeelErrorOptions) {

@@ -106,11 +106,12 @@ function sharedArrayBufferUnavailable(): KeelError {
  */
 export class SharedTimelineSemaphore implements Semaphore {
   // Set in the constructor: a computed class field is evaluated at class definition, which bundlers
-  // count as a side effect that keeps the class in bundles that never use it.
+  // count as a side effect that keeps the class in bundles that never use it. (`declare` fields are
+  // only assigned in the constructor: the build then emits no field definition besides.)
   declare readonly [SEMAPHORE_BRAND]: true;
-  readonly label: string;
+  declare readonly label: string;
   /** Post this to another thread and attach there with `SharedTimelineSemaphore.fromHandle`. */
-  readonly handle: SharedSemaphoreHandle;
+  declare readonly handle: SharedSemaphoreHandle;
   readonly #word: BigInt64Array<SharedArrayBuffer>;
   readonly #i32: Int32Array<SharedArrayBuffer>;
   readonly #queue: WaiterQueue;

@@ -22,7 +22,7 @@ import { WaiterQueue } from './waiter-queue';
 export class TimelineSemaphore implements Semaphore {
   // Set in the constructor (see SharedTimelineSemaphore): keeps the class removable when unused.
   declare readonly [SEMAPHORE_BRAND]: true;
-  readonly label: string;
+  declare readonly label: string;
   #value: number;
   #failure: KeelError | undefined = undefined;
   readonly #queue: WaiterQueue;

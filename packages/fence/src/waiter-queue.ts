@@ -181,7 +181,7 @@ function waitWhat(source: WaiterSource, value: number): string {
  */
 class Waiter extends TimedWait implements Registration {
   readonly #queue: WaiterQueue;
-  readonly value: number;
+  declare readonly value: number;
   #callback: ReachedCallback | undefined;
   #resolve: (() => void) | undefined;
   #reject: ((reason: unknown) => void) | undefined;
@@ -237,7 +237,7 @@ class Waiter extends TimedWait implements Registration {
 }
 
 export class WaiterQueue {
-  readonly source: WaiterSource;
+  declare readonly source: WaiterSource;
   readonly #hooks: WaiterHooks | undefined;
   /** Sorted by value; FIFO among equal values. */
   readonly #list: Waiter[] = [];
