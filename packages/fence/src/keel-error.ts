@@ -39,6 +39,11 @@ const CODES: ReadonlySet<string> = /* @__PURE__ */ new Set(ERROR_CODES);
  */
 const BRAND: unique symbol = Symbol.for('@keel/KeelError') as never;
 
+/** True for an object whose `brand` property is `true` (the realm-wide brands of this package). */
+export function branded(value: unknown, brand: symbol): boolean {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true;
+}
+
 export interface KeelErrorOptions {
   /** The underlying failure, e.g. the original error of a failed wait semaphore. */
   readonly cause?: unknown;
@@ -62,12 +67,7 @@ export class KeelError extends Error {
    * code). Errors that crossed a thread boundary are rebuilt with `KeelError.fromStructured` first.
    */
   static is(value: unknown, code?: ErrorCode): value is KeelError {
-    return (
-      typeof value === 'object' &&
-      value !== null &&
-      (value as { [BRAND]?: unknown })[BRAND] === true &&
-      (code === undefined || (value as KeelError).code === code)
-    );
+    return branded(value, BRAND) && (code === undefined || (value as KeelError).code === code);
   }
 
   /**

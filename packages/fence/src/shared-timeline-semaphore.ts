@@ -83,8 +83,8 @@ let attaching: SharedSemaphoreHandle | undefined;
 function sharedArrayBufferUnavailable(): KeelError {
   return new KeelError(
     ErrorCode.FAILED_PRECONDITION,
-    'SharedTimelineSemaphore: SharedArrayBuffer is unavailable (browsers need a cross-origin isolated ' +
-      'page: serve it with COOP "same-origin" and COEP "require-corp")',
+    'SharedTimelineSemaphore: SharedArrayBuffer is unavailable (in browsers, serve the page cross-origin ' +
+      'isolated: COOP "same-origin", COEP "require-corp")',
   );
 }
 
@@ -289,8 +289,7 @@ export class SharedTimelineSemaphore implements Semaphore {
     } catch (error) {
       throw new KeelError(
         ErrorCode.FAILED_PRECONDITION,
-        `semaphore '${this.label}': waitSync needs a thread that may block (Atomics.wait is not allowed ` +
-          'here, e.g. on a browser main thread); use wait() instead',
+        `semaphore '${this.label}': waitSync needs a thread that may block (not a browser main thread); use wait() instead`,
         { cause: error },
       );
     }

@@ -41,7 +41,7 @@ export function waitAny(fences: readonly Fence[], options?: WaitOptions): Promis
   const invalid =
     checkFences('waitAny', fences) ??
     (fences.length === 0
-      ? invalidArgument('waitAny: the list of fences is empty, so no fence could complete it')
+      ? invalidArgument('waitAny: the list of fences is empty (no fence could complete it)')
       : undefined);
   return invalid ? Promise.reject(invalid) : waitForFences('waitAny', fences, options);
 }
