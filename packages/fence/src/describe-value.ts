@@ -5,7 +5,10 @@
  * Proxy or an object whose getters throw).
  */
 
-const MAX_STRING = 40;
+// A const enum: the build writes the value in place (a top-level const stays a variable).
+enum Limit {
+  MAX_STRING = 40,
+}
 
 /**
  * A short, unambiguous rendering of an arbitrary value:
@@ -28,7 +31,7 @@ export function describeValue(value: unknown): string {
 function describeUnsafe(value: unknown): string {
   switch (typeof value) {
     case 'string':
-      return JSON.stringify(value.length > MAX_STRING ? `${value.slice(0, MAX_STRING)}…` : value);
+      return JSON.stringify(value.length > Limit.MAX_STRING ? `${value.slice(0, Limit.MAX_STRING)}…` : value);
     case 'bigint':
       return `${value}n`;
     case 'symbol':

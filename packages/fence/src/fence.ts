@@ -52,13 +52,16 @@ function merge(target: Timepoint[], timepoint: Timepoint): void {
 }
 
 /** Above this many timepoints, merging indexes semaphores in a Map instead of scanning. */
-const SCAN_LIMIT = 32;
+// A const enum: the build writes the value in place (a top-level const stays a variable).
+enum Limit {
+  SCAN_LIMIT = 32,
+}
 
 function mergeAll(groups: readonly (readonly Timepoint[])[]): Timepoint[] {
   let total = 0;
   for (const group of groups) total += group.length;
   const out: Timepoint[] = [];
-  if (total <= SCAN_LIMIT) {
+  if (total <= Limit.SCAN_LIMIT) {
     for (const group of groups) for (const tp of group) merge(out, tp);
     return out;
   }

@@ -100,7 +100,10 @@ export class KeelError extends Error {
 }
 
 /** How deep `toStructured` follows a cause chain. */
-const MAX_CAUSE_DEPTH = 4;
+// A const enum: the build writes the value in place (a top-level const stays a variable).
+enum Limit {
+  MAX_CAUSE_DEPTH = 4,
+}
 
 /** One link of a structured cause chain. */
 export interface StructuredCause {
@@ -126,7 +129,7 @@ function withCause<T extends object>(data: T, cause: StructuredCause | undefined
 }
 
 function structuredCause(value: unknown, depth: number): StructuredCause | undefined {
-  if (value === undefined || depth >= MAX_CAUSE_DEPTH) return undefined;
+  if (value === undefined || depth >= Limit.MAX_CAUSE_DEPTH) return undefined;
   if (!(value instanceof Error || KeelError.is(value)))
     return { name: typeof value, message: describeThrown(value) };
   const error = value as Error;

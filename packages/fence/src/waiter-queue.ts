@@ -41,7 +41,10 @@ export interface WaiterHooks {
 }
 
 /** setTimeout's largest delay (2^31 − 1 ms, about 24.8 days); longer deadlines re-arm. */
-const MAX_TIMER_MS = 0x7fffffff;
+// A const enum: the build writes the value in place (a top-level const stays a variable).
+enum Limit {
+  MAX_TIMER_MS = 0x7fffffff,
+}
 
 /** Shared by every wait that is already satisfied (a resolved promise carries no state). */
 const RESOLVED: Promise<void> = /* @__PURE__ */ Promise.resolve();
@@ -160,7 +163,7 @@ export abstract class TimedWait implements AbortSubscriber {
   /** Arms the next stretch of the deadline, or ends the wait once it has passed (a timer callback). */
   static #onTimer(wait: TimedWait): void {
     if (!wait.live) return;
-    const next = Math.min(wait.#remainingMs, MAX_TIMER_MS);
+    const next = Math.min(wait.#remainingMs, Limit.MAX_TIMER_MS);
     if (next > 0) {
       wait.#remainingMs -= next;
       wait.#timer = setTimeout(TimedWait.#onTimer, next, wait);
