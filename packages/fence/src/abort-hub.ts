@@ -41,7 +41,7 @@ function detach(hub: AbortHub): void {
 /** Notifies `subscriber` when `signal` aborts (until `unsubscribeAbort`). */
 export function subscribeAbort(signal: AbortSignal, subscriber: AbortSubscriber): void {
   let hub = hubs.get(signal);
-  if (hub === undefined) {
+  if (!hub) {
     hub = new AbortHub(signal);
     hubs.set(signal, hub);
     signal.addEventListener('abort', hub);

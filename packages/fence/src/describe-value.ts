@@ -56,7 +56,7 @@ function describeObject(object: object): string {
         : typeof SharedArrayBuffer !== 'undefined' && object instanceof SharedArrayBuffer
           ? 'SharedArrayBuffer'
           : undefined;
-  if (bytes !== undefined) return `${article(bytes)} ${bytes} of ${(object as ArrayBuffer).byteLength} bytes`;
+  if (bytes) return `${article(bytes)} ${bytes} of ${(object as ArrayBuffer).byteLength} bytes`;
   const name = (object as { constructor?: { name?: unknown } }).constructor?.name;
   if (ArrayBuffer.isView(object)) {
     const type = typeof name === 'string' ? name : 'ArrayBufferView';

@@ -168,7 +168,7 @@ export class Fence {
     const timepoints = this.#timepoints;
     for (const tp of timepoints) {
       const current = tp.semaphore.value;
-      if (tp.semaphore.failure === undefined && tp.value <= current)
+      if (!tp.semaphore.failure && tp.value <= current)
         throw signalTooLow(tp.semaphore.label, tp.value, current, 'Fence.signal: ');
     }
     for (const tp of timepoints) tp.semaphore.signal(tp.value);
@@ -184,7 +184,7 @@ export class Fence {
     let state: 'signaled' | 'pending' = 'signaled';
     for (const tp of this.#timepoints) {
       const failure = tp.semaphore.failure;
-      if (failure !== undefined) throw failure;
+      if (failure) throw failure;
       if (tp.semaphore.value < tp.value) state = 'pending';
     }
     return state;
@@ -226,10 +226,10 @@ class FenceRegistration implements Registration {
     this.#callback = callback;
     const onOne = (error?: KeelError): void => this.#onOne(error);
     for (const tp of timepoints) {
-      if (this.#callback === undefined) break; // completed (failed) during registration
+      if (!this.#callback) break; // completed (failed) during registration
       this.#registrations.push(tp.semaphore.onReached(tp.value, onOne));
     }
-    if (this.#callback === undefined) this.cancel();
+    if (!this.#callback) this.cancel();
   }
 
   cancel(): void {
@@ -241,8 +241,8 @@ class FenceRegistration implements Registration {
 
   #onOne(error: KeelError | undefined): void {
     const callback = this.#callback;
-    if (callback === undefined) return;
-    if (error === undefined && --this.#remaining > 0) return;
+    if (!callback) return;
+    if (!error && --this.#remaining > 0) return;
     this.cancel();
     invoke(callback, error);
   }

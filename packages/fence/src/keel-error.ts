@@ -125,7 +125,7 @@ function describeThrown(value: unknown): string {
 
 /** `data`, with `cause` added when there is one. */
 function withCause<T extends object>(data: T, cause: StructuredCause | undefined): T {
-  return cause === undefined ? data : { ...data, cause };
+  return cause ? { ...data, cause } : data;
 }
 
 function structuredCause(value: unknown, depth: number): StructuredCause | undefined {

@@ -39,5 +39,5 @@ export function signalTooLow(label: string, value: number, current: number, pref
 /** `Name(label: payload)`, or `Name(label: failed CODE)`. */
 export function semaphoreString(name: string, semaphore: Semaphore): string {
   const failure = semaphore.failure;
-  return `${name}(${semaphore.label}: ${failure === undefined ? semaphore.value : `failed ${failure.code}`})`;
+  return `${name}(${semaphore.label}: ${failure ? `failed ${failure.code}` : semaphore.value})`;
 }

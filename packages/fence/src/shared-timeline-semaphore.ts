@@ -132,7 +132,7 @@ export class SharedTimelineSemaphore implements Semaphore {
     const attach = attaching;
     attaching = undefined;
     let buffer: SharedArrayBuffer;
-    if (attach !== undefined) {
+    if (attach) {
       buffer = attach.buffer;
       this.label = attach.label;
     } else {
@@ -144,7 +144,7 @@ export class SharedTimelineSemaphore implements Semaphore {
     }
     this.#word = new BigInt64Array(buffer, 0, 1);
     this.#i32 = new Int32Array(buffer, 0, L.MESSAGE_OFFSET / 4);
-    if (attach === undefined) {
+    if (!attach) {
       this.#word[0] = BigInt(initialValue);
       Atomics.store(this.#i32, L.MAGIC, L.MAGIC_VALUE);
     }
@@ -187,7 +187,7 @@ export class SharedTimelineSemaphore implements Semaphore {
   }
 
   get failure(): KeelError | undefined {
-    if (this.#failure !== undefined) return this.#failure;
+    if (this.#failure) return this.#failure;
     if ((Atomics.load(this.#word, 0) & FAILED_BIT) === 0n) return undefined;
     this.#failure = this.#readFailure();
     return this.#failure;
@@ -206,7 +206,7 @@ export class SharedTimelineSemaphore implements Semaphore {
 
   query(): number {
     const failure = this.failure;
-    if (failure !== undefined) throw failure;
+    if (failure) throw failure;
     return this.value;
   }
 
@@ -237,7 +237,7 @@ export class SharedTimelineSemaphore implements Semaphore {
    * wakes every waiter. The first failure wins, across threads; later calls are ignored.
    */
   fail(error: unknown): void {
-    if (this.failure !== undefined) return;
+    if (this.failure) return;
     const failure = toFailure(this.label, error);
     const i32 = this.#i32;
     if (Atomics.compareExchange(i32, L.CLAIM, 0, 1) !== 0) return;
@@ -271,7 +271,7 @@ export class SharedTimelineSemaphore implements Semaphore {
   waitSync(value: number, options?: WaitSyncOptions): void {
     if (!isPayload(value)) throw invalidPayload(`semaphore '${this.label}': waitSync`, value);
     const invalid = options === undefined ? undefined : checkWaitOptions(this.#what(value), options);
-    if (invalid !== undefined) throw invalid;
+    if (invalid) throw invalid;
     const timeoutMs = options?.timeoutMs;
     const spinMicros = options?.spinMicros;
     if (
@@ -298,14 +298,14 @@ export class SharedTimelineSemaphore implements Semaphore {
     if (spinMicros) {
       // Spin until the value or a failure lands, the spin budget or the deadline runs out.
       const spinUntil = Math.min(deadline, start + spinMicros / 1000);
-      while (this.value < value && this.failure === undefined && performance.now() < spinUntil) {
+      while (this.value < value && !this.failure && performance.now() < spinUntil) {
         // busy wait: no sleep, so no wake-up latency when the value arrives within the budget
       }
     }
     for (;;) {
       const epoch = Atomics.load(i32, L.EPOCH);
       const failure = this.failure;
-      if (failure !== undefined) throw abortedError(this.#what(value), 'the semaphore', failure);
+      if (failure) throw abortedError(this.#what(value), 'the semaphore', failure);
       if (this.value >= value) return;
       const remaining = deadline - performance.now();
       if (remaining <= 0 || timeoutMs === 0)

@@ -57,7 +57,7 @@ export class TimelineSemaphore implements Semaphore {
   }
 
   query(): number {
-    if (this.#failure !== undefined) throw this.#failure;
+    if (this.#failure) throw this.#failure;
     return this.#value;
   }
 
@@ -68,7 +68,7 @@ export class TimelineSemaphore implements Semaphore {
    */
   signal(value: number): void {
     if (!isPayload(value)) throw invalidPayload(`semaphore '${this.label}': signal`, value);
-    if (this.#failure !== undefined) return;
+    if (this.#failure) return;
     if (value <= this.#value) throw signalTooLow(this.label, value, this.#value);
     this.#value = value;
     this.#queue.dispatch();
@@ -80,7 +80,7 @@ export class TimelineSemaphore implements Semaphore {
    * Every pending waiter is rejected (or called back) synchronously.
    */
   fail(error: unknown): void {
-    if (this.#failure !== undefined) return;
+    if (this.#failure) return;
     this.#failure = toFailure(this.label, error);
     this.#queue.dispatch();
   }

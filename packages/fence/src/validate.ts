@@ -74,7 +74,7 @@ export function checkWaitOptions(what: string, options: WaitOptions): KeelError 
   return (
     checkSignal(what, 'abortSignal', abortSignal) ??
     checkSignal(what, 'signal (deprecated alias of abortSignal)', signal) ??
-    (abortSignal !== undefined && signal !== undefined && abortSignal !== signal
+    (abortSignal && signal && abortSignal !== signal
       ? invalidArgument(
           `${what}: abortSignal and its deprecated alias signal name different AbortSignals (give abortSignal only)`,
         )

@@ -81,7 +81,7 @@ class GroupWait extends TimedWait {
   #onFence(index: number, error: KeelError | undefined): void {
     if (this.#done) return;
     this.#finish();
-    if (error === undefined) this.#resolve(index);
+    if (!error) this.#resolve(index);
     else this.#reject(abortedError(this.#what, failedLabel(this.#fences, error), error));
   }
 
@@ -106,7 +106,7 @@ export function waitForFences(
   options: WaitOptions | undefined,
 ): Promise<number> {
   const invalid = options === undefined ? undefined : checkWait(what, options);
-  if (invalid !== undefined) return Promise.reject(invalid);
+  if (invalid) return Promise.reject(invalid);
   let first = -1;
   try {
     // query() throws the first failure of a fence; every fence is queried before any completes.

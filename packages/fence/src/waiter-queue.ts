@@ -71,7 +71,7 @@ export function takeCaptured(): void {
 /** Runs `callback(failure)` (or `callback()`); an exception is reported as an event listener's is. */
 export function invoke(callback: ReachedCallback, failure?: KeelError): void {
   try {
-    if (failure === undefined) callback();
+    if (!failure) callback();
     else callback(failure);
   } catch (error) {
     queueMicrotask(() => {
@@ -106,7 +106,7 @@ function cancelledError(what: string, signal: AbortSignal): KeelError {
  */
 export function checkWait(what: string, options: WaitOptions): KeelError | undefined {
   const invalid = checkWaitOptions(what, options);
-  if (invalid !== undefined) return invalid;
+  if (invalid) return invalid;
   const signal = abortSignalOf(options);
   return signal?.aborted ? cancelledError(what, signal) : undefined;
 }
@@ -139,7 +139,7 @@ export abstract class TimedWait implements AbortSubscriber {
       TimedWait.#onTimer(this);
     }
     const signal = options && abortSignalOf(options);
-    if (signal !== undefined) {
+    if (signal) {
       this.#signal = signal;
       subscribeAbort(signal, this);
     }
@@ -148,7 +148,7 @@ export abstract class TimedWait implements AbortSubscriber {
   release(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#signal !== undefined) {
+    if (this.#signal) {
       unsubscribeAbort(this.#signal, this);
       this.#signal = undefined;
     }
@@ -157,7 +157,7 @@ export abstract class TimedWait implements AbortSubscriber {
   /** AbortSubscriber: the wait's AbortSignal aborted. */
   onAbort(): void {
     const signal = this.#signal;
-    if (this.live && signal !== undefined) this.end(cancelledError(this.what(), signal));
+    if (this.live && signal) this.end(cancelledError(this.what(), signal));
   }
 
   /** Arms the next stretch of the deadline, or ends the wait once it has passed (a timer callback). */
@@ -200,7 +200,7 @@ class Waiter extends TimedWait implements Registration {
   }
 
   get live(): boolean {
-    return (this.#callback ?? this.#resolve) !== undefined;
+    return !!(this.#callback ?? this.#resolve);
   }
 
   what(): string {
@@ -233,8 +233,8 @@ class Waiter extends TimedWait implements Registration {
     const resolve = this.#resolve;
     const reject = this.#reject;
     this.release();
-    if (callback !== undefined) invoke(callback, failure);
-    else if (failure === undefined) resolve?.();
+    if (callback) invoke(callback, failure);
+    else if (!failure) resolve?.();
     else reject?.(abortedError(this.what(), 'the semaphore', failure));
   }
 }
@@ -264,17 +264,16 @@ export class WaiterQueue {
   /** True if the earliest waiter can be settled now (reached, or the source failed). */
   dispatchable(): boolean {
     const top = this.#list[0];
-    return top !== undefined && (this.source.failure !== undefined || top.value <= this.source.value);
+    return !!top && (!!this.source.failure || top.value <= this.source.value);
   }
 
   wait(value: number, options: WaitOptions | undefined): Promise<void> {
     const source = this.source;
     if (!isPayload(value)) return Promise.reject(invalidPayload(`semaphore '${source.label}': wait`, value));
     const invalid = options === undefined ? undefined : checkWait(waitWhat(source, value), options);
-    if (invalid !== undefined) return Promise.reject(invalid);
+    if (invalid) return Promise.reject(invalid);
     const failure = source.failure;
-    if (failure !== undefined)
-      return Promise.reject(abortedError(waitWhat(source, value), 'the semaphore', failure));
+    if (failure) return Promise.reject(abortedError(waitWhat(source, value), 'the semaphore', failure));
     if (source.value >= value) return RESOLVED;
     if (options?.timeoutMs === 0)
       return Promise.reject(deadlineError(waitWhat(source, value), 0, `payload ${source.value}`));
@@ -291,7 +290,7 @@ export class WaiterQueue {
     checkCallback(`semaphore '${source.label}': onReached`, callback);
     if (!this.#dispatching) {
       const failure = source.failure;
-      if (failure !== undefined || source.value >= value) {
+      if (failure || source.value >= value) {
         invoke(callback, failure);
         return NOOP_REGISTRATION;
       }
