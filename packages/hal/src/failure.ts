@@ -32,7 +32,7 @@ export function signalPendingTimepoints(fence: Fence): unknown {
     const tp = timepoints[i]!;
     const semaphore = tp.semaphore;
     try {
-      if (semaphore.failure !== undefined || semaphore.value >= tp.value) continue;
+      if (semaphore.failure || semaphore.value >= tp.value) continue;
       semaphore.signal(tp.value);
     } catch (error) {
       thrown ??= error ?? new KeelError(ErrorCode.INTERNAL, 'a semaphore threw undefined');
@@ -64,7 +64,7 @@ export function hasPendingTimepoint(fence: Fence): boolean {
   const timepoints = fence.timepoints;
   for (let i = 0; i < timepoints.length; i++) {
     const tp = timepoints[i]!;
-    if (tp.semaphore.failure === undefined && tp.semaphore.value < tp.value) return true;
+    if (!tp.semaphore.failure && tp.semaphore.value < tp.value) return true;
   }
   return false;
 }
@@ -102,7 +102,7 @@ export function unhandledFailureReporter(
           `${operation}: ${error instanceof Error ? error.message : describeValue(error)}`,
           { cause: error },
         );
-    if (hook !== undefined) {
+    if (hook) {
       try {
         hook(failure, { device, operation });
       } catch {
@@ -136,9 +136,7 @@ export function completeSignal(
 ): unknown {
   if (error === undefined) return signalPendingTimepoints(signal);
   const undelivered =
-    report !== undefined &&
-    !(KeelError.is(error) && error.code === ErrorCode.ABORTED) &&
-    !hasPendingTimepoint(signal);
+    !!report && !(KeelError.is(error) && error.code === ErrorCode.ABORTED) && !hasPendingTimepoint(signal);
   const thrown = failTimepoints(signal, error);
   if (undelivered) report(error, operation);
   return thrown;

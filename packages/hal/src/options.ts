@@ -44,14 +44,14 @@ export function checkOptions<T extends object>(what: string, options: unknown, r
   }
   for (const key of Object.keys(options)) {
     const rule = rules[key];
-    if (rule === undefined) {
+    if (!rule) {
       const known = Object.keys(rules).join(', ');
       throw invalid(`${what}: unknown option '${key}' (known options: ${known === '' ? 'none' : known})`);
     }
     const value = (options as Record<string, unknown>)[key];
     if (value === undefined) continue;
     const broken = checkRule(rule, value);
-    if (broken !== undefined) {
+    if (broken) {
       throw invalid(`${what}: option '${key}' must be ${broken}, got ${describeValue(value)}`);
     }
   }

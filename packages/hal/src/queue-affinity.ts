@@ -8,7 +8,8 @@
  * else (a non-number, a non-integer, NaN, a value above 0xFFFFFFFF such as 2**32 + 1, below -2^31) is
  * INVALID_ARGUMENT wherever a mask is taken, never truncated. Masks are returned as unsigned values.
  */
-import { describeValue, ErrorCode, KeelError } from '@keel/fence';
+import { describeValue } from '@keel/fence';
+import { invalid } from './driver/invalid';
 
 export type QueueAffinity = number;
 
@@ -17,10 +18,7 @@ const MAX_MASK = 0xffffffff;
 
 function checkIndex(index: number): void {
   if (!Number.isInteger(index) || index < 0 || index > 31) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `queue affinity: queue index ${describeValue(index)} is outside 0..31`,
-    );
+    throw invalid(`queue affinity: queue index ${describeValue(index)} is outside 0..31`);
   }
 }
 
@@ -32,8 +30,7 @@ function isMask(mask: unknown): mask is number {
 /** The unsigned mask, or INVALID_ARGUMENT naming `what`. */
 function checkMask(mask: unknown, what: string): number {
   if (isMask(mask)) return mask >>> 0;
-  throw new KeelError(
-    ErrorCode.INVALID_ARGUMENT,
+  throw invalid(
     `${what}: queue affinity must be a 32-bit integer mask (0 to 0xffffffff, or an int32), got ${describeValue(mask)}`,
   );
 }
@@ -65,10 +62,7 @@ export const QueueAffinity = {
   /** The mask of queues 0..count-1. */
   firstN(count: number): QueueAffinity {
     if (!Number.isInteger(count) || count < 0 || count > 32) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `queue affinity: queue count ${describeValue(count)} is outside 0..32`,
-      );
+      throw invalid(`queue affinity: queue count ${describeValue(count)} is outside 0..32`);
     }
     return count === 32 ? 0xffffffff : ((1 << count) - 1) >>> 0;
   },
@@ -122,8 +116,7 @@ export const QueueAffinity = {
     const available = QueueAffinity.firstN(Math.min(queueCount, 32));
     const m = (checked & available) >>> 0;
     if (m === 0) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
+      throw invalid(
         `${what}: queue affinity 0x${checked.toString(16)} selects none of the device's ${queueCount} queue(s)`,
       );
     }

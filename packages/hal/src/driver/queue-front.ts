@@ -96,13 +96,15 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
   protected tracer: TraceRecorder | undefined;
   private queueMask = -1;
   private readonly allocaRequest: AllocaRequest = { params: NO_PARAMS, usage: 0, size: 0, pool: 'tlsf' };
+  // Declared, assigned in the constructor (the build then emits no field definition besides).
+  /** How messages name the device ("device 'cpu'", "webgpu device 'lavapipe'"). */
+  declare protected readonly deviceName: string;
+  /** The class of the device's buffers (`instanceof` decides whether a buffer is the device's). */
+  declare protected readonly bufferClass: BufferClass<B>;
 
-  protected constructor(
-    /** How messages name the device ("device 'cpu'", "webgpu device 'lavapipe'"). */
-    protected readonly deviceName: string,
-    /** The class of the device's buffers (`instanceof` decides whether a buffer is the device's). */
-    protected readonly bufferClass: BufferClass<B>,
-  ) {
+  protected constructor(deviceName: string, bufferClass: BufferClass<B>) {
+    this.deviceName = deviceName;
+    this.bufferClass = bufferClass;
     const names = {} as Record<FrontMethod, string>;
     for (const method of FRONT_METHODS) names[method] = `${deviceName} ${method}`;
     this.names = names;
@@ -136,7 +138,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
   /** `record`, stamped for the trace recording now (if any). */
   protected traced(kind: OpKind, queue: number, wait: Fence, signal: Fence): Op {
     const op = this.record(kind, queue, wait, signal);
-    if (this.tracer !== undefined) this.tracer.stamp(op);
+    this.tracer?.stamp(op);
     return op;
   }
 
@@ -148,7 +150,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     const what = this.names.startTrace;
     this.checkUsable('startTrace');
     const checked = checkOptions<TraceOptions>(what, options, TRACE_OPTION_RULES);
-    if (this.tracer !== undefined) throw traceBusy(what);
+    if (this.tracer) throw traceBusy(what);
     const recorder = new TraceRecorder(this.info, checked, this.traceTiming(checked), (r) => {
       if (this.tracer !== r) return;
       this.tracer = undefined;
@@ -180,7 +182,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     if (this.destroyed) {
       throw new KeelError(ErrorCode.FAILED_PRECONDITION, `${this.names[method]}: the device was destroyed`);
     }
-    if (this.lostReason !== undefined) {
+    if (this.lostReason) {
       throw new KeelError(
         ErrorCode.UNAVAILABLE,
         `${this.names[method]}: the device is lost (${this.lostReason.message})`,
@@ -418,9 +420,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     request.pool = options?.pool ?? 'tlsf';
     try {
       const buffer = this.allocate(queue, wait, signal, request);
-      if (this.tracer !== undefined) {
-        this.tracer.fenceOp('queueAlloca', queue, signal, { queue, bytes: size, pool: request.pool });
-      }
+      this.tracer?.fenceOp('queueAlloca', queue, signal, { queue, bytes: size, pool: request.pool });
       return buffer;
     } finally {
       request.params = NO_PARAMS;
@@ -436,9 +436,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
       this.names.queueDealloca,
     );
     this.deallocate(queue, wait, signal, b);
-    if (this.tracer !== undefined) {
-      this.tracer.fenceOp('queueDealloca', queue, signal, { queue, bytes: b.byteLength });
-    }
+    this.tracer?.fenceOp('queueDealloca', queue, signal, { queue, bytes: b.byteLength });
   }
 
   /** Checks the device and the affinity; devices submit as soon as waits allow, so nothing is held. */

@@ -185,7 +185,7 @@ export class TraceRecorder implements Trace {
   fenceOp(method: string, queue: number, signal: Fence, args: Args): void {
     const start = traceNow();
     signal.onReached((error) => {
-      const a = error === undefined ? args : { ...args, error: `${error.code}: ${error.message}` };
+      const a = error ? { ...args, error: `${error.code}: ${error.message}` } : args;
       this.add(method, 'queue', TRACK_QUEUE + queue, start, traceNow(), a);
     });
   }
@@ -239,7 +239,7 @@ export class TraceRecorder implements Trace {
     if (this.#gpu.length > 0) {
       // GPU timestamps have their own epoch: shift them so that no dispatch starts before the host
       // submitted it (the smallest shift that satisfies every submission).
-      let offset = Number.POSITIVE_INFINITY;
+      let offset = Infinity;
       for (const g of this.#gpu) offset = Math.min(offset, g.begin / 1e6 - g.submitted);
       for (const g of this.#gpu) {
         events.push({
@@ -258,7 +258,7 @@ export class TraceRecorder implements Trace {
     const traceEvents: TraceEvent[] = [];
     for (const e of events) {
       let ends = laneEnds.get(e.tid);
-      if (ends === undefined) {
+      if (!ends) {
         ends = [];
         laneEnds.set(e.tid, ends);
       }
@@ -275,7 +275,7 @@ export class TraceRecorder implements Trace {
         dur: round(Math.max(0, (e.end - e.start) * 1000)),
         pid: this.pid,
         tid,
-        ...(e.args === undefined ? {} : { args: e.args }),
+        ...(e.args ? { args: e.args } : {}),
       };
       traceEvents.push(event);
     }
