@@ -13,8 +13,11 @@ import { invalid } from './driver/invalid';
 
 export type QueueAffinity = number;
 
-const MIN_MASK = -(2 ** 31);
-const MAX_MASK = 0xffffffff;
+// A const enum: the build writes the values in place.
+enum Mask {
+  MIN = -0x80000000,
+  MAX = 0xffffffff,
+}
 
 function checkIndex(index: number): void {
   if (!Number.isInteger(index) || index < 0 || index > 31) {
@@ -23,12 +26,12 @@ function checkIndex(index: number): void {
 }
 
 /** True for a valid mask (see the module comment). */
-function isMask(mask: unknown): mask is number {
-  return typeof mask === 'number' && Number.isInteger(mask) && mask >= MIN_MASK && mask <= MAX_MASK;
+function isMask(mask: unknown): mask is QueueAffinity {
+  return typeof mask === 'number' && Number.isInteger(mask) && mask >= Mask.MIN && mask <= Mask.MAX;
 }
 
 /** The unsigned mask, or INVALID_ARGUMENT naming `what`. */
-function checkMask(mask: unknown, what: string): number {
+function checkMask(mask: unknown, what: string): QueueAffinity {
   if (isMask(mask)) return mask >>> 0;
   throw invalid(
     `${what}: queue affinity must be a 32-bit integer mask (0 to 0xffffffff, or an int32), got ${describeValue(mask)}`,
@@ -43,13 +46,9 @@ export const QueueAffinity = {
   NONE: 0,
 
   /** True when `mask` is a valid mask (a 32-bit integer, see the module comment). */
-  isValid(mask: unknown): mask is QueueAffinity {
-    return isMask(mask);
-  },
+  isValid: isMask,
   /** The unsigned form of `mask`; INVALID_ARGUMENT naming `what` unless it is a valid mask. */
-  check(mask: unknown, what: string): QueueAffinity {
-    return checkMask(mask, what);
-  },
+  check: checkMask,
   /** The mask with only the given queue indices set. */
   of(...indices: number[]): QueueAffinity {
     let mask = 0;
