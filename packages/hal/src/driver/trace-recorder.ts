@@ -29,9 +29,11 @@ export const TRACK_DISPATCH = 10000;
 export const TRACK_WORKER = 20000;
 /** Queue q's waits: `TRACK_WAIT + q`. */
 export const TRACK_WAIT = 30000;
-/** Overlapping events of one track spill into lanes: `tid + LANE_STRIDE × lane` (at most MAX_LANES). */
-const LANE_STRIDE = 1000;
-const MAX_LANES = 9;
+/** Overlapping events of one track spill into lanes: `tid + Lane.STRIDE × lane` (at most Lane.MAX). */
+enum Lane {
+  STRIDE = 1000,
+  MAX = 9,
+}
 
 /** Where a trace's dispatch times come from (`Trace.dispatchTiming`). */
 export type DispatchTiming = Trace['dispatchTiming'];
@@ -75,15 +77,16 @@ interface GpuEvent {
 let nextPid = 1;
 
 export class TraceRecorder implements Trace {
+  // Declared, assigned in the constructor (the build then emits no field definition besides).
   /** Epoch ms when the trace started (ts 0 of the export). */
-  readonly originMs: number;
-  readonly dispatchTiming: DispatchTiming;
+  declare readonly originMs: number;
+  declare readonly dispatchTiming: DispatchTiming;
   /** The export's `pid` (one per recorder, so traces of several devices merge). */
-  readonly pid: number;
+  declare readonly pid: number;
   /** Events kept at most (the `maxEvents` option). */
-  readonly maxEvents: number;
+  declare readonly maxEvents: number;
   /** Per-dispatch times are wanted (the `dispatches` option). */
-  readonly dispatches: boolean;
+  declare readonly dispatches: boolean;
   dropped = 0;
   #recording = true;
   readonly #events: RawEvent[] = [];
@@ -263,9 +266,9 @@ export class TraceRecorder implements Trace {
         laneEnds.set(e.tid, ends);
       }
       let lane = 0;
-      while (lane < ends.length && lane < MAX_LANES - 1 && ends[lane]! > e.start + 1e-6) lane++;
+      while (lane < ends.length && lane < Lane.MAX - 1 && ends[lane]! > e.start + 1e-6) lane++;
       ends[lane] = Math.max(ends[lane] ?? 0, e.end);
-      const tid = e.tid + LANE_STRIDE * lane;
+      const tid = e.tid + Lane.STRIDE * lane;
       tracks[String(tid)] ??= trackName(e.tid, lane, this.dispatchTiming);
       const event: TraceEvent = {
         name: e.name,
