@@ -46,9 +46,13 @@ export const QueueAffinity = {
   NONE: 0,
 
   /** True when `mask` is a valid mask (a 32-bit integer, see the module comment). */
-  isValid: isMask,
+  isValid(mask: unknown): mask is QueueAffinity {
+    return isMask(mask);
+  },
   /** The unsigned form of `mask`; INVALID_ARGUMENT naming `what` unless it is a valid mask. */
-  check: checkMask,
+  check(mask: unknown, what: string): QueueAffinity {
+    return checkMask(mask, what);
+  },
   /** The mask with only the given queue indices set. */
   of(...indices: number[]): QueueAffinity {
     let mask = 0;
