@@ -5,31 +5,29 @@
  * than the 256 bytes recorded commands use".
  */
 
-/**
- * The closed set of error codes, in a fixed order: SharedTimelineSemaphore stores a failure's code in
- * shared memory as 1 + its index here, so this list is append only (internal; `ErrorCode` is public).
- */
-export const ERROR_CODES = [
-  'INVALID_ARGUMENT',
-  'OUT_OF_RANGE',
-  'FAILED_PRECONDITION',
-  'RESOURCE_EXHAUSTED',
-  'DEADLINE_EXCEEDED',
-  'ABORTED',
-  'CANCELLED',
-  'UNAVAILABLE',
-  'UNIMPLEMENTED',
-  'PERMISSION_DENIED',
-  'NOT_FOUND',
-  'INTERNAL',
-  'DATA_LOSS',
-] as const;
-export type ErrorCode = (typeof ERROR_CODES)[number];
+/** The closed set of error codes. */
+export const ErrorCode = {
+  INVALID_ARGUMENT: 'INVALID_ARGUMENT',
+  OUT_OF_RANGE: 'OUT_OF_RANGE',
+  FAILED_PRECONDITION: 'FAILED_PRECONDITION',
+  RESOURCE_EXHAUSTED: 'RESOURCE_EXHAUSTED',
+  DEADLINE_EXCEEDED: 'DEADLINE_EXCEEDED',
+  ABORTED: 'ABORTED',
+  CANCELLED: 'CANCELLED',
+  UNAVAILABLE: 'UNAVAILABLE',
+  UNIMPLEMENTED: 'UNIMPLEMENTED',
+  PERMISSION_DENIED: 'PERMISSION_DENIED',
+  NOT_FOUND: 'NOT_FOUND',
+  INTERNAL: 'INTERNAL',
+  DATA_LOSS: 'DATA_LOSS',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
-/** The closed set of error codes: `ErrorCode.INVALID_ARGUMENT === 'INVALID_ARGUMENT'`, and so on. */
-export const ErrorCode: { readonly [C in ErrorCode]: C } = /* @__PURE__ */ Object.fromEntries(
-  /* @__PURE__ */ ERROR_CODES.map((code) => [code, code]),
-) as { readonly [C in ErrorCode]: C };
+/**
+ * The codes in a fixed order (ErrorCode's): SharedTimelineSemaphore stores a failure's code in shared
+ * memory as 1 + its index here, so codes are only ever appended (internal).
+ */
+export const ERROR_CODES: readonly ErrorCode[] = /* @__PURE__ */ Object.values(ErrorCode);
 
 const CODES: ReadonlySet<string> = /* @__PURE__ */ new Set(ERROR_CODES);
 
