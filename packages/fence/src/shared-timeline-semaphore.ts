@@ -71,7 +71,6 @@ enum L {
   MAGIC_VALUE = 0x4b4c5331,
   FLAG_TRUNCATED = 1,
 }
-const HAS_WAIT_ASYNC = /* @__PURE__ */ (() => typeof Atomics.waitAsync === 'function')();
 
 let textEncoder: TextEncoder | undefined;
 let textDecoder: TextDecoder | undefined;
@@ -79,14 +78,6 @@ let textDecoder: TextDecoder | undefined;
 // fromHandle passes the handle to the constructor through this slot (the constructor stays public
 // with the same signature as TimelineSemaphore's).
 let attaching: SharedSemaphoreHandle | undefined;
-
-function sharedArrayBufferUnavailable(): KeelError {
-  return new KeelError(
-    ErrorCode.FAILED_PRECONDITION,
-    'SharedTimelineSemaphore: SharedArrayBuffer is unavailable (in browsers, serve the page cross-origin ' +
-      'isolated: COOP "same-origin", COEP "require-corp")',
-  );
-}
 
 /**
  * A timeline semaphore whose state is in shared memory (see the layout above). Same contract as
@@ -139,7 +130,13 @@ export class SharedTimelineSemaphore implements Semaphore {
       this.label = semaphoreLabel('shared', options);
       if (!isPayload(initialValue))
         throw invalidPayload(`semaphore '${this.label}': initial value`, initialValue);
-      if (typeof SharedArrayBuffer !== 'function') throw sharedArrayBufferUnavailable();
+      if (typeof SharedArrayBuffer !== 'function') {
+        throw new KeelError(
+          ErrorCode.FAILED_PRECONDITION,
+          'SharedTimelineSemaphore: SharedArrayBuffer is unavailable (in browsers, serve the page cross-origin ' +
+            'isolated: COOP "same-origin", COEP "require-corp")',
+        );
+      }
       buffer = new SharedArrayBuffer(SHARED_SEMAPHORE_BYTES);
     }
     this.#word = new BigInt64Array(buffer, 0, 1);
@@ -342,7 +339,7 @@ export class SharedTimelineSemaphore implements Semaphore {
       if (queue.size === 0 || this.#armed) return;
       const epoch = Atomics.load(this.#i32, L.EPOCH);
       if (queue.dispatchable()) continue;
-      if (!HAS_WAIT_ASYNC) {
+      if (typeof Atomics.waitAsync !== 'function') {
         this.#armed = true;
         setTimeout(this.#onWake, 1); // no Atomics.waitAsync (older Firefox): poll the epoch every 1 ms
         return;
