@@ -72,6 +72,8 @@ enum L {
   FLAG_TRUNCATED = 1,
 }
 
+const HAS_WAIT_ASYNC = /* @__PURE__ */ (() => typeof Atomics.waitAsync === 'function')();
+
 let textEncoder: TextEncoder | undefined;
 let textDecoder: TextDecoder | undefined;
 
@@ -339,7 +341,7 @@ export class SharedTimelineSemaphore implements Semaphore {
       if (queue.size === 0 || this.#armed) return;
       const epoch = Atomics.load(this.#i32, L.EPOCH);
       if (queue.dispatchable()) continue;
-      if (typeof Atomics.waitAsync !== 'function') {
+      if (!HAS_WAIT_ASYNC) {
         this.#armed = true;
         setTimeout(this.#onWake, 1); // no Atomics.waitAsync (older Firefox): poll the epoch every 1 ms
         return;
