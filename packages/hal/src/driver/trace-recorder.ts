@@ -166,9 +166,7 @@ export class TraceRecorder implements Trace {
     if (record.kind === OpKind.EXECUTE) {
       const buffers = record.commandBuffers;
       args.commandBuffers = buffers.length;
-      const labels: string[] = [];
-      for (let i = 0; i < buffers.length; i++) labels.push(buffers[i]?.label ?? 'command buffer');
-      if (labels.length > 0) args.label = labels.join(', ');
+      if (buffers.length > 0) args.label = buffers.map((b) => b?.label ?? 'command buffer').join(', ');
     } else if (record.kind !== OpKind.BARRIER && record.kind !== OpKind.HOST_CALL) {
       args.bytes = record.length;
     }
@@ -223,10 +221,7 @@ export class TraceRecorder implements Trace {
 
   /** A readback the export must wait for (its rejection is ignored: the device reports it). */
   track(promise: Promise<unknown>): void {
-    const settled = promise.then(
-      () => undefined,
-      () => undefined,
-    );
+    const settled = promise.then(ignore, ignore);
     this.#pending.add(settled);
     void settled.then(() => this.#pending.delete(settled));
   }
@@ -315,6 +310,8 @@ function trackName(tid: number, lane: number, timing: DispatchTiming): string {
   if (tid >= TRACK_DISPATCH) return `queue ${tid - TRACK_DISPATCH} dispatches (${timing})${suffix}`;
   return `queue ${tid - TRACK_QUEUE}${suffix}`;
 }
+
+function ignore(): void {}
 
 /** µs with 3 decimals (ns), always finite. */
 function round(us: number): number {
