@@ -111,17 +111,16 @@ export function createExecutableExports(
       throw invalid(`${what}: name '${d.name}' is declared twice`);
     }
     seen.add(d.name);
-    checkCount(d.bindingCount, `${what} '${d.name}': bindingCount`);
-    checkCount(d.constantCount, `${what} '${d.name}': constantCount`);
+    const named = `${what} '${d.name}'`;
+    checkCount(d.bindingCount, `${named}: bindingCount`);
+    checkCount(d.constantCount, `${named}: constantCount`);
     const size: WorkgroupSize = d.workgroupSize ?? [1, 1, 1];
     if (!Array.isArray(size) || size.length !== 3 || size.some((s) => !Number.isInteger(s) || s < 1)) {
-      throw invalid(
-        `${what} '${d.name}': workgroupSize must be three positive integers, got ${describeValue(size)}`,
-      );
+      throw invalid(`${named}: workgroupSize must be three positive integers, got ${describeValue(size)}`);
     }
     if (d.workgroupCount !== undefined && typeof d.workgroupCount !== 'function') {
       throw invalid(
-        `${what} '${d.name}': workgroupCount must be a function (workload) => [x, y, z], got ${describeValue(d.workgroupCount)}`,
+        `${named}: workgroupCount must be a function (workload) => [x, y, z], got ${describeValue(d.workgroupCount)}`,
       );
     }
     const count = d.workgroupCount ?? ceilDivWorkgroupCount(size);

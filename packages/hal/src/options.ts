@@ -51,7 +51,7 @@ export function checkOptions<T extends object>(what: string, options: unknown, r
     const value = (options as Record<string, unknown>)[key];
     if (value === undefined) continue;
     const broken = checkRule(rule, value);
-    if (broken) {
+    if (broken !== undefined) {
       throw invalid(`${what}: option '${key}' must be ${broken}, got ${describeValue(value)}`);
     }
   }
