@@ -38,6 +38,11 @@ function checkMask(mask: unknown, what: string): QueueAffinity {
   );
 }
 
+/** checkMask for QueueAffinity's own helpers: `method` is named only in the message (no string otherwise). */
+function own(mask: unknown, method: string): QueueAffinity {
+  return isMask(mask) ? mask >>> 0 : checkMask(mask, `QueueAffinity.${method}`);
+}
+
 /** Helpers over affinity masks. */
 export const QueueAffinity = {
   /** Every queue. */
@@ -71,33 +76,33 @@ export const QueueAffinity = {
   },
   /** Number of set bits. */
   count(mask: QueueAffinity): number {
-    let m = checkMask(mask, 'QueueAffinity.count');
+    let m = own(mask, 'count');
     m -= (m >>> 1) & 0x55555555;
     m = (m & 0x33333333) + ((m >>> 2) & 0x33333333);
     return (((m + (m >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
   },
   /** Index of the lowest set bit, or -1 for an empty mask. */
   first(mask: QueueAffinity): number {
-    const m = checkMask(mask, 'QueueAffinity.first');
+    const m = own(mask, 'first');
     return m === 0 ? -1 : 31 - Math.clz32(m & -m);
   },
   and(a: QueueAffinity, b: QueueAffinity): QueueAffinity {
-    return (checkMask(a, 'QueueAffinity.and') & checkMask(b, 'QueueAffinity.and')) >>> 0;
+    return (own(a, 'and') & own(b, 'and')) >>> 0;
   },
   or(a: QueueAffinity, b: QueueAffinity): QueueAffinity {
-    return (checkMask(a, 'QueueAffinity.or') | checkMask(b, 'QueueAffinity.or')) >>> 0;
+    return (own(a, 'or') | own(b, 'or')) >>> 0;
   },
   has(mask: QueueAffinity, index: number): boolean {
-    const m = checkMask(mask, 'QueueAffinity.has');
+    const m = own(mask, 'has');
     checkIndex(index);
     return ((m >>> index) & 1) === 1;
   },
   isEmpty(mask: QueueAffinity): boolean {
-    return checkMask(mask, 'QueueAffinity.isEmpty') === 0;
+    return own(mask, 'isEmpty') === 0;
   },
   /** Yields the set queue indices in ascending order. */
   *indices(mask: QueueAffinity): IterableIterator<number> {
-    let m = checkMask(mask, 'QueueAffinity.indices');
+    let m = own(mask, 'indices');
     while (m !== 0) {
       const i = 31 - Math.clz32(m & -m);
       yield i;
