@@ -13,14 +13,19 @@ export interface AbortSubscriber {
   onAbort(): void;
 }
 
-class AbortHub {
-  readonly subscribers = new Set<AbortSubscriber>();
-  constructor(readonly signal: AbortSignal) {}
+/** The subscribers of one signal, and its one 'abort' listener. */
+class AbortHub extends Set<AbortSubscriber> {
+  declare readonly signal: AbortSignal;
+
+  constructor(signal: AbortSignal) {
+    super();
+    this.signal = signal;
+  }
 
   /** The one 'abort' listener. */
   handleEvent(): void {
-    const subscribers = [...this.subscribers];
-    this.subscribers.clear();
+    const subscribers = [...this];
+    this.clear();
     detach(this);
     for (const subscriber of subscribers) subscriber.onAbort();
   }
@@ -36,17 +41,16 @@ function detach(hub: AbortHub): void {
 /** Notifies `subscriber` when `signal` aborts (until `unsubscribeAbort`). */
 export function subscribeAbort(signal: AbortSignal, subscriber: AbortSubscriber): void {
   let hub = hubs.get(signal);
-  if (hub === undefined) {
+  if (!hub) {
     hub = new AbortHub(signal);
     hubs.set(signal, hub);
     signal.addEventListener('abort', hub);
   }
-  hub.subscribers.add(subscriber);
+  hub.add(subscriber);
 }
 
 /** Ends a subscription; the last one of a signal removes its listener. Unknown subscribers are ignored. */
 export function unsubscribeAbort(signal: AbortSignal, subscriber: AbortSubscriber): void {
   const hub = hubs.get(signal);
-  if (hub === undefined || !hub.subscribers.delete(subscriber)) return;
-  if (hub.subscribers.size === 0) detach(hub);
+  if (hub?.delete(subscriber) && hub.size === 0) detach(hub);
 }

@@ -5,7 +5,10 @@
  * Proxy or an object whose getters throw).
  */
 
-const MAX_STRING = 40;
+// A const enum: the build writes the value in place (a top-level const stays a variable).
+enum Limit {
+  MAX_STRING = 40,
+}
 
 /**
  * A short, unambiguous rendering of an arbitrary value:
@@ -28,47 +31,51 @@ export function describeValue(value: unknown): string {
 function describeUnsafe(value: unknown): string {
   switch (typeof value) {
     case 'string':
-      return JSON.stringify(value.length > MAX_STRING ? `${value.slice(0, MAX_STRING)}…` : value);
+      return JSON.stringify(value.length > Limit.MAX_STRING ? `${value.slice(0, Limit.MAX_STRING)}…` : value);
     case 'bigint':
       return `${value}n`;
-    case 'number':
-      return Object.is(value, -0) ? '-0' : String(value);
-    case 'boolean':
-    case 'undefined':
-      return String(value);
     case 'symbol':
       return `a symbol ${String(value.description ?? '')}`.trimEnd();
     case 'function':
       return value.name === '' ? 'a function' : `a function '${value.name}'`;
-    default:
-      break;
+    case 'object':
+      if (value !== null) return describeObject(value);
   }
-  if (value === null) return 'null';
-  const object = value as object;
+  // numbers as JavaScript writes them (but -0 as -0), booleans, undefined, null
+  return Object.is(value, -0) ? '-0' : String(value);
+}
+
+function describeObject(object: object): string {
   if (typeof (object as { then?: unknown }).then === 'function') return 'a Promise';
   if (Array.isArray(object)) return `an array of ${object.length}`;
-  if (object instanceof ArrayBuffer) return `an ArrayBuffer of ${object.byteLength} bytes`;
-  if (typeof SharedArrayBuffer !== 'undefined' && object instanceof SharedArrayBuffer)
-    return `a SharedArrayBuffer of ${object.byteLength} bytes`;
+  const bytes =
+    object instanceof ArrayBuffer
+      ? 'ArrayBuffer'
+      : object instanceof DataView
+        ? 'DataView'
+        : typeof SharedArrayBuffer !== 'undefined' && object instanceof SharedArrayBuffer
+          ? 'SharedArrayBuffer'
+          : undefined;
+  if (bytes) return `${article(bytes)} ${bytes} of ${(object as ArrayBuffer).byteLength} bytes`;
+  const name = (object as { constructor?: { name?: unknown } }).constructor?.name;
   if (ArrayBuffer.isView(object)) {
-    const name = object.constructor?.name ?? 'ArrayBufferView';
-    if (object instanceof DataView) return `a DataView of ${object.byteLength} bytes`;
-    return `${article(name)} ${name} of ${(object as unknown as { length: number }).length} elements`;
+    const type = typeof name === 'string' ? name : 'ArrayBufferView';
+    return `${article(type)} ${type} of ${(object as unknown as { length: number }).length} elements`;
   }
   const proto: unknown = Object.getPrototypeOf(object);
-  if (proto !== null && proto !== Object.prototype) {
-    const name = (object as { constructor?: { name?: unknown } }).constructor?.name;
-    if (typeof name === 'string' && name !== '' && name !== 'Object') {
-      const label = (object as { label?: unknown }).label;
-      return typeof label === 'string' && label !== ''
-        ? `${article(name)} ${name} '${label}'`
-        : `${article(name)} ${name}`;
-    }
+  if (
+    proto !== null &&
+    proto !== Object.prototype &&
+    typeof name === 'string' &&
+    name !== '' &&
+    name !== 'Object'
+  ) {
+    const label = (object as { label?: unknown }).label;
+    return `${article(name)} ${name}${typeof label === 'string' && label !== '' ? ` '${label}'` : ''}`;
   }
   const keys = Object.keys(object);
   if (keys.length === 0) return 'an empty object';
-  const shown = keys.slice(0, 6).join(', ');
-  return `an object { ${shown}${keys.length > 6 ? ', …' : ''} }`;
+  return `an object { ${keys.slice(0, 6).join(', ')}${keys.length > 6 ? ', …' : ''} }`;
 }
 
 function article(name: string): string {

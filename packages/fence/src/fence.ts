@@ -2,10 +2,19 @@
  * Fences: immutable sets of timepoints, the currency of ordering in Keel (IREE's
  * `iree_hal_semaphore_list_t`). A queue operation waits on one fence and signals another.
  */
-import { ErrorCode, KeelError } from './keel-error';
+import type { KeelError } from './keel-error';
 import { isSemaphore, type ReachedCallback, type Registration, type Semaphore } from './semaphore';
-import { describeValue, invalidPayload, isPayload, type WaitOptions } from './validate';
+import { signalTooLow } from './semaphore-support';
+import {
+  checkCallback,
+  describeValue,
+  invalidArgument,
+  invalidPayload,
+  isPayload,
+  type WaitOptions,
+} from './validate';
 import { waitForFences } from './wait-group';
+import { ignore, invoke, NOOP_REGISTRATION } from './waiter-queue';
 
 /** A point on a semaphore's timeline: reached once `semaphore.value >= value`. */
 export interface Timepoint {
@@ -13,19 +22,12 @@ export interface Timepoint {
   readonly value: number;
 }
 
-const NOOP_REGISTRATION: Registration = /* @__PURE__ */ Object.freeze({ cancel(): void {} });
-
 function checkTimepoint(what: string, timepoint: unknown): Timepoint {
-  if (typeof timepoint !== 'object' || timepoint === null) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `${what}: ${describeValue(timepoint)} is not a timepoint { semaphore, value }`,
-    );
-  }
+  if (typeof timepoint !== 'object' || timepoint === null)
+    throw invalidArgument(`${what}: ${describeValue(timepoint)} is not a timepoint { semaphore, value }`);
   const { semaphore, value } = timepoint as { semaphore?: unknown; value?: unknown };
   if (!isSemaphore(semaphore)) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
+    throw invalidArgument(
       `${what}: semaphore ${describeValue(semaphore)} is not a Keel semaphore (TimelineSemaphore or SharedTimelineSemaphore)`,
     );
   }
@@ -50,13 +52,16 @@ function merge(target: Timepoint[], timepoint: Timepoint): void {
 }
 
 /** Above this many timepoints, merging indexes semaphores in a Map instead of scanning. */
-const SCAN_LIMIT = 32;
+// A const enum: the build writes the value in place (a top-level const stays a variable).
+enum Limit {
+  SCAN_LIMIT = 32,
+}
 
 function mergeAll(groups: readonly (readonly Timepoint[])[]): Timepoint[] {
   let total = 0;
   for (const group of groups) total += group.length;
   const out: Timepoint[] = [];
-  if (total <= SCAN_LIMIT) {
+  if (total <= Limit.SCAN_LIMIT) {
     for (const group of groups) for (const tp of group) merge(out, tp);
     return out;
   }
@@ -112,12 +117,8 @@ export class Fence {
     const groups: (readonly Timepoint[])[] = [];
     for (let i = 0; i < fences.length; i++) {
       const fence = fences[i];
-      if (!(fence instanceof Fence)) {
-        throw new KeelError(
-          ErrorCode.INVALID_ARGUMENT,
-          `Fence.join: argument ${i} (${describeValue(fence)}) is not a Fence`,
-        );
-      }
+      if (!(fence instanceof Fence))
+        throw invalidArgument(`Fence.join: argument ${i} (${describeValue(fence)}) is not a Fence`);
       if (fence.#timepoints.length > 0) groups.push(fence.#timepoints);
     }
     if (groups.length === 0) return Fence.empty;
@@ -155,7 +156,7 @@ export class Fence {
       const tp = timepoints[0] as Timepoint;
       return tp.semaphore.wait(tp.value, options);
     }
-    return waitForFences('all', 'Fence.wait', [this], options).then(ignoreIndex);
+    return waitForFences('Fence.wait', [this], options).then(ignore);
   }
 
   /**
@@ -167,12 +168,8 @@ export class Fence {
     const timepoints = this.#timepoints;
     for (const tp of timepoints) {
       const current = tp.semaphore.value;
-      if (tp.semaphore.failure === undefined && tp.value <= current) {
-        throw new KeelError(
-          ErrorCode.INVALID_ARGUMENT,
-          `Fence.signal: semaphore '${tp.semaphore.label}': signal(${tp.value}) must be greater than the current payload ${current}`,
-        );
-      }
+      if (!tp.semaphore.failure && tp.value <= current)
+        throw signalTooLow(tp.semaphore.label, tp.value, current, 'Fence.signal: ');
     }
     for (const tp of timepoints) tp.semaphore.signal(tp.value);
   }
@@ -187,7 +184,7 @@ export class Fence {
     let state: 'signaled' | 'pending' = 'signaled';
     for (const tp of this.#timepoints) {
       const failure = tp.semaphore.failure;
-      if (failure !== undefined) throw failure;
+      if (failure) throw failure;
       if (tp.semaphore.value < tp.value) state = 'pending';
     }
     return state;
@@ -201,20 +198,9 @@ export class Fence {
    */
   onReached(callback: ReachedCallback): Registration {
     const timepoints = this.#timepoints;
-    if (typeof callback !== 'function') {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `Fence.onReached: callback must be a function, got ${describeValue(callback)}`,
-      );
-    }
+    checkCallback('Fence.onReached', callback);
     if (timepoints.length === 0) {
-      try {
-        callback();
-      } catch (error) {
-        queueMicrotask(() => {
-          throw error;
-        });
-      }
+      invoke(callback);
       return NOOP_REGISTRATION;
     }
     if (timepoints.length === 1) {
@@ -229,8 +215,6 @@ export class Fence {
   }
 }
 
-function ignoreIndex(): void {}
-
 /** Counts down the timepoints of a multi-timepoint fence; fails at the first failure. */
 class FenceRegistration implements Registration {
   #remaining: number;
@@ -242,10 +226,10 @@ class FenceRegistration implements Registration {
     this.#callback = callback;
     const onOne = (error?: KeelError): void => this.#onOne(error);
     for (const tp of timepoints) {
-      if (this.#callback === undefined) break; // completed (failed) during registration
+      if (!this.#callback) break; // completed (failed) during registration
       this.#registrations.push(tp.semaphore.onReached(tp.value, onOne));
     }
-    if (this.#callback === undefined) this.cancel();
+    if (!this.#callback) this.cancel();
   }
 
   cancel(): void {
@@ -257,16 +241,9 @@ class FenceRegistration implements Registration {
 
   #onOne(error: KeelError | undefined): void {
     const callback = this.#callback;
-    if (callback === undefined) return;
-    if (error === undefined && --this.#remaining > 0) return;
+    if (!callback) return;
+    if (!error && --this.#remaining > 0) return;
     this.cancel();
-    try {
-      if (error === undefined) callback();
-      else callback(error);
-    } catch (thrown) {
-      queueMicrotask(() => {
-        throw thrown;
-      });
-    }
+    invoke(callback, error);
   }
 }

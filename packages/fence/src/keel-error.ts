@@ -23,13 +23,24 @@ export const ErrorCode = {
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
-const CODES: ReadonlySet<string> = /* @__PURE__ */ new Set(/* @__PURE__ */ Object.values(ErrorCode));
+/**
+ * The codes in a fixed order (ErrorCode's): SharedTimelineSemaphore stores a failure's code in shared
+ * memory as 1 + its index here, so codes are only ever appended (internal).
+ */
+export const ERROR_CODES: readonly ErrorCode[] = /* @__PURE__ */ Object.values(ErrorCode);
+
+const CODES: ReadonlySet<string> = /* @__PURE__ */ new Set(ERROR_CODES);
 
 /**
  * A brand shared by every copy of this package loaded in one realm (Symbol.for is global), so that
  * `KeelError.is` recognises errors thrown by a duplicated copy of @keel/fence.
  */
 const BRAND: unique symbol = Symbol.for('@keel/KeelError') as never;
+
+/** True for an object whose `brand` property is `true` (the realm-wide brands of this package). */
+export function branded(value: unknown, brand: symbol): boolean {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true;
+}
 
 export interface KeelErrorOptions {
   /** The underlying failure, e.g. the original error of a failed wait semaphore. */
@@ -38,11 +49,12 @@ export interface KeelErrorOptions {
 
 export class KeelError extends Error {
   /** The status code; one of ErrorCode. */
-  readonly code: ErrorCode;
+  declare readonly code: ErrorCode;
   readonly [BRAND] = true;
 
   constructor(code: ErrorCode, message: string, options?: KeelErrorOptions) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    // Error reads only `cause` from its options; an undefined cause sets no `cause` property.
+    super(message, options?.cause === undefined ? undefined : options);
     if (!CODES.has(code)) throw new TypeError(`KeelError: unknown code '${String(code)}'`);
     this.code = code;
     this.name = 'KeelError';
@@ -53,10 +65,7 @@ export class KeelError extends Error {
    * code). Errors that crossed a thread boundary are rebuilt with `KeelError.fromStructured` first.
    */
   static is(value: unknown, code?: ErrorCode): value is KeelError {
-    if (typeof value !== 'object' || value === null) return false;
-    const branded = (value as { [BRAND]?: unknown })[BRAND] === true;
-    if (!branded) return false;
-    return code === undefined || (value as KeelError).code === code;
+    return branded(value, BRAND) && (code === undefined || (value as KeelError).code === code);
   }
 
   /**
@@ -65,21 +74,18 @@ export class KeelError extends Error {
    * MAX_CAUSE_DEPTH deep) so that the receiving thread can rebuild the causes too.
    */
   static toStructured(error: unknown): StructuredKeelError {
-    if (KeelError.is(error)) {
-      const cause = structuredCause(error.cause, 0);
-      return cause === undefined
-        ? { code: error.code, message: error.message, stack: error.stack }
-        : { code: error.code, message: error.message, stack: error.stack, cause };
-    }
-    const cause = structuredCause(error, 0);
-    if (error instanceof Error)
-      return {
-        code: ErrorCode.INTERNAL,
-        message: `${error.name}: ${error.message}`,
-        stack: error.stack,
-        ...(cause === undefined ? {} : { cause }),
-      };
-    return { code: ErrorCode.INTERNAL, message: describeThrown(error) };
+    const keel = KeelError.is(error);
+    if (!keel && !(error instanceof Error))
+      return { code: ErrorCode.INTERNAL, message: describeThrown(error) };
+    const e = error as Error;
+    return withCause(
+      {
+        code: keel ? error.code : ErrorCode.INTERNAL,
+        message: keel ? e.message : `${e.name}: ${e.message}`,
+        stack: e.stack,
+      },
+      structuredCause(keel ? e.cause : e, 0),
+    );
   }
 
   /**
@@ -87,16 +93,15 @@ export class KeelError extends Error {
    * as Errors with their name, message and stack, or KeelErrors where they had a code).
    */
   static fromStructured(data: StructuredKeelError): KeelError {
-    const code = CODES.has(data.code) ? data.code : ErrorCode.INTERNAL;
-    const cause = data.cause === undefined ? undefined : rebuildCause(data.cause);
-    const error = new KeelError(code, data.message, cause === undefined ? undefined : { cause });
-    if (data.stack !== undefined) error.stack = data.stack;
-    return error;
+    return rebuild(data, CODES.has(data.code) ? data.code : ErrorCode.INTERNAL) as KeelError;
   }
 }
 
 /** How deep `toStructured` follows a cause chain. */
-const MAX_CAUSE_DEPTH = 4;
+// A const enum: the build writes the value in place (a top-level const stays a variable).
+enum Limit {
+  MAX_CAUSE_DEPTH = 4,
+}
 
 /** One link of a structured cause chain. */
 export interface StructuredCause {
@@ -109,7 +114,6 @@ export interface StructuredCause {
 }
 
 function describeThrown(value: unknown): string {
-  if (typeof value === 'string') return value;
   try {
     return String(value);
   } catch {
@@ -117,32 +121,35 @@ function describeThrown(value: unknown): string {
   }
 }
 
+/** `data`, with `cause` added when there is one. */
+function withCause<T extends object>(data: T, cause: StructuredCause | undefined): T {
+  return cause ? { ...data, cause } : data;
+}
+
 function structuredCause(value: unknown, depth: number): StructuredCause | undefined {
-  if (value === undefined || depth >= MAX_CAUSE_DEPTH) return undefined;
-  if (value instanceof Error || KeelError.is(value)) {
-    const error = value as Error & { code?: unknown };
-    const inner = structuredCause(error.cause, depth + 1);
-    return {
+  if (value === undefined || depth >= Limit.MAX_CAUSE_DEPTH) return undefined;
+  if (!(value instanceof Error || KeelError.is(value)))
+    return { name: typeof value, message: describeThrown(value) };
+  const error = value as Error;
+  return withCause(
+    {
       name: error.name,
       message: error.message,
       stack: error.stack,
       ...(KeelError.is(value) ? { code: value.code } : {}),
-      ...(inner === undefined ? {} : { cause: inner }),
-    };
-  }
-  return { name: typeof value, message: describeThrown(value) };
+    },
+    structuredCause(error.cause, depth + 1),
+  );
 }
 
-function rebuildCause(data: StructuredCause): Error {
-  const inner = data.cause === undefined ? undefined : rebuildCause(data.cause);
-  const options = inner === undefined ? undefined : { cause: inner };
-  let error: Error;
-  if (data.code !== undefined && CODES.has(data.code)) {
-    error = new KeelError(data.code, data.message, options);
-  } else {
-    error = new Error(data.message, options);
-    error.name = data.name;
-  }
+/** A KeelError where `code` is a known code, else an Error named `data.name`; causes likewise. */
+function rebuild(data: StructuredKeelError | StructuredCause, code = data.code): Error {
+  const cause = data.cause && rebuild(data.cause);
+  const options = cause && { cause };
+  const error =
+    code !== undefined && CODES.has(code)
+      ? new KeelError(code, data.message, options)
+      : Object.assign(new Error(data.message, options), { name: (data as StructuredCause).name });
   if (data.stack !== undefined) error.stack = data.stack;
   return error;
 }

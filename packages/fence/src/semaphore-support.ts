@@ -2,6 +2,8 @@
 
 import { describeValue } from './describe-value';
 import { ErrorCode, KeelError } from './keel-error';
+import type { Semaphore } from './semaphore';
+import { invalidArgument } from './validate';
 
 export interface SemaphoreOptions {
   /** A name for error messages; by default `timeline-<n>` (or `shared-<n>`). */
@@ -15,7 +17,7 @@ export function semaphoreLabel(prefix: string, options: SemaphoreOptions | undef
   const label = options?.label;
   if (label === undefined) return `${prefix}-${nextId++}`;
   if (typeof label !== 'string') {
-    throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${prefix} semaphore: label must be a string`);
+    throw invalidArgument(`${prefix} semaphore: label must be a string`);
   }
   return label;
 }
@@ -27,9 +29,15 @@ export function toFailure(label: string, error: unknown): KeelError {
   return new KeelError(ErrorCode.INTERNAL, `semaphore '${label}' failed: ${detail}`, { cause: error });
 }
 
-export function signalTooLow(label: string, value: number, current: number): KeelError {
-  return new KeelError(
-    ErrorCode.INVALID_ARGUMENT,
-    `semaphore '${label}': signal(${value}) must be greater than the current payload ${current}`,
+/** INVALID_ARGUMENT for `signal(value)` at payload `current`; `prefix` names an outer call. */
+export function signalTooLow(label: string, value: number, current: number, prefix = ''): KeelError {
+  return invalidArgument(
+    `${prefix}semaphore '${label}': signal(${value}) must be greater than the current payload ${current}`,
   );
+}
+
+/** `Name(label: payload)`, or `Name(label: failed CODE)`. */
+export function semaphoreString(name: string, semaphore: Semaphore): string {
+  const failure = semaphore.failure;
+  return `${name}(${semaphore.label}: ${failure ? `failed ${failure.code}` : semaphore.value})`;
 }

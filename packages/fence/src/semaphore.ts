@@ -2,7 +2,7 @@
  * The contract every timeline semaphore of Keel satisfies (`TimelineSemaphore` in one thread,
  * `SharedTimelineSemaphore` across threads), and the one `Fence` and the waits are written against.
  */
-import type { KeelError } from './keel-error';
+import { branded, type KeelError } from './keel-error';
 import type { WaitOptions } from './validate';
 
 /**
@@ -78,9 +78,5 @@ export interface Semaphore {
 
 /** True for any Keel semaphore (from any copy of this package in the realm). */
 export function isSemaphore(value: unknown): value is Semaphore {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    (value as { [SEMAPHORE_BRAND]?: unknown })[SEMAPHORE_BRAND] === true
-  );
+  return branded(value, SEMAPHORE_BRAND);
 }

@@ -10,7 +10,7 @@
  * | 0 – 7     | BigInt64     | the word: payload in bits 0–52, FAILED in bit 62                     |
  * | 8 – 11    | Int32        | epoch: +1 after every signal and fail, the address waits sleep on    |
  * | 12 – 15   | Int32        | failure claim: 0, then 1 once a thread has started to fail it        |
- * | 16 – 19   | Int32        | failure code, as 1 + its index in FAILURE_CODES (0: none)            |
+ * | 16 – 19   | Int32        | failure code, as 1 + its index in ERROR_CODES (0: none)            |
  * | 20 – 23   | Int32        | failure message length in bytes                                      |
  * | 24 – 27   | Int32        | flags: bit 0 = the message was truncated                             |
  * | 28 – 31   | Int32        | magic 0x4B4C5331 ('KLS1'): layout version, checked by `fromHandle`    |
@@ -21,19 +21,26 @@
  * thread first claims the failure, writes code and message, and only then sets FAILED; a thread that
  * sees FAILED therefore sees the complete message.
  */
-import { ErrorCode, KeelError } from './keel-error';
+import { ERROR_CODES, ErrorCode, KeelError } from './keel-error';
 import { releaseKeepAlive, retainKeepAlive } from './keep-alive';
 import { type ReachedCallback, type Registration, SEMAPHORE_BRAND, type Semaphore } from './semaphore';
-import { type SemaphoreOptions, semaphoreLabel, signalTooLow, toFailure } from './semaphore-support';
+import {
+  type SemaphoreOptions,
+  semaphoreLabel,
+  semaphoreString,
+  signalTooLow,
+  toFailure,
+} from './semaphore-support';
 import {
   checkWaitOptions,
   describeValue,
+  invalidArgument,
   invalidPayload,
   isPayload,
   type WaitOptions,
   type WaitSyncOptions,
 } from './validate';
-import { abortedError, WaiterQueue } from './waiter-queue';
+import { abortedError, deadlineError, WaiterQueue } from './waiter-queue';
 
 /** The structured-cloneable identity of a shared semaphore: post it to a worker, then `fromHandle`. */
 export interface SharedSemaphoreHandle {
@@ -46,40 +53,25 @@ export const SHARED_MESSAGE_CAPACITY = 1024;
 /** Bytes of a shared semaphore's SharedArrayBuffer: a 32-byte header, then the message region. */
 export const SHARED_SEMAPHORE_BYTES = 1056;
 
-/** Failure codes as stored in shared memory. Append only: the index is the wire format. */
 // Module-level values are literals or marked pure, so that a bundle which does not use this class
 // (e.g. one that only needs TimelineSemaphore) drops the whole module.
-const FAILURE_CODES: readonly ErrorCode[] = [
-  'INVALID_ARGUMENT',
-  'OUT_OF_RANGE',
-  'FAILED_PRECONDITION',
-  'RESOURCE_EXHAUSTED',
-  'DEADLINE_EXCEEDED',
-  'ABORTED',
-  'CANCELLED',
-  'UNAVAILABLE',
-  'UNIMPLEMENTED',
-  'PERMISSION_DENIED',
-  'NOT_FOUND',
-  'INTERNAL',
-  'DATA_LOSS',
-];
-
 const PAYLOAD_MASK = 0x1f_ffff_ffff_ffffn; // (1n << 53n) - 1n
 const FAILED_BIT = 0x4000_0000_0000_0000n; // 1n << 62n
-// Int32 indices.
-const EPOCH = 2;
-const CLAIM = 3;
-const CODE = 4;
-const LENGTH = 5;
-const FLAGS = 6;
-const MAGIC = 7;
-const MESSAGE_OFFSET = 32;
-const MAGIC_VALUE = 0x4b4c5331;
-const FLAG_TRUNCATED = 1;
 
-/** Where `Atomics.waitAsync` is missing (older Firefox), pending waits poll the epoch this often. */
-const POLL_MS = 1;
+/** The layout's numbers (a const enum: the compiler writes the values in place). */
+enum L {
+  // Int32 indices.
+  EPOCH = 2,
+  CLAIM = 3,
+  CODE = 4,
+  LENGTH = 5,
+  FLAGS = 6,
+  MAGIC = 7,
+  MESSAGE_OFFSET = 32,
+  MAGIC_VALUE = 0x4b4c5331,
+  FLAG_TRUNCATED = 1,
+}
+
 const HAS_WAIT_ASYNC = /* @__PURE__ */ (() => typeof Atomics.waitAsync === 'function')();
 
 let textEncoder: TextEncoder | undefined;
@@ -88,14 +80,6 @@ let textDecoder: TextDecoder | undefined;
 // fromHandle passes the handle to the constructor through this slot (the constructor stays public
 // with the same signature as TimelineSemaphore's).
 let attaching: SharedSemaphoreHandle | undefined;
-
-function sharedArrayBufferUnavailable(): KeelError {
-  return new KeelError(
-    ErrorCode.FAILED_PRECONDITION,
-    'SharedTimelineSemaphore: SharedArrayBuffer is not available here (browsers expose it only to ' +
-      'cross-origin isolated pages: serve with COOP "same-origin" and COEP "require-corp")',
-  );
-}
 
 /**
  * A timeline semaphore whose state is in shared memory (see the layout above). Same contract as
@@ -115,11 +99,12 @@ function sharedArrayBufferUnavailable(): KeelError {
  */
 export class SharedTimelineSemaphore implements Semaphore {
   // Set in the constructor: a computed class field is evaluated at class definition, which bundlers
-  // count as a side effect that keeps the class in bundles that never use it.
+  // count as a side effect that keeps the class in bundles that never use it. (`declare` fields are
+  // only assigned in the constructor: the build then emits no field definition besides.)
   declare readonly [SEMAPHORE_BRAND]: true;
-  readonly label: string;
+  declare readonly label: string;
   /** Post this to another thread and attach there with `SharedTimelineSemaphore.fromHandle`. */
-  readonly handle: SharedSemaphoreHandle;
+  declare readonly handle: SharedSemaphoreHandle;
   readonly #word: BigInt64Array<SharedArrayBuffer>;
   readonly #i32: Int32Array<SharedArrayBuffer>;
   readonly #queue: WaiterQueue;
@@ -140,21 +125,27 @@ export class SharedTimelineSemaphore implements Semaphore {
     const attach = attaching;
     attaching = undefined;
     let buffer: SharedArrayBuffer;
-    if (attach !== undefined) {
+    if (attach) {
       buffer = attach.buffer;
       this.label = attach.label;
     } else {
       this.label = semaphoreLabel('shared', options);
       if (!isPayload(initialValue))
         throw invalidPayload(`semaphore '${this.label}': initial value`, initialValue);
-      if (typeof SharedArrayBuffer !== 'function') throw sharedArrayBufferUnavailable();
+      if (typeof SharedArrayBuffer !== 'function') {
+        throw new KeelError(
+          ErrorCode.FAILED_PRECONDITION,
+          'SharedTimelineSemaphore: SharedArrayBuffer is unavailable (in browsers, serve the page cross-origin ' +
+            'isolated: COOP "same-origin", COEP "require-corp")',
+        );
+      }
       buffer = new SharedArrayBuffer(SHARED_SEMAPHORE_BYTES);
     }
     this.#word = new BigInt64Array(buffer, 0, 1);
-    this.#i32 = new Int32Array(buffer, 0, MESSAGE_OFFSET / 4);
-    if (attach === undefined) {
+    this.#i32 = new Int32Array(buffer, 0, L.MESSAGE_OFFSET / 4);
+    if (!attach) {
       this.#word[0] = BigInt(initialValue);
-      Atomics.store(this.#i32, MAGIC, MAGIC_VALUE);
+      Atomics.store(this.#i32, L.MAGIC, L.MAGIC_VALUE);
     }
     this.handle = Object.freeze({ buffer, label: this.label });
     this.#queue = new WaiterQueue(this, {
@@ -179,13 +170,11 @@ export class SharedTimelineSemaphore implements Semaphore {
       !(buffer instanceof SharedArrayBuffer) ||
       buffer.byteLength !== SHARED_SEMAPHORE_BYTES ||
       typeof h?.label !== 'string' ||
-      Atomics.load(new Int32Array(buffer, 0, MESSAGE_OFFSET / 4), MAGIC) !== MAGIC_VALUE
+      Atomics.load(new Int32Array(buffer, 0, L.MESSAGE_OFFSET / 4), L.MAGIC) !== L.MAGIC_VALUE
     ) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `SharedTimelineSemaphore.fromHandle: ${describeValue(handle)} is not the handle of a shared semaphore ` +
-          `(expected { buffer: SharedArrayBuffer of ${SHARED_SEMAPHORE_BYTES} bytes, label: string } ` +
-          'made by this version of @keel/fence)',
+      throw invalidArgument(
+        `SharedTimelineSemaphore.fromHandle: ${describeValue(handle)} is not a shared semaphore handle of ` +
+          `this @keel/fence version ({ buffer: SharedArrayBuffer of ${SHARED_SEMAPHORE_BYTES} bytes, label: string })`,
       );
     }
     attaching = { buffer, label: h.label };
@@ -197,7 +186,7 @@ export class SharedTimelineSemaphore implements Semaphore {
   }
 
   get failure(): KeelError | undefined {
-    if (this.#failure !== undefined) return this.#failure;
+    if (this.#failure) return this.#failure;
     if ((Atomics.load(this.#word, 0) & FAILED_BIT) === 0n) return undefined;
     this.#failure = this.#readFailure();
     return this.#failure;
@@ -216,7 +205,7 @@ export class SharedTimelineSemaphore implements Semaphore {
 
   query(): number {
     const failure = this.failure;
-    if (failure !== undefined) throw failure;
+    if (failure) throw failure;
     return this.value;
   }
 
@@ -247,10 +236,10 @@ export class SharedTimelineSemaphore implements Semaphore {
    * wakes every waiter. The first failure wins, across threads; later calls are ignored.
    */
   fail(error: unknown): void {
-    if (this.failure !== undefined) return;
+    if (this.failure) return;
     const failure = toFailure(this.label, error);
     const i32 = this.#i32;
-    if (Atomics.compareExchange(i32, CLAIM, 0, 1) !== 0) return;
+    if (Atomics.compareExchange(i32, L.CLAIM, 0, 1) !== 0) return;
     this.#writeFailure(failure);
     const word = this.#word;
     let current = Atomics.load(word, 0);
@@ -280,68 +269,62 @@ export class SharedTimelineSemaphore implements Semaphore {
    */
   waitSync(value: number, options?: WaitSyncOptions): void {
     if (!isPayload(value)) throw invalidPayload(`semaphore '${this.label}': waitSync`, value);
-    let timeoutMs: number | undefined;
-    let spinMicros = 0;
-    if (options !== undefined) {
-      const invalid = checkWaitOptions(`semaphore '${this.label}': waitSync for ${value}`, options);
-      if (invalid !== undefined) throw invalid;
-      timeoutMs = options.timeoutMs;
-      const spin = options.spinMicros;
-      if (spin !== undefined) {
-        if (typeof spin !== 'number' || !Number.isFinite(spin) || spin < 0) {
-          throw new KeelError(
-            ErrorCode.INVALID_ARGUMENT,
-            `semaphore '${this.label}': waitSync for ${value}: spinMicros must be a finite number ≥ 0, got ${describeValue(spin)}`,
-          );
-        }
-        spinMicros = spin;
-      }
+    const invalid = options === undefined ? undefined : checkWaitOptions(this.#what(value), options);
+    if (invalid) throw invalid;
+    const timeoutMs = options?.timeoutMs;
+    const spinMicros = options?.spinMicros;
+    if (
+      spinMicros !== undefined &&
+      !(typeof spinMicros === 'number' && Number.isFinite(spinMicros) && spinMicros >= 0)
+    ) {
+      throw invalidArgument(
+        `${this.#what(value)}: spinMicros must be a finite number ≥ 0, got ${describeValue(spinMicros)}`,
+      );
     }
     const i32 = this.#i32;
     try {
       // MAGIC is never 0, so this returns 'not-equal' at once where blocking is allowed.
-      Atomics.wait(i32, MAGIC, 0, 0);
+      Atomics.wait(i32, L.MAGIC, 0, 0);
     } catch (error) {
       throw new KeelError(
         ErrorCode.FAILED_PRECONDITION,
-        `semaphore '${this.label}': waitSync needs a thread that may block, and Atomics.wait is not ` +
-          'allowed on this one (e.g. a browser main thread); use wait() instead',
+        `semaphore '${this.label}': waitSync needs a thread that may block (not a browser main thread); use wait() instead`,
         { cause: error },
       );
     }
     const start = performance.now();
-    const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : start + timeoutMs;
-    if (spinMicros > 0) {
+    const deadline = timeoutMs === undefined ? Infinity : start + timeoutMs;
+    if (spinMicros) {
       // Spin until the value or a failure lands, the spin budget or the deadline runs out.
       const spinUntil = Math.min(deadline, start + spinMicros / 1000);
-      while (this.value < value && this.failure === undefined && performance.now() < spinUntil) {
+      while (this.value < value && !this.failure && performance.now() < spinUntil) {
         // busy wait: no sleep, so no wake-up latency when the value arrives within the budget
       }
     }
     for (;;) {
-      const epoch = Atomics.load(i32, EPOCH);
+      const epoch = Atomics.load(i32, L.EPOCH);
       const failure = this.failure;
-      if (failure !== undefined) throw abortedError(this.label, value, failure);
+      if (failure) throw abortedError(this.#what(value), 'the semaphore', failure);
       if (this.value >= value) return;
       const remaining = deadline - performance.now();
-      if (remaining <= 0 || timeoutMs === 0) {
-        throw new KeelError(
-          ErrorCode.DEADLINE_EXCEEDED,
-          `semaphore '${this.label}': waitSync for ${value} timed out after ${timeoutMs} ms (payload ${this.value})`,
-        );
-      }
-      Atomics.wait(i32, EPOCH, epoch, remaining);
+      if (remaining <= 0 || timeoutMs === 0)
+        throw deadlineError(this.#what(value), timeoutMs, `payload ${this.value}`);
+      Atomics.wait(i32, L.EPOCH, epoch, remaining);
     }
   }
 
   toString(): string {
-    const failure = this.failure;
-    return `SharedTimelineSemaphore(${this.label}: ${failure === undefined ? this.value : `failed ${failure.code}`})`;
+    return semaphoreString('SharedTimelineSemaphore', this);
+  }
+
+  /** Names a waitSync in messages (built on error paths only). */
+  #what(value: number): string {
+    return `semaphore '${this.label}': waitSync for ${value}`;
   }
 
   #wakeAll(): void {
-    Atomics.add(this.#i32, EPOCH, 1);
-    Atomics.notify(this.#i32, EPOCH);
+    Atomics.add(this.#i32, L.EPOCH, 1);
+    Atomics.notify(this.#i32, L.EPOCH);
   }
 
   /**
@@ -356,14 +339,14 @@ export class SharedTimelineSemaphore implements Semaphore {
       if (queue.dispatching) return;
       queue.dispatch();
       if (queue.size === 0 || this.#armed) return;
-      const epoch = Atomics.load(this.#i32, EPOCH);
+      const epoch = Atomics.load(this.#i32, L.EPOCH);
       if (queue.dispatchable()) continue;
       if (!HAS_WAIT_ASYNC) {
         this.#armed = true;
-        setTimeout(this.#onWake, POLL_MS);
+        setTimeout(this.#onWake, 1); // no Atomics.waitAsync (older Firefox): poll the epoch every 1 ms
         return;
       }
-      const result = Atomics.waitAsync(this.#i32, EPOCH, epoch);
+      const result = Atomics.waitAsync(this.#i32, L.EPOCH, epoch);
       if (!result.async) continue;
       this.#armed = true;
       result.value.then(this.#onWake);
@@ -380,24 +363,24 @@ export class SharedTimelineSemaphore implements Semaphore {
       length = SHARED_MESSAGE_CAPACITY;
       // Back up over continuation bytes (10xxxxxx) to cut before a whole character.
       while (length > 0 && ((bytes[length] as number) & 0xc0) === 0x80) length--;
-      flags |= FLAG_TRUNCATED;
+      flags |= L.FLAG_TRUNCATED;
     }
     const i32 = this.#i32;
-    new Uint8Array(i32.buffer, MESSAGE_OFFSET, length).set(bytes.subarray(0, length));
-    const index = FAILURE_CODES.indexOf(failure.code);
-    Atomics.store(i32, CODE, index + 1);
-    Atomics.store(i32, LENGTH, length);
-    Atomics.store(i32, FLAGS, flags);
+    new Uint8Array(i32.buffer, L.MESSAGE_OFFSET, length).set(bytes.subarray(0, length));
+    const index = ERROR_CODES.indexOf(failure.code);
+    Atomics.store(i32, L.CODE, index + 1);
+    Atomics.store(i32, L.LENGTH, length);
+    Atomics.store(i32, L.FLAGS, flags);
   }
 
   #readFailure(): KeelError {
     const i32 = this.#i32;
-    const code = FAILURE_CODES[Atomics.load(i32, CODE) - 1] ?? ErrorCode.INTERNAL;
-    const length = Math.min(Math.max(Atomics.load(i32, LENGTH), 0), SHARED_MESSAGE_CAPACITY);
+    const code = ERROR_CODES[Atomics.load(i32, L.CODE) - 1] ?? ErrorCode.INTERNAL;
+    const length = Math.min(Math.max(Atomics.load(i32, L.LENGTH), 0), SHARED_MESSAGE_CAPACITY);
     // Decode a private copy: TextDecoder rejects views of shared memory in some browsers.
-    const bytes = new Uint8Array(i32.buffer, MESSAGE_OFFSET, length).slice();
+    const bytes = new Uint8Array(i32.buffer, L.MESSAGE_OFFSET, length).slice();
     textDecoder ??= new TextDecoder();
-    const truncated = (Atomics.load(i32, FLAGS) & FLAG_TRUNCATED) !== 0;
+    const truncated = (Atomics.load(i32, L.FLAGS) & L.FLAG_TRUNCATED) !== 0;
     return new KeelError(code, `${textDecoder.decode(bytes)}${truncated ? '…' : ''}`);
   }
 }

@@ -5,7 +5,13 @@
  */
 import type { KeelError } from './keel-error';
 import { type ReachedCallback, type Registration, SEMAPHORE_BRAND, type Semaphore } from './semaphore';
-import { type SemaphoreOptions, semaphoreLabel, signalTooLow, toFailure } from './semaphore-support';
+import {
+  type SemaphoreOptions,
+  semaphoreLabel,
+  semaphoreString,
+  signalTooLow,
+  toFailure,
+} from './semaphore-support';
 import { invalidPayload, isPayload, type WaitOptions } from './validate';
 import { WaiterQueue } from './waiter-queue';
 
@@ -16,7 +22,7 @@ import { WaiterQueue } from './waiter-queue';
 export class TimelineSemaphore implements Semaphore {
   // Set in the constructor (see SharedTimelineSemaphore): keeps the class removable when unused.
   declare readonly [SEMAPHORE_BRAND]: true;
-  readonly label: string;
+  declare readonly label: string;
   #value: number;
   #failure: KeelError | undefined = undefined;
   readonly #queue: WaiterQueue;
@@ -51,7 +57,7 @@ export class TimelineSemaphore implements Semaphore {
   }
 
   query(): number {
-    if (this.#failure !== undefined) throw this.#failure;
+    if (this.#failure) throw this.#failure;
     return this.#value;
   }
 
@@ -62,7 +68,7 @@ export class TimelineSemaphore implements Semaphore {
    */
   signal(value: number): void {
     if (!isPayload(value)) throw invalidPayload(`semaphore '${this.label}': signal`, value);
-    if (this.#failure !== undefined) return;
+    if (this.#failure) return;
     if (value <= this.#value) throw signalTooLow(this.label, value, this.#value);
     this.#value = value;
     this.#queue.dispatch();
@@ -74,7 +80,7 @@ export class TimelineSemaphore implements Semaphore {
    * Every pending waiter is rejected (or called back) synchronously.
    */
   fail(error: unknown): void {
-    if (this.#failure !== undefined) return;
+    if (this.#failure) return;
     this.#failure = toFailure(this.label, error);
     this.#queue.dispatch();
   }
@@ -88,6 +94,6 @@ export class TimelineSemaphore implements Semaphore {
   }
 
   toString(): string {
-    return `TimelineSemaphore(${this.label}: ${this.#failure === undefined ? this.#value : `failed ${this.#failure.code}`})`;
+    return semaphoreString('TimelineSemaphore', this);
   }
 }

@@ -12,12 +12,20 @@ export function isPayload(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }
 
+/** A KeelError INVALID_ARGUMENT; `message` names the object and the broken rule. */
+export function invalidArgument(message: string): KeelError {
+  return new KeelError(ErrorCode.INVALID_ARGUMENT, message);
+}
+
 /** The INVALID_ARGUMENT error for a value that is not a payload; `what` names the object and argument. */
 export function invalidPayload(what: string, value: unknown): KeelError {
-  return new KeelError(
-    ErrorCode.INVALID_ARGUMENT,
-    `${what}: ${describeValue(value)} is not a non-negative safe integer`,
-  );
+  return invalidArgument(`${what}: ${describeValue(value)} is not a non-negative safe integer`);
+}
+
+/** Throws INVALID_ARGUMENT unless `callback` is a function; `what` names the call. */
+export function checkCallback(what: string, callback: unknown): void {
+  if (typeof callback !== 'function')
+    throw invalidArgument(`${what}: callback must be a function, got ${describeValue(callback)}`);
 }
 
 /** Options of every asynchronous wait in this package. */
@@ -57,33 +65,27 @@ export interface WaitSyncOptions {
 /** Validates wait options; returns an INVALID_ARGUMENT error to reject with, or undefined if valid. */
 export function checkWaitOptions(what: string, options: WaitOptions): KeelError | undefined {
   if (typeof options !== 'object' || options === null)
-    return new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: options must be an object`);
+    return invalidArgument(`${what}: options must be an object`);
   const { timeoutMs, abortSignal, signal } = options;
-  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs >= 0)) {
-    return new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
+  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs >= 0))
+    return invalidArgument(
       `${what}: timeoutMs ${describeValue(timeoutMs)} must be a number ≥ 0 (or Infinity)`,
     );
-  }
-  if (abortSignal !== undefined && !isAbortSignal(abortSignal)) {
-    return new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `${what}: abortSignal must be an AbortSignal, got ${describeValue(abortSignal)}`,
-    );
-  }
-  if (signal !== undefined && !isAbortSignal(signal)) {
-    return new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `${what}: signal (deprecated alias of abortSignal) must be an AbortSignal, got ${describeValue(signal)}`,
-    );
-  }
-  if (abortSignal !== undefined && signal !== undefined && abortSignal !== signal) {
-    return new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `${what}: abortSignal and its deprecated alias signal name different AbortSignals (give abortSignal only)`,
-    );
-  }
-  return undefined;
+  return (
+    checkSignal(what, 'abortSignal', abortSignal) ??
+    checkSignal(what, 'signal (deprecated alias of abortSignal)', signal) ??
+    (abortSignal && signal && abortSignal !== signal
+      ? invalidArgument(
+          `${what}: abortSignal and its deprecated alias signal name different AbortSignals (give abortSignal only)`,
+        )
+      : undefined)
+  );
+}
+
+function checkSignal(what: string, name: string, value: unknown): KeelError | undefined {
+  return value === undefined || isAbortSignal(value)
+    ? undefined
+    : invalidArgument(`${what}: ${name} must be an AbortSignal, got ${describeValue(value)}`);
 }
 
 /** The AbortSignal of checked wait options: `abortSignal`, else the deprecated `signal`. */

@@ -1,18 +1,22 @@
 /**
  * The machinery behind `Fence.wait` (of several timepoints), `waitAll` and `waitAny` (internal): one
- * promise, one `onReached` registration per fence, at most one timer and one abort listener; all of it
- * is released when the wait settles, times out or is aborted.
+ * promise, one `onReached` registration per fence, and the deadline and abort handling of every wait
+ * (`TimedWait`, waiter-queue.ts); all of it is released when the wait settles, times out or is aborted.
  */
-import { type AbortSubscriber, subscribeAbort, unsubscribeAbort } from './abort-hub';
-import type { Fence, Timepoint } from './fence';
-import { ErrorCode, KeelError } from './keel-error';
+import type { Fence } from './fence';
+import type { KeelError } from './keel-error';
 import type { Registration } from './semaphore';
-import { abortSignalOf, checkWaitOptions, type WaitOptions } from './validate';
-
-const MAX_TIMER_MS = 0x7fffffff;
-
-/** 'all': resolves when every fence is reached (with 0). 'any': with the index of the first one. */
-export type WaitMode = 'all' | 'any';
+import type { WaitOptions } from './validate';
+import {
+  abortedError,
+  capture,
+  capturedReject,
+  capturedResolve,
+  checkWait,
+  deadlineError,
+  TimedWait,
+  takeCaptured,
+} from './waiter-queue';
 
 function failedLabel(fences: readonly Fence[], failure: KeelError): string {
   for (const fence of fences) {
@@ -22,76 +26,34 @@ function failedLabel(fences: readonly Fence[], failure: KeelError): string {
   return 'a semaphore';
 }
 
-function abortedError(what: string, fences: readonly Fence[], failure: KeelError): KeelError {
-  return new KeelError(
-    ErrorCode.ABORTED,
-    `${what}: aborted because ${failedLabel(fences, failure)} failed (${failure.code}: ${failure.message})`,
-    { cause: failure },
-  );
-}
-
-function pendingSummary(fences: readonly Fence[]): string {
+/** The pending timepoints as `'label' payload/awaited`, at most 4 of them. */
+function pendingState(fences: readonly Fence[]): string {
   const pending: string[] = [];
   let more = 0;
   for (const fence of fences) {
-    for (const tp of fence.timepoints as readonly Timepoint[]) {
+    for (const tp of fence.timepoints) {
       if (tp.semaphore.value >= tp.value) continue;
       if (pending.length < 4) pending.push(`'${tp.semaphore.label}' ${tp.semaphore.value}/${tp.value}`);
       else more++;
     }
   }
-  return `${pending.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+  return `pending, payload/awaited: ${pending.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
 }
 
-function deadlineError(what: string, fences: readonly Fence[], timeoutMs: number): KeelError {
-  return new KeelError(
-    ErrorCode.DEADLINE_EXCEEDED,
-    `${what}: timed out after ${timeoutMs} ms (pending, payload/awaited: ${pendingSummary(fences)})`,
-  );
-}
-
-function cancelledError(what: string, signal: AbortSignal): KeelError {
-  return new KeelError(ErrorCode.CANCELLED, `${what}: cancelled by its abort signal`, {
-    cause: signal.reason,
-  });
-}
-
-class GroupWait implements AbortSubscriber {
+class GroupWait extends TimedWait {
   readonly #what: string;
   readonly #fences: readonly Fence[];
-  readonly #resolve: (index: number) => void;
-  readonly #reject: (reason: unknown) => void;
+  readonly #resolve = capturedResolve as (index: number) => void;
+  readonly #reject = capturedReject as (reason: unknown) => void;
   readonly #registrations: Registration[] = [];
   #done = false;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #timeoutMs = 0;
-  #remainingMs = 0;
-  #signal: AbortSignal | undefined;
 
-  constructor(
-    what: string,
-    fences: readonly Fence[],
-    resolve: (index: number) => void,
-    reject: (reason: unknown) => void,
-  ) {
+  constructor(what: string, fences: readonly Fence[], options: WaitOptions | undefined) {
+    super();
+    takeCaptured();
     this.#what = what;
     this.#fences = fences;
-    this.#resolve = resolve;
-    this.#reject = reject;
-  }
-
-  start(timeoutMs: number | undefined, signal: AbortSignal | undefined): void {
-    if (timeoutMs !== undefined && timeoutMs !== Number.POSITIVE_INFINITY) {
-      const first = Math.min(timeoutMs, MAX_TIMER_MS);
-      this.#timeoutMs = timeoutMs;
-      this.#remainingMs = timeoutMs - first;
-      this.#timer = setTimeout(() => this.#onTimer(), first);
-    }
-    if (signal !== undefined) {
-      this.#signal = signal;
-      subscribeAbort(signal, this);
-    }
-    const fences = this.#fences;
+    this.arm(options);
     for (let i = 0; i < fences.length && !this.#done; i++) {
       const registration = (fences[i] as Fence).onReached((error) => this.#onFence(i, error));
       if (this.#done) registration.cancel();
@@ -99,44 +61,33 @@ class GroupWait implements AbortSubscriber {
     }
   }
 
-  /** AbortSubscriber: the wait's AbortSignal aborted. */
-  onAbort(): void {
-    const signal = this.#signal;
-    if (this.#done || signal === undefined) return;
-    this.#finish();
-    this.#reject(cancelledError(this.#what, signal));
+  get live(): boolean {
+    return !this.#done;
   }
 
-  #onTimer(): void {
-    if (this.#done) return;
-    if (this.#remainingMs > 0) {
-      const next = Math.min(this.#remainingMs, MAX_TIMER_MS);
-      this.#remainingMs -= next;
-      this.#timer = setTimeout(() => this.#onTimer(), next);
-      return;
-    }
-    this.#timer = undefined;
+  what(): string {
+    return this.#what;
+  }
+
+  state(): string {
+    return pendingState(this.#fences);
+  }
+
+  end(error: KeelError): void {
     this.#finish();
-    this.#reject(deadlineError(this.#what, this.#fences, this.#timeoutMs));
+    this.#reject(error);
   }
 
   #onFence(index: number, error: KeelError | undefined): void {
     if (this.#done) return;
     this.#finish();
-    if (error === undefined) this.#resolve(index);
-    else this.#reject(abortedError(this.#what, this.#fences, error));
+    if (!error) this.#resolve(index);
+    else this.#reject(abortedError(this.#what, failedLabel(this.#fences, error), error));
   }
 
   #finish(): void {
     this.#done = true;
-    if (this.#timer !== undefined) {
-      clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
-    if (this.#signal !== undefined) {
-      unsubscribeAbort(this.#signal, this);
-      this.#signal = undefined;
-    }
+    this.release();
     const registrations = this.#registrations;
     for (const registration of registrations) registration.cancel();
     registrations.length = 0;
@@ -144,50 +95,30 @@ class GroupWait implements AbortSubscriber {
 }
 
 /**
- * Waits for fences. Mode 'all' expects one (joined) fence and resolves with 0; mode 'any' resolves with
- * the index of the first fence reached. Checks, in order: options (INVALID_ARGUMENT), abort signal
- * (CANCELLED), any failure among all timepoints (ABORTED), completion, `timeoutMs: 0`
- * (DEADLINE_EXCEEDED). Afterwards the first event wins: a fence reached, a failure (ABORTED), the
- * deadline, or the abort.
+ * Waits for the first of `fences` to be reached and resolves with its index (with one fence: waits for
+ * it, resolves with 0). Checks, in order: options (INVALID_ARGUMENT), abort signal (CANCELLED), any
+ * failure among all timepoints (ABORTED), completion, `timeoutMs: 0` (DEADLINE_EXCEEDED). Afterwards the
+ * first event wins: a fence reached, a failure (ABORTED), the deadline, or the abort.
  */
 export function waitForFences(
-  mode: WaitMode,
   what: string,
   fences: readonly Fence[],
   options: WaitOptions | undefined,
 ): Promise<number> {
-  let timeoutMs: number | undefined;
-  let signal: AbortSignal | undefined;
-  if (options !== undefined) {
-    const invalid = checkWaitOptions(what, options);
-    if (invalid !== undefined) return Promise.reject(invalid);
-    timeoutMs = options.timeoutMs;
-    signal = abortSignalOf(options);
-    if (signal?.aborted) return Promise.reject(cancelledError(what, signal));
+  const invalid = options === undefined ? undefined : checkWait(what, options);
+  if (invalid) return Promise.reject(invalid);
+  let first = -1;
+  try {
+    // query() throws the first failure of a fence; every fence is queried before any completes.
+    for (let i = 0; i < fences.length; i++)
+      if ((fences[i] as Fence).query() === 'signaled' && first < 0) first = i;
+  } catch (error) {
+    const failure = error as KeelError;
+    return Promise.reject(abortedError(what, failedLabel(fences, failure), failure));
   }
-  let firstReached = -1;
-  let allReached = true;
-  for (let i = 0; i < fences.length; i++) {
-    for (const tp of (fences[i] as Fence).timepoints) {
-      const failure = tp.semaphore.failure;
-      if (failure !== undefined) return Promise.reject(abortedError(what, fences, failure));
-    }
-  }
-  for (let i = 0; i < fences.length; i++) {
-    let reached = true;
-    for (const tp of (fences[i] as Fence).timepoints) {
-      if (tp.semaphore.value < tp.value) {
-        reached = false;
-        break;
-      }
-    }
-    if (reached && firstReached < 0) firstReached = i;
-    if (!reached) allReached = false;
-  }
-  if (mode === 'all' ? allReached : firstReached >= 0)
-    return Promise.resolve(mode === 'all' ? 0 : firstReached);
-  if (timeoutMs === 0) return Promise.reject(deadlineError(what, fences, 0));
-  return new Promise<number>((resolve, reject) => {
-    new GroupWait(what, fences, resolve, reject).start(timeoutMs, signal);
-  });
+  if (first >= 0) return Promise.resolve(first);
+  if (options?.timeoutMs === 0) return Promise.reject(deadlineError(what, 0, pendingState(fences)));
+  const promise = new Promise<number>(capture);
+  new GroupWait(what, fences, options);
+  return promise;
 }

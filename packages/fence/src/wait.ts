@@ -2,26 +2,20 @@
  * Waiting on several fences at once (IREE's wait-all and wait-any over semaphore lists).
  */
 import { Fence } from './fence';
-import { ErrorCode, KeelError } from './keel-error';
-import { describeValue, type WaitOptions } from './validate';
+import type { KeelError } from './keel-error';
+import { describeValue, invalidArgument, type WaitOptions } from './validate';
 import { waitForFences } from './wait-group';
+import { ignore } from './waiter-queue';
 
-function checkFences(what: string, fences: unknown): Fence[] {
-  if (!Array.isArray(fences)) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `${what}: fences must be an array of Fence, got ${describeValue(fences)}`,
-    );
-  }
+/** The INVALID_ARGUMENT error for `fences` that is not an array of Fence, else undefined. */
+function checkFences(what: string, fences: unknown): KeelError | undefined {
+  if (!Array.isArray(fences))
+    return invalidArgument(`${what}: fences must be an array of Fence, got ${describeValue(fences)}`);
   for (let i = 0; i < fences.length; i++) {
-    if (!(fences[i] instanceof Fence)) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `${what}: fences[${i}] (${describeValue(fences[i])}) is not a Fence`,
-      );
-    }
+    if (!(fences[i] instanceof Fence))
+      return invalidArgument(`${what}: fences[${i}] (${describeValue(fences[i])}) is not a Fence`);
   }
-  return fences as Fence[];
+  return undefined;
 }
 
 /**
@@ -30,16 +24,11 @@ function checkFences(what: string, fences: unknown): Fence[] {
  * INVALID_ARGUMENT for a list that is not of fences. Nothing is left behind once it settles.
  */
 export function waitAll(fences: readonly Fence[], options?: WaitOptions): Promise<void> {
-  let joined: Fence;
-  try {
-    joined = Fence.join(...checkFences('waitAll', fences));
-  } catch (error) {
-    return Promise.reject(error);
-  }
-  return waitForFences('all', 'waitAll', [joined], options).then(ignoreIndex);
+  const invalid = checkFences('waitAll', fences);
+  return invalid
+    ? Promise.reject(invalid)
+    : waitForFences('waitAll', [Fence.join(...fences)], options).then(ignore);
 }
-
-function ignoreIndex(): void {}
 
 /**
  * Resolves with the index of the first fence reached (an empty fence is reached at once; when several
@@ -49,19 +38,10 @@ function ignoreIndex(): void {}
  * empty list (nothing could complete it). Nothing is left behind once it settles.
  */
 export function waitAny(fences: readonly Fence[], options?: WaitOptions): Promise<number> {
-  let checked: Fence[];
-  try {
-    checked = checkFences('waitAny', fences);
-  } catch (error) {
-    return Promise.reject(error);
-  }
-  if (checked.length === 0) {
-    return Promise.reject(
-      new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        'waitAny: the list of fences is empty, so no fence could complete it',
-      ),
-    );
-  }
-  return waitForFences('any', 'waitAny', checked, options);
+  const invalid =
+    checkFences('waitAny', fences) ??
+    (fences.length === 0
+      ? invalidArgument('waitAny: the list of fences is empty (no fence could complete it)')
+      : undefined);
+  return invalid ? Promise.reject(invalid) : waitForFences('waitAny', fences, options);
 }

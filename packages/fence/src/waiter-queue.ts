@@ -1,19 +1,25 @@
 /**
- * The waiter queue behind every semaphore of this package (internal): a binary min-heap of waiters
- * keyed by (value, arrival), with O(log n) removal, so that signalling settles waiters in value order
- * (FIFO among equal values) and a cancelled wait is removed at once rather than left for later.
+ * The one wait engine of this package (internal).
+ *
+ * - `TimedWait`: what every pending promise wait holds beyond its promise: the deadline timer (re-armed
+ *   past setTimeout's limit) and the abort subscription; a semaphore's waiter and a fence wait
+ *   (wait-group.ts) both extend it, so that timeout, abort and release are written once.
+ * - `WaiterQueue`: the waiters of one semaphore, kept sorted by value (FIFO among equal values), so that
+ *   signalling settles them in value order and a cancelled, timed-out or aborted wait is removed at
+ *   once rather than left for later. Inserting scans from the end (waits usually come in value order).
  *
  * A queue does not own the payload: it reads `value` and `failure` from its source whenever it
  * dispatches, so the same code serves a plain field (TimelineSemaphore) and shared memory
- * (SharedTimelineSemaphore).
+ * (SharedTimelineSemaphore). Waits allocate no closure: the promise executor and the timer callback
+ * are module functions, the waiter is the abort subscriber and the timer's argument.
  */
 import { type AbortSubscriber, subscribeAbort, unsubscribeAbort } from './abort-hub';
 import { ErrorCode, KeelError } from './keel-error';
 import type { ReachedCallback, Registration } from './semaphore';
 import {
   abortSignalOf,
+  checkCallback,
   checkWaitOptions,
-  describeValue,
   invalidPayload,
   isPayload,
   type WaitOptions,
@@ -34,125 +40,210 @@ export interface WaiterHooks {
   idle(): void;
 }
 
-type TimerHandle = ReturnType<typeof setTimeout>;
-
 /** setTimeout's largest delay (2^31 − 1 ms, about 24.8 days); longer deadlines re-arm. */
-const MAX_TIMER_MS = 0x7fffffff;
+// A const enum: the build writes the value in place (a top-level const stays a variable).
+enum Limit {
+  MAX_TIMER_MS = 0x7fffffff,
+}
 
 /** Shared by every wait that is already satisfied (a resolved promise carries no state). */
 const RESOLVED: Promise<void> = /* @__PURE__ */ Promise.resolve();
 
-const NOOP_REGISTRATION: Registration = /* @__PURE__ */ Object.freeze({ cancel(): void {} });
+/** Turns a fence wait's index into `void` (`.then(ignore)`). */
+export function ignore(): void {}
+
+export const NOOP_REGISTRATION: Registration = /* @__PURE__ */ Object.freeze({ cancel(): void {} });
 
 // The promise executor stores its functions here, so creating a wait allocates no closure of its own.
-let capturedResolve: (() => void) | undefined;
-let capturedReject: ((reason: unknown) => void) | undefined;
-function capture(resolve: () => void, reject: (reason: unknown) => void): void {
+// `never`: the same executor serves Promise<void> and Promise<number>; the taker casts.
+export let capturedResolve: ((value: never) => void) | undefined;
+export let capturedReject: ((reason: unknown) => void) | undefined;
+export function capture(resolve: (value: never) => void, reject: (reason: unknown) => void): void {
   capturedResolve = resolve;
   capturedReject = reject;
 }
 
-/** Reports an exception of a callback the way an event listener's exception is reported. */
-function report(error: unknown): void {
-  queueMicrotask(() => {
-    throw error;
-  });
+/** Takes what the last `capture` stored (one promise, one taker). */
+export function takeCaptured(): void {
+  capturedResolve = capturedReject = undefined;
 }
 
-function invoke(callback: ReachedCallback, failure: KeelError | undefined): void {
+/** Runs `callback(failure)` (or `callback()`); an exception is reported as an event listener's is. */
+export function invoke(callback: ReachedCallback, failure?: KeelError): void {
   try {
-    if (failure === undefined) callback();
+    if (!failure) callback();
     else callback(failure);
   } catch (error) {
-    report(error);
+    queueMicrotask(() => {
+      throw error;
+    });
   }
 }
 
-/** The error a wait rejects with when its semaphore fails. */
-export function abortedError(label: string, value: number, failure: KeelError): KeelError {
+/** ABORTED: `what` ended because `who` failed (cause = the failure). */
+export function abortedError(what: string, who: string, failure: KeelError): KeelError {
   return new KeelError(
     ErrorCode.ABORTED,
-    `semaphore '${label}': wait for ${value} aborted because the semaphore failed (${failure.code}: ${failure.message})`,
+    `${what}: aborted because ${who} failed (${failure.code}: ${failure.message})`,
     { cause: failure },
   );
 }
 
-function deadlineError(label: string, value: number, timeoutMs: number, payload: number): KeelError {
-  return new KeelError(
-    ErrorCode.DEADLINE_EXCEEDED,
-    `semaphore '${label}': wait for ${value} timed out after ${timeoutMs} ms (payload ${payload})`,
-  );
+/** DEADLINE_EXCEEDED: `what` timed out; `state` shows what it still waited for. */
+export function deadlineError(what: string, timeoutMs: number | undefined, state: string): KeelError {
+  return new KeelError(ErrorCode.DEADLINE_EXCEEDED, `${what}: timed out after ${timeoutMs} ms (${state})`);
 }
 
-function cancelledError(label: string, value: number, signal: AbortSignal): KeelError {
-  return new KeelError(
-    ErrorCode.CANCELLED,
-    `semaphore '${label}': wait for ${value} cancelled by its abort signal`,
-    { cause: signal.reason },
-  );
+function cancelledError(what: string, signal: AbortSignal): KeelError {
+  return new KeelError(ErrorCode.CANCELLED, `${what}: cancelled by its abort signal`, {
+    cause: signal.reason,
+  });
 }
 
 /**
- * One queued wait: a promise wait (resolve/reject set) or an `onReached` registration (callback set).
- * It is also the abort subscriber (`onAbort`, see abort-hub.ts) and the timer's argument, so that a wait with options
- * allocates no closure either.
+ * Checks given wait options: returns the error to reject with (INVALID_ARGUMENT, or CANCELLED for an
+ * already-aborted signal), else undefined.
  */
-class Waiter implements Registration, AbortSubscriber {
-  /** Position in the heap; -1 once it left the queue (settled or removed). */
-  index = -1;
-  timer: TimerHandle | undefined = undefined;
-  /** Milliseconds of the deadline beyond the armed timer (deadlines longer than MAX_TIMER_MS). */
-  remainingMs = 0;
-  timeoutMs = 0;
-  abortSignal: AbortSignal | undefined = undefined;
+export function checkWait(what: string, options: WaitOptions): KeelError | undefined {
+  const invalid = checkWaitOptions(what, options);
+  if (invalid) return invalid;
+  const signal = abortSignalOf(options);
+  return signal?.aborted ? cancelledError(what, signal) : undefined;
+}
 
-  constructor(
-    readonly queue: WaiterQueue,
-    readonly value: number,
-    readonly seq: number,
-    public callback: ReachedCallback | undefined,
-    public resolve: (() => void) | undefined,
-    public reject: ((reason: unknown) => void) | undefined,
-  ) {}
+/**
+ * A pending promise wait's deadline and abort subscription. `arm` starts them, `release` drops them;
+ * at the deadline or on abort, `end` gets the error to reject with (DEADLINE_EXCEEDED or CANCELLED).
+ */
+export abstract class TimedWait implements AbortSubscriber {
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timeoutMs: number | undefined;
+  /** Milliseconds of the deadline beyond the armed timer. */
+  #remainingMs = 0;
+  #signal: AbortSignal | undefined;
 
-  cancel(): void {
-    if (this.index >= 0) this.queue.remove(this);
+  /** True until the wait settles, times out, is aborted or cancelled. */
+  abstract get live(): boolean;
+  /** The wait, for messages: "semaphore 'a': wait for 3", "waitAll". */
+  abstract what(): string;
+  /** What it still waits for, for the DEADLINE_EXCEEDED message. */
+  abstract state(): string;
+  /** Ends the wait (leaves the queue, drops registrations, releases) and rejects with `error`. */
+  abstract end(error: KeelError): void;
+
+  /** Starts the deadline and the abort subscription of checked options. */
+  arm(options: WaitOptions | undefined): void {
+    const timeoutMs = options?.timeoutMs;
+    if (timeoutMs !== undefined && timeoutMs !== Infinity) {
+      this.#timeoutMs = this.#remainingMs = timeoutMs;
+      TimedWait.#onTimer(this);
+    }
+    const signal = options && abortSignalOf(options);
+    if (signal) {
+      this.#signal = signal;
+      subscribeAbort(signal, this);
+    }
+  }
+
+  release(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#signal) {
+      unsubscribeAbort(this.#signal, this);
+      this.#signal = undefined;
+    }
   }
 
   /** AbortSubscriber: the wait's AbortSignal aborted. */
   onAbort(): void {
-    const signal = this.abortSignal;
-    if (this.index < 0 || signal === undefined) return;
-    const reject = this.reject;
-    this.queue.remove(this);
-    reject?.(cancelledError(this.queue.source.label, this.value, signal));
+    const signal = this.#signal;
+    if (this.live && signal) this.end(cancelledError(this.what(), signal));
+  }
+
+  /** Arms the next stretch of the deadline, or ends the wait once it has passed (a timer callback). */
+  static #onTimer(wait: TimedWait): void {
+    if (!wait.live) return;
+    const next = Math.min(wait.#remainingMs, Limit.MAX_TIMER_MS);
+    if (next > 0) {
+      wait.#remainingMs -= next;
+      wait.#timer = setTimeout(TimedWait.#onTimer, next, wait);
+    } else {
+      wait.#timer = undefined;
+      wait.end(deadlineError(wait.what(), wait.#timeoutMs, wait.state()));
+    }
   }
 }
 
-function onWaiterTimeout(waiter: Waiter): void {
-  if (waiter.index < 0) return;
-  if (waiter.remainingMs > 0) {
-    const next = Math.min(waiter.remainingMs, MAX_TIMER_MS);
-    waiter.remainingMs -= next;
-    waiter.timer = setTimeout(onWaiterTimeout, next, waiter);
-    return;
-  }
-  waiter.timer = undefined;
-  const reject = waiter.reject;
-  const { source } = waiter.queue;
-  waiter.queue.remove(waiter);
-  reject?.(deadlineError(source.label, waiter.value, waiter.timeoutMs, source.value));
+function waitWhat(source: WaiterSource, value: number): string {
+  return `semaphore '${source.label}': wait for ${value}`;
 }
 
-function before(a: Waiter, b: Waiter): boolean {
-  return a.value < b.value || (a.value === b.value && a.seq < b.seq);
+/**
+ * One queued wait: a promise wait (resolve/reject set) or an `onReached` registration (callback set);
+ * all three are cleared once it leaves the queue.
+ */
+class Waiter extends TimedWait implements Registration {
+  readonly #queue: WaiterQueue;
+  declare readonly value: number;
+  #callback: ReachedCallback | undefined;
+  #resolve: (() => void) | undefined;
+  #reject: ((reason: unknown) => void) | undefined;
+
+  constructor(queue: WaiterQueue, value: number, callback: ReachedCallback | undefined) {
+    super();
+    this.#queue = queue;
+    this.value = value;
+    this.#callback = callback;
+    this.#resolve = capturedResolve as (() => void) | undefined;
+    this.#reject = capturedReject;
+    takeCaptured();
+  }
+
+  get live(): boolean {
+    return !!(this.#callback ?? this.#resolve);
+  }
+
+  what(): string {
+    return waitWhat(this.#queue.source, this.value);
+  }
+
+  state(): string {
+    return `payload ${this.#queue.source.value}`;
+  }
+
+  cancel(): void {
+    if (this.live) this.#queue.remove(this);
+  }
+
+  end(error: KeelError): void {
+    const reject = this.#reject;
+    this.#queue.remove(this);
+    reject?.(error);
+  }
+
+  /** Drops the timer, the abort listener and the callbacks. */
+  override release(): void {
+    super.release();
+    this.#callback = this.#resolve = this.#reject = undefined;
+  }
+
+  /** Settles the waiter, which has left the queue: reached (`failure` undefined) or aborted. */
+  settle(failure: KeelError | undefined): void {
+    const callback = this.#callback;
+    const resolve = this.#resolve;
+    const reject = this.#reject;
+    this.release();
+    if (callback) invoke(callback, failure);
+    else if (!failure) resolve?.();
+    else reject?.(abortedError(this.what(), 'the semaphore', failure));
+  }
 }
 
 export class WaiterQueue {
-  readonly source: WaiterSource;
+  declare readonly source: WaiterSource;
   readonly #hooks: WaiterHooks | undefined;
-  readonly #heap: Waiter[] = [];
-  #seq = 0;
+  /** Sorted by value; FIFO among equal values. */
+  readonly #list: Waiter[] = [];
   #dispatching = false;
 
   constructor(source: WaiterSource, hooks?: WaiterHooks) {
@@ -162,7 +253,7 @@ export class WaiterQueue {
 
   /** Waiters still queued. */
   get size(): number {
-    return this.#heap.length;
+    return this.#list.length;
   }
 
   /** True while `dispatch` runs (callbacks may re-enter). */
@@ -172,64 +263,41 @@ export class WaiterQueue {
 
   /** True if the earliest waiter can be settled now (reached, or the source failed). */
   dispatchable(): boolean {
-    const top = this.#heap[0];
-    return top !== undefined && (this.source.failure !== undefined || top.value <= this.source.value);
+    const top = this.#list[0];
+    return !!top && (!!this.source.failure || top.value <= this.source.value);
   }
 
   wait(value: number, options: WaitOptions | undefined): Promise<void> {
     const source = this.source;
     if (!isPayload(value)) return Promise.reject(invalidPayload(`semaphore '${source.label}': wait`, value));
-    let timeoutMs: number | undefined;
-    let signal: AbortSignal | undefined;
-    if (options !== undefined) {
-      const invalid = checkWaitOptions(`semaphore '${source.label}': wait for ${value}`, options);
-      if (invalid !== undefined) return Promise.reject(invalid);
-      timeoutMs = options.timeoutMs;
-      signal = abortSignalOf(options);
-      if (signal?.aborted) return Promise.reject(cancelledError(source.label, value, signal));
-    }
+    const invalid = options === undefined ? undefined : checkWait(waitWhat(source, value), options);
+    if (invalid) return Promise.reject(invalid);
     const failure = source.failure;
-    if (failure !== undefined) return Promise.reject(abortedError(source.label, value, failure));
+    if (failure) return Promise.reject(abortedError(waitWhat(source, value), 'the semaphore', failure));
     if (source.value >= value) return RESOLVED;
-    if (timeoutMs === 0) return Promise.reject(deadlineError(source.label, value, 0, source.value));
-
+    if (options?.timeoutMs === 0)
+      return Promise.reject(deadlineError(waitWhat(source, value), 0, `payload ${source.value}`));
     const promise = new Promise<void>(capture);
-    const waiter = new Waiter(this, value, this.#seq++, undefined, capturedResolve, capturedReject);
-    capturedResolve = undefined;
-    capturedReject = undefined;
-    if (timeoutMs !== undefined && timeoutMs !== Number.POSITIVE_INFINITY) {
-      const first = Math.min(timeoutMs, MAX_TIMER_MS);
-      waiter.timeoutMs = timeoutMs;
-      waiter.remainingMs = timeoutMs - first;
-      waiter.timer = setTimeout(onWaiterTimeout, first, waiter);
-    }
-    if (signal !== undefined) {
-      waiter.abortSignal = signal;
-      subscribeAbort(signal, waiter);
-    }
+    const waiter = new Waiter(this, value, undefined);
     this.#push(waiter);
+    waiter.arm(options);
     return promise;
   }
 
   onReached(value: number, callback: ReachedCallback): Registration {
     const source = this.source;
     if (!isPayload(value)) throw invalidPayload(`semaphore '${source.label}': onReached`, value);
-    if (typeof callback !== 'function') {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `semaphore '${source.label}': onReached callback must be a function, got ${describeValue(callback)}`,
-      );
-    }
+    checkCallback(`semaphore '${source.label}': onReached`, callback);
     if (!this.#dispatching) {
       const failure = source.failure;
-      if (failure !== undefined || source.value >= value) {
+      if (failure || source.value >= value) {
         invoke(callback, failure);
         return NOOP_REGISTRATION;
       }
     }
     // Inside a dispatch of this queue the waiter is queued even if reached: the running dispatch
     // settles it in value order.
-    const waiter = new Waiter(this, value, this.#seq++, callback, undefined, undefined);
+    const waiter = new Waiter(this, value, callback);
     this.#push(waiter);
     return waiter;
   }
@@ -240,17 +308,15 @@ export class WaiterQueue {
    * payload and failure before each waiter, so it picks up their effects.
    */
   dispatch(): void {
-    const heap = this.#heap;
-    if (this.#dispatching || heap.length === 0) return;
+    const list = this.#list;
+    if (this.#dispatching || list.length === 0) return;
     this.#dispatching = true;
     const source = this.source;
     try {
-      while (heap.length > 0) {
-        const top = heap[0] as Waiter;
-        const failure = source.failure;
-        if (failure === undefined && top.value > source.value) break;
-        this.#removeAt(0);
-        this.#settle(top, failure);
+      while (this.dispatchable()) {
+        const top = list.shift() as Waiter;
+        if (list.length === 0) this.#hooks?.idle();
+        top.settle(source.failure);
       }
     } finally {
       this.#dispatching = false;
@@ -259,95 +325,20 @@ export class WaiterQueue {
 
   /** Takes a queued waiter out and drops its timer and abort listener (no settlement). */
   remove(waiter: Waiter): void {
-    if (waiter.index < 0) return;
-    this.#removeAt(waiter.index);
-    this.#release(waiter);
-  }
-
-  #settle(waiter: Waiter, failure: KeelError | undefined): void {
-    const { callback, resolve, reject } = waiter;
-    this.#release(waiter);
-    if (callback !== undefined) invoke(callback, failure);
-    else if (failure === undefined) resolve?.();
-    else reject?.(abortedError(this.source.label, waiter.value, failure));
-  }
-
-  #release(waiter: Waiter): void {
-    if (waiter.timer !== undefined) {
-      clearTimeout(waiter.timer);
-      waiter.timer = undefined;
-    }
-    if (waiter.abortSignal !== undefined) {
-      unsubscribeAbort(waiter.abortSignal, waiter);
-      waiter.abortSignal = undefined;
-    }
-    waiter.callback = undefined;
-    waiter.resolve = undefined;
-    waiter.reject = undefined;
+    const list = this.#list;
+    const index = list.indexOf(waiter);
+    if (index < 0) return;
+    list.copyWithin(index, index + 1).pop();
+    waiter.release();
+    if (list.length === 0) this.#hooks?.idle();
   }
 
   #push(waiter: Waiter): void {
-    const heap = this.#heap;
-    waiter.index = heap.length;
-    heap.push(waiter);
-    this.#siftUp(waiter.index);
-    if (heap.length === 1) this.#hooks?.pending();
-  }
-
-  #removeAt(index: number): void {
-    const heap = this.#heap;
-    const removed = heap[index] as Waiter;
-    const last = heap.pop() as Waiter;
-    removed.index = -1;
-    if (last !== removed) {
-      heap[index] = last;
-      last.index = index;
-      if (index > 0 && before(last, heap[(index - 1) >> 1] as Waiter)) this.#siftUp(index);
-      else this.#siftDown(index);
-    }
-    if (heap.length === 0) this.#hooks?.idle();
-  }
-
-  #siftUp(index: number): void {
-    const heap = this.#heap;
-    const item = heap[index] as Waiter;
-    let i = index;
-    while (i > 0) {
-      const parentIndex = (i - 1) >> 1;
-      const parent = heap[parentIndex] as Waiter;
-      if (!before(item, parent)) break;
-      heap[i] = parent;
-      parent.index = i;
-      i = parentIndex;
-    }
-    heap[i] = item;
-    item.index = i;
-  }
-
-  #siftDown(index: number): void {
-    const heap = this.#heap;
-    const n = heap.length;
-    const item = heap[index] as Waiter;
-    let i = index;
-    for (;;) {
-      const left = 2 * i + 1;
-      if (left >= n) break;
-      const right = left + 1;
-      let child = left;
-      let childItem = heap[left] as Waiter;
-      if (right < n) {
-        const rightItem = heap[right] as Waiter;
-        if (before(rightItem, childItem)) {
-          child = right;
-          childItem = rightItem;
-        }
-      }
-      if (!before(childItem, item)) break;
-      heap[i] = childItem;
-      childItem.index = i;
-      i = child;
-    }
-    heap[i] = item;
-    item.index = i;
+    const list = this.#list;
+    let i = list.length;
+    // After every waiter of a lower or equal value.
+    for (; i > 0 && (list[i - 1] as Waiter).value > waiter.value; i--) list[i] = list[i - 1] as Waiter;
+    list[i] = waiter;
+    if (list.length === 1) this.#hooks?.pending();
   }
 }

@@ -5,6 +5,7 @@
  */
 import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 import { type Buffer, describeBuffer } from './buffer';
+import { invalid } from './driver/invalid';
 
 export interface DirectBufferRef {
   readonly buffer: Buffer;
@@ -41,10 +42,7 @@ export function isDirectRef(ref: BufferRef): ref is DirectBufferRef {
 
 function checkByteCount(value: number, what: string, name: string): void {
   if (!Number.isSafeInteger(value) || value < 0) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `${what}: ${name} must be a non-negative integer, got ${describeValue(value)}`,
-    );
+    throw invalid(`${what}: ${name} must be a non-negative integer, got ${describeValue(value)}`);
   }
 }
 

@@ -40,35 +40,24 @@ export const ALL_USAGE_BITS = 0x3f;
 /** Every defined MemoryType bit. */
 export const ALL_MEMORY_BITS = 0xf;
 
-const USAGE_NAMES: readonly (readonly [number, string])[] = [
-  [BufferUsage.TRANSFER_SOURCE, 'TRANSFER_SOURCE'],
-  [BufferUsage.TRANSFER_TARGET, 'TRANSFER_TARGET'],
-  [BufferUsage.DISPATCH_STORAGE, 'DISPATCH_STORAGE'],
-  [BufferUsage.DISPATCH_UNIFORM, 'DISPATCH_UNIFORM'],
-  [BufferUsage.DISPATCH_INDIRECT_PARAMETERS, 'DISPATCH_INDIRECT_PARAMETERS'],
-  [BufferUsage.MAPPING, 'MAPPING'],
-];
-
-const MEMORY_NAMES: readonly (readonly [number, string])[] = [
-  [MemoryType.DEVICE_LOCAL, 'DEVICE_LOCAL'],
-  [MemoryType.HOST_VISIBLE, 'HOST_VISIBLE'],
-  [MemoryType.HOST_COHERENT, 'HOST_COHERENT'],
-  [MemoryType.HOST_CACHED, 'HOST_CACHED'],
-];
-
-function describeBits(bits: number, names: readonly (readonly [number, string])[]): string {
-  const parts = names.filter(([bit]) => (bits & bit) !== 0).map(([, name]) => name);
+/** The names of the single bits set in `bits`, in the table's order ('NONE' when none). */
+function describeBits(bits: number, table: Readonly<Record<string, number>>): string {
+  // Single bits only: a table's NONE (0) and its combinations (TRANSFER, DEFAULT) are not named.
+  const parts = Object.keys(table).filter((name) => {
+    const bit = table[name] as number;
+    return (bits & bit) !== 0 && (bit & (bit - 1)) === 0;
+  });
   return parts.length === 0 ? 'NONE' : parts.join('|');
 }
 
 /** "TRANSFER_SOURCE|DISPATCH_STORAGE": usage bits as text, for error messages. */
 export function describeUsage(usage: BufferUsage): string {
-  return describeBits(usage, USAGE_NAMES);
+  return describeBits(usage, BufferUsage);
 }
 
 /** "DEVICE_LOCAL|HOST_VISIBLE": memory type bits as text, for error messages. */
 export function describeMemoryType(memoryType: MemoryType): string {
-  return describeBits(memoryType, MEMORY_NAMES);
+  return describeBits(memoryType, MemoryType);
 }
 
 /** True when every bit of `required` is set in `bits`. */

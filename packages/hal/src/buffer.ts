@@ -6,6 +6,7 @@
 import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 import { ALL_MEMORY_BITS, ALL_USAGE_BITS, type BufferUsage, type MemoryType } from './buffer-usage';
 import type { Device } from './device';
+import { invalid } from './driver/invalid';
 import { QueueAffinity } from './queue-affinity';
 
 /**
@@ -82,22 +83,19 @@ export function assertBufferLive(buffer: Buffer, what: string): void {
  */
 export function checkBufferParams(params: BufferParams, what: string): number {
   if (params === null || typeof params !== 'object' || Array.isArray(params)) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
+    throw invalid(
       `${what}: params must be an object { usage, memoryType?, affinity?, label? }, got ${describeValue(params)}`,
     );
   }
   const usage = params.usage;
   if (!isBits(usage, ALL_USAGE_BITS)) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
+    throw invalid(
       `${what}: params.usage must be BufferUsage bits (an integer made of bits in 0x${ALL_USAGE_BITS.toString(16)}), got ${describeValue(usage)}`,
     );
   }
   const memoryType = params.memoryType;
   if (memoryType !== undefined && !isBits(memoryType, ALL_MEMORY_BITS)) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
+    throw invalid(
       `${what}: params.memoryType must be MemoryType bits (an integer made of bits in 0x${ALL_MEMORY_BITS.toString(16)}), got ${describeValue(memoryType)}`,
     );
   }
@@ -105,10 +103,7 @@ export function checkBufferParams(params: BufferParams, what: string): number {
   if (affinity !== undefined) QueueAffinity.check(affinity, `${what}: params.affinity`);
   const label = params.label;
   if (label !== undefined && typeof label !== 'string') {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `${what}: params.label must be a string, got ${describeValue(label)}`,
-    );
+    throw invalid(`${what}: params.label must be a string, got ${describeValue(label)}`);
   }
   return usage;
 }
@@ -116,16 +111,10 @@ export function checkBufferParams(params: BufferParams, what: string): number {
 /** INVALID_ARGUMENT unless `byteLength` (of `createBuffer`) is an integer in [0, maxBufferSize]. */
 export function checkBufferByteLength(byteLength: unknown, maxBufferSize: number, what: string): number {
   if (typeof byteLength !== 'number' || !Number.isInteger(byteLength) || byteLength < 0) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `${what}: byteLength must be a non-negative integer, got ${describeValue(byteLength)}`,
-    );
+    throw invalid(`${what}: byteLength must be a non-negative integer, got ${describeValue(byteLength)}`);
   }
   if (byteLength > maxBufferSize) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `${what}: byteLength ${byteLength} exceeds the device's maxBufferSize of ${maxBufferSize}`,
-    );
+    throw invalid(`${what}: byteLength ${byteLength} exceeds the device's maxBufferSize of ${maxBufferSize}`);
   }
   return byteLength;
 }

@@ -9,7 +9,8 @@
  * value throws KeelError INVALID_ARGUMENT naming the helper, the index and the rule. Runs at record time,
  * never on a replay path.
  */
-import { describeValue, ErrorCode, KeelError } from '@keel/fence';
+import { describeValue, type KeelError } from '@keel/fence';
+import { invalid } from './driver/invalid';
 
 /** One entry of `packConstants`: a u32 bit pattern, or a value tagged with its 32-bit type. */
 export type ConstantValue =
@@ -23,13 +24,10 @@ const F32_MAX = 3.4028234663852886e38;
 
 function f32Bits(what: string, x: unknown): number {
   if (typeof x !== 'number') {
-    throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: ${describeValue(x)} is not a number`);
+    throw invalid(`${what}: ${describeValue(x)} is not a number`);
   }
   if (Number.isFinite(x) && !Number.isFinite(Math.fround(x))) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `${what}: ${describeValue(x)} is outside the f32 range (magnitude at most ${F32_MAX})`,
-    );
+    throw invalid(`${what}: ${describeValue(x)} is outside the f32 range (magnitude at most ${F32_MAX})`);
   }
   scratch.setFloat32(0, x, true);
   return scratch.getUint32(0, true);
@@ -37,20 +35,14 @@ function f32Bits(what: string, x: unknown): number {
 
 function i32Bits(what: string, x: unknown): number {
   if (typeof x !== 'number' || !Number.isInteger(x) || x < -0x80000000 || x > 0x7fffffff) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `${what}: ${describeValue(x)} is not an i32 (an integer in [-2147483648, 2147483647])`,
-    );
+    throw invalid(`${what}: ${describeValue(x)} is not an i32 (an integer in [-2147483648, 2147483647])`);
   }
   return x >>> 0;
 }
 
 function u32Bits(what: string, x: unknown): number {
   if (typeof x !== 'number' || !Number.isInteger(x) || x < 0 || x > 0xffffffff) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `${what}: ${describeValue(x)} is not a u32 (an integer in [0, 4294967295])`,
-    );
+    throw invalid(`${what}: ${describeValue(x)} is not a u32 (an integer in [0, 4294967295])`);
   }
   return x;
 }
@@ -79,10 +71,7 @@ export const constants = Object.freeze({
  */
 export function packConstants(values: readonly ConstantValue[]): Uint32Array {
   if (!Array.isArray(values)) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `packConstants: values must be an array, got ${describeValue(values)}`,
-    );
+    throw invalid(`packConstants: values must be an array, got ${describeValue(values)}`);
   }
   const out = new Uint32Array(values.length);
   for (let i = 0; i < values.length; i++) {
@@ -103,8 +92,7 @@ export function packConstants(values: readonly ConstantValue[]): Uint32Array {
 }
 
 function badEntry(what: string, v: unknown): KeelError {
-  return new KeelError(
-    ErrorCode.INVALID_ARGUMENT,
+  return invalid(
     `${what}: ${describeValue(v)} must be a u32 bit pattern or one of { f32 }, { i32 }, { u32 }`,
   );
 }

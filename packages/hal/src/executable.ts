@@ -7,6 +7,7 @@
  */
 import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 import type { Device } from './device';
+import { invalid } from './driver/invalid';
 
 export type WorkgroupCount = readonly [x: number, y: number, z: number];
 export type WorkgroupSize = readonly [x: number, y: number, z: number];
@@ -78,10 +79,7 @@ export function ceilDivWorkgroupCount(
 
 function checkCount(value: number, what: string): void {
   if (!Number.isInteger(value) || value < 0) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `${what} must be a non-negative integer, got ${describeValue(value)}`,
-    );
+    throw invalid(`${what} must be a non-negative integer, got ${describeValue(value)}`);
   }
 }
 
@@ -96,40 +94,33 @@ export function createExecutableExports(
   executableName: string,
 ): ExecutableExport[] {
   if (!Array.isArray(descriptors) || descriptors.length === 0) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `executable ${executableName}: needs at least one export`,
-    );
+    throw invalid(`executable ${executableName}: needs at least one export`);
   }
   const seen = new Set<string>();
   return descriptors.map((d, index) => {
     const what = `executable ${executableName} export ${index}`;
     if (d === null || typeof d !== 'object') {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
+      throw invalid(
         `${what}: must be an export descriptor { name, bindingCount, constantCount, ... }, got ${describeValue(d)}`,
       );
     }
     if (typeof d.name !== 'string' || d.name.length === 0) {
-      throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: name must be a non-empty string`);
+      throw invalid(`${what}: name must be a non-empty string`);
     }
     if (seen.has(d.name)) {
-      throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: name '${d.name}' is declared twice`);
+      throw invalid(`${what}: name '${d.name}' is declared twice`);
     }
     seen.add(d.name);
-    checkCount(d.bindingCount, `${what} '${d.name}': bindingCount`);
-    checkCount(d.constantCount, `${what} '${d.name}': constantCount`);
+    const named = `${what} '${d.name}'`;
+    checkCount(d.bindingCount, `${named}: bindingCount`);
+    checkCount(d.constantCount, `${named}: constantCount`);
     const size: WorkgroupSize = d.workgroupSize ?? [1, 1, 1];
     if (!Array.isArray(size) || size.length !== 3 || size.some((s) => !Number.isInteger(s) || s < 1)) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `${what} '${d.name}': workgroupSize must be three positive integers, got ${describeValue(size)}`,
-      );
+      throw invalid(`${named}: workgroupSize must be three positive integers, got ${describeValue(size)}`);
     }
     if (d.workgroupCount !== undefined && typeof d.workgroupCount !== 'function') {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `${what} '${d.name}': workgroupCount must be a function (workload) => [x, y, z], got ${describeValue(d.workgroupCount)}`,
+      throw invalid(
+        `${named}: workgroupCount must be a function (workload) => [x, y, z], got ${describeValue(d.workgroupCount)}`,
       );
     }
     const count = d.workgroupCount ?? ceilDivWorkgroupCount(size);
@@ -151,7 +142,7 @@ export function lookupExport(
   executableName: string,
 ): ExecutableExport {
   const found = typeof entry === 'number' ? exports[entry] : exports.find((e) => e.name === entry);
-  if (found === undefined) {
+  if (!found) {
     throw new KeelError(
       ErrorCode.NOT_FOUND,
       `executable ${executableName}: no export ${typeof entry === 'number' ? `#${entry}` : `'${entry}'`}`,

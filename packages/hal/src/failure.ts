@@ -11,8 +11,19 @@ import { describeValue, ErrorCode, type Fence, KeelError } from '@keel/fence';
 
 /** The ABORTED error a signal receives when `cause` failed one of the operation's waits. */
 export function abortedBy(cause: unknown, operation: string): KeelError {
-  const reason = cause instanceof Error ? cause.message : describeValue(cause);
-  return new KeelError(ErrorCode.ABORTED, `${operation}: a wait timepoint failed (${reason})`, { cause });
+  return new KeelError(ErrorCode.ABORTED, `${operation}: a wait timepoint failed (${reasonOf(cause)})`, {
+    cause,
+  });
+}
+
+/** A failure as text: an Error's message, else the value (describeValue). */
+function reasonOf(value: unknown): string {
+  return value instanceof Error ? value.message : describeValue(value);
+}
+
+/** What a semaphore threw, as something to report (a thrown `undefined` or `null` becomes INTERNAL). */
+function caught(error: unknown): unknown {
+  return error ?? new KeelError(ErrorCode.INTERNAL, 'a semaphore threw undefined');
 }
 
 /** Fails every timepoint of `signal` with the ABORTED error for `cause`. */
@@ -32,10 +43,10 @@ export function signalPendingTimepoints(fence: Fence): unknown {
     const tp = timepoints[i]!;
     const semaphore = tp.semaphore;
     try {
-      if (semaphore.failure !== undefined || semaphore.value >= tp.value) continue;
+      if (semaphore.failure || semaphore.value >= tp.value) continue;
       semaphore.signal(tp.value);
     } catch (error) {
-      thrown ??= error ?? new KeelError(ErrorCode.INTERNAL, 'a semaphore threw undefined');
+      thrown ??= caught(error);
     }
   }
   return thrown;
@@ -49,7 +60,7 @@ export function failTimepoints(fence: Fence, error: unknown): unknown {
     try {
       timepoints[i]!.semaphore.fail(error);
     } catch (e) {
-      thrown ??= e ?? new KeelError(ErrorCode.INTERNAL, 'a semaphore threw undefined');
+      thrown ??= caught(e);
     }
   }
   return thrown;
@@ -64,7 +75,7 @@ export function hasPendingTimepoint(fence: Fence): boolean {
   const timepoints = fence.timepoints;
   for (let i = 0; i < timepoints.length; i++) {
     const tp = timepoints[i]!;
-    if (tp.semaphore.failure === undefined && tp.semaphore.value < tp.value) return true;
+    if (!tp.semaphore.failure && tp.semaphore.value < tp.value) return true;
   }
   return false;
 }
@@ -97,12 +108,8 @@ export function unhandledFailureReporter(
   return (error: unknown, operation: string): void => {
     const failure = KeelError.is(error)
       ? error
-      : new KeelError(
-          ErrorCode.INTERNAL,
-          `${operation}: ${error instanceof Error ? error.message : describeValue(error)}`,
-          { cause: error },
-        );
-    if (hook !== undefined) {
+      : new KeelError(ErrorCode.INTERNAL, `${operation}: ${reasonOf(error)}`, { cause: error });
+    if (hook) {
       try {
         hook(failure, { device, operation });
       } catch {
@@ -136,9 +143,7 @@ export function completeSignal(
 ): unknown {
   if (error === undefined) return signalPendingTimepoints(signal);
   const undelivered =
-    report !== undefined &&
-    !(KeelError.is(error) && error.code === ErrorCode.ABORTED) &&
-    !hasPendingTimepoint(signal);
+    !!report && !(KeelError.is(error) && error.code === ErrorCode.ABORTED) && !hasPendingTimepoint(signal);
   const thrown = failTimepoints(signal, error);
   if (undelivered) report(error, operation);
   return thrown;

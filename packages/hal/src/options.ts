@@ -44,7 +44,7 @@ export function checkOptions<T extends object>(what: string, options: unknown, r
   }
   for (const key of Object.keys(options)) {
     const rule = rules[key];
-    if (rule === undefined) {
+    if (!rule) {
       const known = Object.keys(rules).join(', ');
       throw invalid(`${what}: unknown option '${key}' (known options: ${known === '' ? 'none' : known})`);
     }
@@ -61,25 +61,20 @@ export function checkOptions<T extends object>(what: string, options: unknown, r
 /** The rule's wording when `value` breaks it, else undefined. */
 function checkRule(rule: OptionRule, value: unknown): string | undefined {
   switch (rule.type) {
-    case 'integer': {
+    case 'integer':
+    case 'number': {
+      const integer = rule.type === 'integer';
+      const infinity = !integer && rule.allowInfinity === true;
       const ok =
         typeof value === 'number' &&
-        Number.isSafeInteger(value) &&
+        (integer
+          ? Number.isSafeInteger(value)
+          : Number.isFinite(value) || (infinity && value === Infinity)) &&
         (rule.min === undefined || value >= rule.min) &&
         (rule.max === undefined || value <= rule.max);
-      return ok ? undefined : `an integer${rangeText(rule.min, rule.max)}`;
-    }
-    case 'number': {
-      const finiteOk =
-        typeof value === 'number' &&
-        (Number.isFinite(value) || (rule.allowInfinity === true && value === Infinity));
-      const ok =
-        finiteOk &&
-        (rule.min === undefined || (value as number) >= rule.min) &&
-        (rule.max === undefined || (value as number) <= rule.max);
       return ok
         ? undefined
-        : `a number${rangeText(rule.min, rule.max)}${rule.allowInfinity === true ? ' or Infinity' : ''}`;
+        : `${integer ? 'an integer' : 'a number'}${rangeText(rule.min, rule.max)}${infinity ? ' or Infinity' : ''}`;
     }
     case 'boolean':
       return typeof value === 'boolean' ? undefined : 'a boolean';

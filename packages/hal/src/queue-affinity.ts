@@ -8,34 +8,39 @@
  * else (a non-number, a non-integer, NaN, a value above 0xFFFFFFFF such as 2**32 + 1, below -2^31) is
  * INVALID_ARGUMENT wherever a mask is taken, never truncated. Masks are returned as unsigned values.
  */
-import { describeValue, ErrorCode, KeelError } from '@keel/fence';
+import { describeValue } from '@keel/fence';
+import { invalid } from './driver/invalid';
 
 export type QueueAffinity = number;
 
-const MIN_MASK = -(2 ** 31);
-const MAX_MASK = 0xffffffff;
+// A const enum: the build writes the values in place.
+enum Mask {
+  MIN = -0x80000000,
+  MAX = 0xffffffff,
+}
 
 function checkIndex(index: number): void {
   if (!Number.isInteger(index) || index < 0 || index > 31) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `queue affinity: queue index ${describeValue(index)} is outside 0..31`,
-    );
+    throw invalid(`queue affinity: queue index ${describeValue(index)} is outside 0..31`);
   }
 }
 
 /** True for a valid mask (see the module comment). */
-function isMask(mask: unknown): mask is number {
-  return typeof mask === 'number' && Number.isInteger(mask) && mask >= MIN_MASK && mask <= MAX_MASK;
+function isMask(mask: unknown): mask is QueueAffinity {
+  return typeof mask === 'number' && Number.isInteger(mask) && mask >= Mask.MIN && mask <= Mask.MAX;
 }
 
 /** The unsigned mask, or INVALID_ARGUMENT naming `what`. */
-function checkMask(mask: unknown, what: string): number {
+function checkMask(mask: unknown, what: string): QueueAffinity {
   if (isMask(mask)) return mask >>> 0;
-  throw new KeelError(
-    ErrorCode.INVALID_ARGUMENT,
+  throw invalid(
     `${what}: queue affinity must be a 32-bit integer mask (0 to 0xffffffff, or an int32), got ${describeValue(mask)}`,
   );
+}
+
+/** checkMask for QueueAffinity's own helpers: `method` is named only in the message (no string otherwise). */
+function own(mask: unknown, method: string): QueueAffinity {
+  return isMask(mask) ? mask >>> 0 : checkMask(mask, `QueueAffinity.${method}`);
 }
 
 /** Helpers over affinity masks. */
@@ -65,42 +70,39 @@ export const QueueAffinity = {
   /** The mask of queues 0..count-1. */
   firstN(count: number): QueueAffinity {
     if (!Number.isInteger(count) || count < 0 || count > 32) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `queue affinity: queue count ${describeValue(count)} is outside 0..32`,
-      );
+      throw invalid(`queue affinity: queue count ${describeValue(count)} is outside 0..32`);
     }
     return count === 32 ? 0xffffffff : ((1 << count) - 1) >>> 0;
   },
   /** Number of set bits. */
   count(mask: QueueAffinity): number {
-    let m = checkMask(mask, 'QueueAffinity.count');
+    let m = own(mask, 'count');
     m -= (m >>> 1) & 0x55555555;
     m = (m & 0x33333333) + ((m >>> 2) & 0x33333333);
     return (((m + (m >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
   },
   /** Index of the lowest set bit, or -1 for an empty mask. */
   first(mask: QueueAffinity): number {
-    const m = checkMask(mask, 'QueueAffinity.first');
+    const m = own(mask, 'first');
     return m === 0 ? -1 : 31 - Math.clz32(m & -m);
   },
   and(a: QueueAffinity, b: QueueAffinity): QueueAffinity {
-    return (checkMask(a, 'QueueAffinity.and') & checkMask(b, 'QueueAffinity.and')) >>> 0;
+    return (own(a, 'and') & own(b, 'and')) >>> 0;
   },
   or(a: QueueAffinity, b: QueueAffinity): QueueAffinity {
-    return (checkMask(a, 'QueueAffinity.or') | checkMask(b, 'QueueAffinity.or')) >>> 0;
+    return (own(a, 'or') | own(b, 'or')) >>> 0;
   },
   has(mask: QueueAffinity, index: number): boolean {
-    const m = checkMask(mask, 'QueueAffinity.has');
+    const m = own(mask, 'has');
     checkIndex(index);
     return ((m >>> index) & 1) === 1;
   },
   isEmpty(mask: QueueAffinity): boolean {
-    return checkMask(mask, 'QueueAffinity.isEmpty') === 0;
+    return own(mask, 'isEmpty') === 0;
   },
   /** Yields the set queue indices in ascending order. */
   *indices(mask: QueueAffinity): IterableIterator<number> {
-    let m = checkMask(mask, 'QueueAffinity.indices');
+    let m = own(mask, 'indices');
     while (m !== 0) {
       const i = 31 - Math.clz32(m & -m);
       yield i;
@@ -122,8 +124,7 @@ export const QueueAffinity = {
     const available = QueueAffinity.firstN(Math.min(queueCount, 32));
     const m = (checked & available) >>> 0;
     if (m === 0) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
+      throw invalid(
         `${what}: queue affinity 0x${checked.toString(16)} selects none of the device's ${queueCount} queue(s)`,
       );
     }

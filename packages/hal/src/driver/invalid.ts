@@ -6,7 +6,6 @@ import { ErrorCode, KeelError } from '@keel/fence';
 
 /** An INVALID_ARGUMENT KeelError with `message` (and `cause` when given). */
 export function invalid(message: string, cause?: unknown): KeelError {
-  return cause === undefined
-    ? new KeelError(ErrorCode.INVALID_ARGUMENT, message)
-    : new KeelError(ErrorCode.INVALID_ARGUMENT, message, { cause });
+  // An undefined cause sets no `cause` (KeelError's contract).
+  return new KeelError(ErrorCode.INVALID_ARGUMENT, message, { cause });
 }

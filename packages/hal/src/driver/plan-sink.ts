@@ -28,7 +28,7 @@ const NO_CONSTANTS = new Uint32Array(0);
 const NO_BINDINGS: CommandBindings<StructureRef> = { count: 0, buffers: [], offsets: [], lengths: [] };
 
 export abstract class PlanSink<B extends Buffer> implements CommandSink<StructureRef> {
-  readonly refs: RefTableBuilder<B>;
+  declare readonly refs: RefTableBuilder<B>;
   readonly #args: DispatchArgs = {
     executable: undefined as unknown as Executable,
     entry: 0,

@@ -85,7 +85,7 @@ const NO_PARAMS: BufferParams = Object.freeze({ usage: 0 });
 export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
   abstract readonly info: DeviceInfo;
   /** "device 'cpu' queueFill" per method, built once (messages only). */
-  protected readonly names: Readonly<Record<FrontMethod, string>>;
+  declare protected readonly names: Readonly<Record<FrontMethod, string>>;
   /** Set by destroy(): every later call is FAILED_PRECONDITION. */
   protected destroyed = false;
   /** Set when the device is lost: every later call is UNAVAILABLE with this cause. */
@@ -96,13 +96,15 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
   protected tracer: TraceRecorder | undefined;
   private queueMask = -1;
   private readonly allocaRequest: AllocaRequest = { params: NO_PARAMS, usage: 0, size: 0, pool: 'tlsf' };
+  // Declared, assigned in the constructor (the build then emits no field definition besides).
+  /** How messages name the device ("device 'cpu'", "webgpu device 'lavapipe'"). */
+  declare protected readonly deviceName: string;
+  /** The class of the device's buffers (`instanceof` decides whether a buffer is the device's). */
+  declare protected readonly bufferClass: BufferClass<B>;
 
-  protected constructor(
-    /** How messages name the device ("device 'cpu'", "webgpu device 'lavapipe'"). */
-    protected readonly deviceName: string,
-    /** The class of the device's buffers (`instanceof` decides whether a buffer is the device's). */
-    protected readonly bufferClass: BufferClass<B>,
-  ) {
+  protected constructor(deviceName: string, bufferClass: BufferClass<B>) {
+    this.deviceName = deviceName;
+    this.bufferClass = bufferClass;
     const names = {} as Record<FrontMethod, string>;
     for (const method of FRONT_METHODS) names[method] = `${deviceName} ${method}`;
     this.names = names;
@@ -136,7 +138,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
   /** `record`, stamped for the trace recording now (if any). */
   protected traced(kind: OpKind, queue: number, wait: Fence, signal: Fence): Op {
     const op = this.record(kind, queue, wait, signal);
-    if (this.tracer !== undefined) this.tracer.stamp(op);
+    this.tracer?.stamp(op);
     return op;
   }
 
@@ -148,7 +150,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     const what = this.names.startTrace;
     this.checkUsable('startTrace');
     const checked = checkOptions<TraceOptions>(what, options, TRACE_OPTION_RULES);
-    if (this.tracer !== undefined) throw traceBusy(what);
+    if (this.tracer) throw traceBusy(what);
     const recorder = new TraceRecorder(this.info, checked, this.traceTiming(checked), (r) => {
       if (this.tracer !== r) return;
       this.tracer = undefined;
@@ -180,7 +182,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     if (this.destroyed) {
       throw new KeelError(ErrorCode.FAILED_PRECONDITION, `${this.names[method]}: the device was destroyed`);
     }
-    if (this.lostReason !== undefined) {
+    if (this.lostReason) {
       throw new KeelError(
         ErrorCode.UNAVAILABLE,
         `${this.names[method]}: the device is lost (${this.lostReason.message})`,
@@ -261,7 +263,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     source: ArrayBufferView,
     target: DirectBufferRef,
   ): void {
-    this.hostToDevice('queueUpdate', affinity, wait, signal, source, target);
+    this.hostTransfer('queueUpdate', affinity, wait, signal, source, target);
   }
 
   queueCopy(
@@ -295,18 +297,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     source: DirectBufferRef,
     target: ArrayBufferView,
   ): void {
-    const what = this.names.queueRead;
-    const queue = this.begin('queueRead', affinity, wait, signal);
-    const bytes = hostBytes(target, what, 'target');
-    const s = this.ref(source, BufferUsage.TRANSFER_SOURCE, 'queueRead', 'source', bytes.byteLength);
-    const r = this.range;
-    checkHostLength('queueRead', r.length, bytes.byteLength, what);
-    const op = this.traced(OpKind.READ, queue, wait, signal);
-    op.source = s;
-    op.sourceOffset = r.offset;
-    op.length = r.length;
-    op.bytes = bytes;
-    this.submit(op);
+    this.hostTransfer('queueRead', affinity, wait, signal, target, source);
   }
 
   queueWrite(
@@ -316,24 +307,26 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     source: ArrayBufferView,
     target: DirectBufferRef,
   ): void {
-    this.hostToDevice('queueWrite', affinity, wait, signal, source, target);
+    this.hostTransfer('queueWrite', affinity, wait, signal, source, target);
   }
 
   /**
-   * queueUpdate and queueWrite: host bytes into a buffer range. An update is at most maxUpdateSize
-   * bytes (the device copies them if it defers the operation); a write reads `source` when it runs.
+   * queueUpdate, queueWrite (host bytes into a buffer range) and queueRead (a buffer range into host
+   * memory). An update is at most maxUpdateSize bytes (the device copies them if it defers the
+   * operation); a write reads `host` when it runs, a read writes it.
    */
-  private hostToDevice(
-    method: 'queueUpdate' | 'queueWrite',
+  private hostTransfer(
+    method: 'queueUpdate' | 'queueWrite' | 'queueRead',
     affinity: QueueAffinity,
     wait: Fence,
     signal: Fence,
-    source: ArrayBufferView,
-    target: DirectBufferRef,
+    host: ArrayBufferView,
+    device: DirectBufferRef,
   ): void {
     const what = this.names[method];
     const queue = this.begin(method, affinity, wait, signal);
-    const bytes = hostBytes(source, what, 'source');
+    const read = method === 'queueRead';
+    const bytes = hostBytes(host, what, read ? 'target' : 'source');
     const update = method === 'queueUpdate';
     const max = this.info.limits.maxUpdateSize;
     if (update && bytes.byteLength > max) {
@@ -341,12 +334,19 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
         `${what}: ${bytes.byteLength} bytes exceed the device's maxUpdateSize of ${max} bytes (use queueWrite)`,
       );
     }
-    const t = this.ref(target, BufferUsage.TRANSFER_TARGET, method, 'target', bytes.byteLength);
+    const b = read
+      ? this.ref(device, BufferUsage.TRANSFER_SOURCE, method, 'source', bytes.byteLength)
+      : this.ref(device, BufferUsage.TRANSFER_TARGET, method, 'target', bytes.byteLength);
     const r = this.range;
     checkHostLength(method, r.length, bytes.byteLength, what);
-    const op = this.traced(update ? OpKind.UPDATE : OpKind.WRITE, queue, wait, signal);
-    op.target = t;
-    op.targetOffset = r.offset;
+    const op = this.traced(read ? OpKind.READ : update ? OpKind.UPDATE : OpKind.WRITE, queue, wait, signal);
+    if (read) {
+      op.source = b;
+      op.sourceOffset = r.offset;
+    } else {
+      op.target = b;
+      op.targetOffset = r.offset;
+    }
     op.length = r.length;
     op.bytes = bytes;
     this.submit(op);
@@ -418,9 +418,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     request.pool = options?.pool ?? 'tlsf';
     try {
       const buffer = this.allocate(queue, wait, signal, request);
-      if (this.tracer !== undefined) {
-        this.tracer.fenceOp('queueAlloca', queue, signal, { queue, bytes: size, pool: request.pool });
-      }
+      this.tracer?.fenceOp('queueAlloca', queue, signal, { queue, bytes: size, pool: request.pool });
       return buffer;
     } finally {
       request.params = NO_PARAMS;
@@ -436,9 +434,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
       this.names.queueDealloca,
     );
     this.deallocate(queue, wait, signal, b);
-    if (this.tracer !== undefined) {
-      this.tracer.fenceOp('queueDealloca', queue, signal, { queue, bytes: b.byteLength });
-    }
+    this.tracer?.fenceOp('queueDealloca', queue, signal, { queue, bytes: b.byteLength });
   }
 
   /** Checks the device and the affinity; devices submit as soon as waits allow, so nothing is held. */

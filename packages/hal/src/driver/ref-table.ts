@@ -44,7 +44,11 @@ export class RefTableBuilder<B extends Buffer> {
   lastUsesSlot = false;
   readonly #index = new Map<B, number>();
 
-  constructor(private readonly accept: (buffer: Buffer, what: string) => B) {}
+  declare private readonly accept: (buffer: Buffer, what: string) => B;
+
+  constructor(accept: (buffer: Buffer, what: string) => B) {
+    this.accept = accept;
+  }
 
   /** Refs pushed so far. */
   get count(): number {

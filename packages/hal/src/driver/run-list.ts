@@ -12,7 +12,11 @@ export class RunList<T> {
   private head = 0;
   private draining = false;
 
-  constructor(private readonly run: (item: T) => void) {}
+  declare private readonly run: (item: T) => void;
+
+  constructor(run: (item: T) => void) {
+    this.run = run;
+  }
 
   /** Runs `item` now, or after the items queued before it when the list is already running further up the stack. */
   push(item: T): void {

@@ -29,9 +29,11 @@ export const TRACK_DISPATCH = 10000;
 export const TRACK_WORKER = 20000;
 /** Queue q's waits: `TRACK_WAIT + q`. */
 export const TRACK_WAIT = 30000;
-/** Overlapping events of one track spill into lanes: `tid + LANE_STRIDE × lane` (at most MAX_LANES). */
-const LANE_STRIDE = 1000;
-const MAX_LANES = 9;
+/** Overlapping events of one track spill into lanes: `tid + Lane.STRIDE × lane` (at most Lane.MAX). */
+enum Lane {
+  STRIDE = 1000,
+  MAX = 9,
+}
 
 /** Where a trace's dispatch times come from (`Trace.dispatchTiming`). */
 export type DispatchTiming = Trace['dispatchTiming'];
@@ -75,15 +77,16 @@ interface GpuEvent {
 let nextPid = 1;
 
 export class TraceRecorder implements Trace {
+  // Declared, assigned in the constructor (the build then emits no field definition besides).
   /** Epoch ms when the trace started (ts 0 of the export). */
-  readonly originMs: number;
-  readonly dispatchTiming: DispatchTiming;
+  declare readonly originMs: number;
+  declare readonly dispatchTiming: DispatchTiming;
   /** The export's `pid` (one per recorder, so traces of several devices merge). */
-  readonly pid: number;
+  declare readonly pid: number;
   /** Events kept at most (the `maxEvents` option). */
-  readonly maxEvents: number;
+  declare readonly maxEvents: number;
   /** Per-dispatch times are wanted (the `dispatches` option). */
-  readonly dispatches: boolean;
+  declare readonly dispatches: boolean;
   dropped = 0;
   #recording = true;
   readonly #events: RawEvent[] = [];
@@ -163,9 +166,7 @@ export class TraceRecorder implements Trace {
     if (record.kind === OpKind.EXECUTE) {
       const buffers = record.commandBuffers;
       args.commandBuffers = buffers.length;
-      const labels: string[] = [];
-      for (let i = 0; i < buffers.length; i++) labels.push(buffers[i]?.label ?? 'command buffer');
-      if (labels.length > 0) args.label = labels.join(', ');
+      if (buffers.length > 0) args.label = buffers.map((b) => b?.label ?? 'command buffer').join(', ');
     } else if (record.kind !== OpKind.BARRIER && record.kind !== OpKind.HOST_CALL) {
       args.bytes = record.length;
     }
@@ -185,7 +186,7 @@ export class TraceRecorder implements Trace {
   fenceOp(method: string, queue: number, signal: Fence, args: Args): void {
     const start = traceNow();
     signal.onReached((error) => {
-      const a = error === undefined ? args : { ...args, error: `${error.code}: ${error.message}` };
+      const a = error ? { ...args, error: `${error.code}: ${error.message}` } : args;
       this.add(method, 'queue', TRACK_QUEUE + queue, start, traceNow(), a);
     });
   }
@@ -220,10 +221,7 @@ export class TraceRecorder implements Trace {
 
   /** A readback the export must wait for (its rejection is ignored: the device reports it). */
   track(promise: Promise<unknown>): void {
-    const settled = promise.then(
-      () => undefined,
-      () => undefined,
-    );
+    const settled = promise.then(ignore, ignore);
     this.#pending.add(settled);
     void settled.then(() => this.#pending.delete(settled));
   }
@@ -239,7 +237,7 @@ export class TraceRecorder implements Trace {
     if (this.#gpu.length > 0) {
       // GPU timestamps have their own epoch: shift them so that no dispatch starts before the host
       // submitted it (the smallest shift that satisfies every submission).
-      let offset = Number.POSITIVE_INFINITY;
+      let offset = Infinity;
       for (const g of this.#gpu) offset = Math.min(offset, g.begin / 1e6 - g.submitted);
       for (const g of this.#gpu) {
         events.push({
@@ -258,14 +256,14 @@ export class TraceRecorder implements Trace {
     const traceEvents: TraceEvent[] = [];
     for (const e of events) {
       let ends = laneEnds.get(e.tid);
-      if (ends === undefined) {
+      if (!ends) {
         ends = [];
         laneEnds.set(e.tid, ends);
       }
       let lane = 0;
-      while (lane < ends.length && lane < MAX_LANES - 1 && ends[lane]! > e.start + 1e-6) lane++;
+      while (lane < ends.length && lane < Lane.MAX - 1 && ends[lane]! > e.start + 1e-6) lane++;
       ends[lane] = Math.max(ends[lane] ?? 0, e.end);
-      const tid = e.tid + LANE_STRIDE * lane;
+      const tid = e.tid + Lane.STRIDE * lane;
       tracks[String(tid)] ??= trackName(e.tid, lane, this.dispatchTiming);
       const event: TraceEvent = {
         name: e.name,
@@ -275,7 +273,7 @@ export class TraceRecorder implements Trace {
         dur: round(Math.max(0, (e.end - e.start) * 1000)),
         pid: this.pid,
         tid,
-        ...(e.args === undefined ? {} : { args: e.args }),
+        ...(e.args ? { args: e.args } : {}),
       };
       traceEvents.push(event);
     }
@@ -312,6 +310,8 @@ function trackName(tid: number, lane: number, timing: DispatchTiming): string {
   if (tid >= TRACK_DISPATCH) return `queue ${tid - TRACK_DISPATCH} dispatches (${timing})${suffix}`;
   return `queue ${tid - TRACK_QUEUE}${suffix}`;
 }
+
+function ignore(): void {}
 
 /** µs with 3 decimals (ns), always finite. */
 function round(us: number): number {
