@@ -10,21 +10,11 @@
  * When the ring becomes empty, head and tail return to 0.
  */
 
-import { checkOptions, describeValue, ErrorCode, KeelError, type OptionRules } from '@keel/hal';
+import { checkOptions, ErrorCode, KeelError, type OptionRules } from '@keel/hal';
+import { invalid } from '@keel/hal/driver';
 import type { Block } from './block';
-import type { Pool, PoolKind, PoolStats } from './pool';
-import {
-  checkAlignment,
-  checkAlive,
-  checkByteLength,
-  createSlabMemory,
-  describePool,
-  ownBlock,
-  PoolBlock,
-  PoolCounters,
-  poolLabel,
-  SlabRecord,
-} from './pool-support';
+import type { PoolKind } from './pool';
+import { alignUp, PoolBase, PoolBlock, type SlabRecord } from './pool-support';
 import type { SlabProvider } from './slab-provider';
 
 export interface RingPoolOptions {
@@ -41,20 +31,13 @@ const RING_OPTION_RULES: OptionRules = {
   alignment: { type: 'integer', min: 1 },
 };
 
-export class RingPool<M> implements Pool<M> {
+export class RingPool<M> extends PoolBase<M> {
   readonly kind: PoolKind = 'ring';
-  readonly label: string;
-  readonly alignment: number;
   readonly maxBlockBytes: number;
   /** Bytes of the ring. */
   readonly capacity: number;
-  readonly #provider: SlabProvider<M>;
-  readonly #counters = new PoolCounters();
-  readonly #what: string;
-  readonly #shift: number;
-  readonly #capacityUnits: number;
+  readonly #units: number;
   #slab: SlabRecord<M> | undefined = undefined;
-  #destroyed = false;
 
   // Positions in alignment units.
   #head = 0;
@@ -69,28 +52,17 @@ export class RingPool<M> implements Pool<M> {
   #count = 0;
   #seq = 1;
 
-  constructor(provider: SlabProvider<M>, rawOptions: RingPoolOptions) {
-    const options = checkOptions<Partial<RingPoolOptions>>('RingPool', rawOptions, RING_OPTION_RULES);
-    this.label = poolLabel('ring', options.label);
-    this.#what = describePool('RingPool', this.label);
-    this.alignment = options.alignment ?? 16;
-    checkAlignment(this.#what, '', this.alignment);
-    const capacity = options.capacity;
-    if (typeof capacity !== 'number' || !Number.isSafeInteger(capacity) || capacity <= 0) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `${this.#what}: capacity ${describeValue(capacity)} must be a positive safe integer number of bytes`,
-      );
+  constructor(provider: SlabProvider<M>, options: RingPoolOptions) {
+    const o = checkOptions<Partial<RingPoolOptions>>('RingPool', options, RING_OPTION_RULES);
+    super('RingPool', provider, o);
+    // checkOptions made sure a given capacity is a positive safe integer; it is required.
+    if (o.capacity === undefined) {
+      throw invalid(`${this.what}: capacity undefined must be a positive safe integer number of bytes`);
     }
-    this.#shift = 31 - Math.clz32(this.alignment);
-    this.#capacityUnits = Math.ceil(capacity / this.alignment);
-    this.capacity = this.#capacityUnits * this.alignment;
+    this.#units = Math.ceil(o.capacity / this.alignment);
+    this.capacity = this.#units * this.alignment;
     this.maxBlockBytes = this.capacity;
-    this.#provider = provider;
-  }
-
-  get stats(): PoolStats {
-    return this.#counters.snapshot(this.capacity);
+    this.budget = this.capacity;
   }
 
   /** Bytes between tail and head that are neither live nor free yet (released out of order, padding). */
@@ -99,78 +71,45 @@ export class RingPool<M> implements Pool<M> {
     const mask = this.#slotBegin.length - 1;
     for (let i = 0; i < this.#count; i++) {
       const slot = (this.#first + i) & mask;
-      if (this.#slotReleased[slot] === 1) units += this.#span(slot);
+      if (this.#slotReleased[slot] === 1) {
+        const begin = this.#slotBegin[slot] as number;
+        const end = this.#slotEnd[slot] as number;
+        units += end > begin ? end - begin : this.#units - begin + end;
+      }
     }
     return units * this.alignment;
   }
 
-  #span(slot: number): number {
-    const begin = this.#slotBegin[slot] as number;
-    const end = this.#slotEnd[slot] as number;
-    return end > begin ? end - begin : this.#capacityUnits - begin + end;
-  }
-
-  reserve(byteLength: number, alignment?: number): Block<M> | undefined {
-    return this.#reserve(byteLength, alignment, true, 'reserve');
-  }
-
-  reserveExisting(byteLength: number, alignment?: number): Block<M> | undefined {
-    return this.#reserve(byteLength, alignment, false, 'reserveExisting');
-  }
-
-  #reserve(
-    byteLength: number,
-    alignment: number | undefined,
-    grow: boolean,
-    op: string,
-  ): Block<M> | undefined {
-    checkAlive(this.#destroyed, this.#what, op);
-    checkByteLength(this.#what, op, byteLength);
-    let alignUnits = 1;
-    if (alignment !== undefined) {
-      checkAlignment(this.#what, op, alignment);
-      if (alignment > this.alignment) alignUnits = alignment >>> this.#shift;
-    }
+  protected override take(byteLength: number, alignUnits: number, grow: boolean): Block<M> | undefined {
     const units = byteLength === 0 ? 1 : Math.ceil(byteLength / this.alignment);
-    const cap = this.#capacityUnits;
-    const counters = this.#counters;
-    if (units > cap) {
-      counters.failedReserves++;
-      return undefined;
-    }
+    const cap = this.#units;
+    if (units > cap) return this.full();
     let slab = this.#slab;
     if (slab === undefined) {
       if (!grow) return undefined;
-      const memory = createSlabMemory(this.#provider, this.capacity, this.#what);
-      slab = new SlabRecord(this.capacity, memory, 0);
-      this.#slab = slab;
-      counters.slabCreated(this.capacity);
+      slab = this.#slab = this.newSlab(this.capacity, 0);
     }
     const head = this.#head;
     const tail = this.#tail;
-    let start: number;
+    let start = alignUp(head, alignUnits);
     if (this.#count === 0) {
       start = 0;
       this.#tail = 0;
     } else if (head > tail) {
       // Free: [head, cap) then [0, tail).
-      start = alignUp(head, alignUnits);
       if (start + units > cap) {
-        if (units > tail) return this.#full();
+        if (units > tail) return this.full();
         start = 0;
       }
-    } else if (head < tail) {
-      start = alignUp(head, alignUnits);
-      if (start + units > tail) return this.#full();
-    } else {
-      return this.#full();
+    } else if (head === tail || start + units > tail) {
+      return this.full();
     }
-    const begin = this.#count === 0 ? 0 : head;
     const end = start + units;
+    const slot = this.#push(this.#count === 0 ? 0 : head, end);
     this.#head = end;
-    const slot = this.#push(begin, end);
     slab.live++;
-    const block = new PoolBlock(
+    this.tally.reserved(byteLength);
+    return new PoolBlock(
       slab,
       start * this.alignment,
       byteLength,
@@ -179,17 +118,23 @@ export class RingPool<M> implements Pool<M> {
       units * this.alignment,
       this.#slotSeq[slot] as number,
     );
-    counters.reserved(byteLength);
-    return block;
-  }
-
-  #full(): undefined {
-    this.#counters.failedReserves++;
-    return undefined;
   }
 
   #push(begin: number, end: number): number {
-    if (this.#count === this.#slotBegin.length) this.#growSlots();
+    if (this.#count === this.#slotBegin.length) {
+      // Double the queue, oldest record first.
+      const old = this.#count;
+      const first = this.#first;
+      const grow = <T extends Float64Array | Uint8Array>(from: T, to: T): T => {
+        for (let i = 0; i < old; i++) to[i] = from[(first + i) & (old - 1)] as number;
+        return to;
+      };
+      this.#slotBegin = grow(this.#slotBegin, new Float64Array(old * 2));
+      this.#slotEnd = grow(this.#slotEnd, new Float64Array(old * 2));
+      this.#slotSeq = grow(this.#slotSeq, new Float64Array(old * 2));
+      this.#slotReleased = grow(this.#slotReleased, new Uint8Array(old * 2));
+      this.#first = 0;
+    }
     const slot = (this.#first + this.#count) & (this.#slotBegin.length - 1);
     this.#slotBegin[slot] = begin;
     this.#slotEnd[slot] = end;
@@ -199,38 +144,20 @@ export class RingPool<M> implements Pool<M> {
     return slot;
   }
 
-  #growSlots(): void {
-    const old = this.#slotBegin.length;
-    const size = old * 2;
-    const begin = new Float64Array(size);
-    const end = new Float64Array(size);
-    const seq = new Float64Array(size);
-    const released = new Uint8Array(size);
-    for (let i = 0; i < this.#count; i++) {
-      const from = (this.#first + i) & (old - 1);
-      begin[i] = this.#slotBegin[from] as number;
-      end[i] = this.#slotEnd[from] as number;
-      seq[i] = this.#slotSeq[from] as number;
-      released[i] = this.#slotReleased[from] as number;
-    }
-    this.#slotBegin = begin;
-    this.#slotEnd = end;
-    this.#slotSeq = seq;
-    this.#slotReleased = released;
-    this.#first = 0;
-  }
-
-  release(block: Block<M>): void {
-    checkAlive(this.#destroyed, this.#what, 'release');
-    const own = ownBlock(block, this, this.#what);
-    // Slots move when the queue grows; find the reservation by its sequence number.
-    const slot = this.#findSlot(own);
-    own.handle = -1;
-    this.#slotReleased[slot] = 1;
-    this.#counters.released(own.byteLength);
-    (own.slab as SlabRecord<M>).live--;
-    // Reclaim from the tail every released reservation in order.
+  protected override free(block: PoolBlock<M>): void {
+    // Slots move when the queue grows; find the reservation by its sequence number (sequence numbers
+    // of queued reservations are consecutive from the first one).
     const mask = this.#slotBegin.length - 1;
+    const distance = block.seq - (this.#slotSeq[this.#first] as number);
+    const slot = (this.#first + distance) & mask;
+    if (distance < 0 || distance >= this.#count || this.#slotSeq[slot] !== block.seq) {
+      throw new KeelError(
+        ErrorCode.FAILED_PRECONDITION,
+        `${this.what}: release: block at offset ${block.offset} is not a live reservation of this ring`,
+      );
+    }
+    this.#slotReleased[slot] = 1;
+    // Reclaim from the tail every released reservation in order.
     while (this.#count > 0 && this.#slotReleased[this.#first] === 1) {
       this.#tail = this.#slotEnd[this.#first] as number;
       this.#first = (this.#first + 1) & mask;
@@ -242,48 +169,15 @@ export class RingPool<M> implements Pool<M> {
     }
   }
 
-  #findSlot(block: PoolBlock<M>): number {
-    const mask = this.#slotBegin.length - 1;
-    const firstSeq = this.#slotSeq[this.#first] as number;
-    // Sequence numbers of queued reservations are consecutive from the first one.
-    const distance = block.seq - firstSeq;
-    const slot = (this.#first + distance) & mask;
-    if (distance < 0 || distance >= this.#count || this.#slotSeq[slot] !== block.seq) {
-      throw new KeelError(
-        ErrorCode.FAILED_PRECONDITION,
-        `${this.#what}: release: block at offset ${block.offset} is not a live reservation of this ring`,
-      );
-    }
-    return slot;
-  }
-
-  resetPeaks(): void {
-    this.#counters.resetPeaks();
-  }
-
   /** Gives the ring's slab back when no reservation is outstanding; the next reserve creates it again. */
-  trim(): void {
-    checkAlive(this.#destroyed, this.#what, 'trim');
-    if (this.#slab !== undefined && this.#count === 0) this.#dropSlab();
+  protected override compact(): void {
+    if (this.#count === 0) this.freeAll();
   }
 
-  #dropSlab(): void {
+  protected override freeAll(): void {
     const slab = this.#slab;
-    if (slab === undefined) return;
     this.#slab = undefined;
-    this.#counters.slabDestroyed(slab.byteLength);
-    this.#provider.destroySlab(slab.memory);
-  }
-
-  destroy(): void {
-    if (this.#destroyed) return;
-    this.#destroyed = true;
-    this.#dropSlab();
     this.#count = 0;
-    this.#counters.dropLive();
+    if (slab !== undefined) this.dropSlab(slab);
   }
-}
-
-function alignUp(value: number, alignUnits: number): number {
-  return alignUnits === 1 ? value : Math.ceil(value / alignUnits) * alignUnits;
 }
