@@ -89,7 +89,6 @@ export class QueueAllocation<M> implements Allocation<M> {
   /** A dealloca issued while no block was assigned yet ("late"): its frontier, signal and affinity. */
   lateFrontier: Fence | undefined;
   lateSignal: Fence | undefined;
-  lateAffinity = 0;
   /** Waiting for memory (rule d, queued): links of the allocator's FIFO. */
   queued = false;
   prev: QueueAllocation<M> | undefined;

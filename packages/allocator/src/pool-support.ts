@@ -207,8 +207,8 @@ export abstract class PoolBase<M> implements Pool<M> {
     this.provider = provider;
     this.alignment = options.alignment ?? 16;
     checkAlignment(this.what, '', this.alignment);
-    const budget = options.budget ?? Number.POSITIVE_INFINITY;
-    if (!Number.isSafeInteger(budget) && budget !== Number.POSITIVE_INFINITY) {
+    const budget = options.budget ?? Infinity;
+    if (!Number.isSafeInteger(budget) && budget !== Infinity) {
       throw invalid(
         `${this.what}: budget ${describeValue(budget)} must be a positive integer number of bytes or Infinity`,
       );

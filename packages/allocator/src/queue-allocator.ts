@@ -108,9 +108,12 @@ interface MutableQueueStats {
   liveBytes: number;
 }
 
-/** A dealloca of a failed allocation: it frees nothing but still orders its signal after its wait. */
-interface SignalOnly {
-  readonly signal: Fence;
+/**
+ * What waits on a fence for the allocator and must be failed by destroy: a death record, or the
+ * dealloca of a failed allocation (it frees nothing but still orders its signal after its wait).
+ */
+interface Open {
+  readonly signal: Fence | undefined;
   reg: Registration | undefined;
 }
 
@@ -176,8 +179,7 @@ export class QueueAllocator<M> {
 
   // What destroy must fail.
   readonly #pending = new Set<QueueAllocation<M>>();
-  readonly #open = new Set<DeathRecord<M>>();
-  readonly #openSignals = new Set<SignalOnly>();
+  readonly #open = new Set<Open>();
 
   constructor(pool: Pool<M>, options?: QueueAllocatorOptions) {
     // checkOptions makes sure of every option's type and range.
@@ -287,10 +289,10 @@ export class QueueAllocator<M> {
     this.#queueStats(affinity >>> 0).deallocas++;
     if (a.state === 'failed') {
       // Nothing to free (the failed alloca gave its block back); order the signal after the wait.
-      const entry: SignalOnly = { signal: signalFence, reg: undefined };
-      this.#openSignals.add(entry);
+      const entry: Open = { signal: signalFence, reg: undefined };
+      this.#open.add(entry);
       const reg = wait.onReached((error) => {
-        this.#openSignals.delete(entry);
+        this.#open.delete(entry);
         if (!this.#destroyed) {
           this.#complete(
             signalFence,
@@ -298,7 +300,7 @@ export class QueueAllocator<M> {
           );
         }
       });
-      if (this.#openSignals.has(entry)) entry.reg = reg;
+      if (this.#open.has(entry)) entry.reg = reg;
       return;
     }
     // Until the alloca is live, its users are ordered after its signal: make that part of the frontier.
@@ -341,11 +343,6 @@ export class QueueAllocator<M> {
       toFail.push(r.signal);
     }
     this.#open.clear();
-    for (const entry of this.#openSignals) {
-      entry.reg?.cancel();
-      toFail.push(entry.signal);
-    }
-    this.#openSignals.clear();
     this.#buckets.clear();
     this.#oldest = undefined;
     this.#newest = undefined;
@@ -445,7 +442,7 @@ export class QueueAllocator<M> {
     const tps = wait.timepoints;
     const limit = this.#limit(n);
     let best: DeathRecord<M> | undefined;
-    let bestLength = Number.POSITIVE_INFINITY;
+    let bestLength = Infinity;
     for (let t = 0; t < tps.length; t++) {
       const tp = tps[t] as (typeof tps)[number];
       const bucket = this.#buckets.get(tp.semaphore);
