@@ -5,14 +5,12 @@
  */
 import { checkOptions } from '@keel/hal';
 import type { Block } from './block';
-import type { PoolKind } from './pool';
 import { POOL_OPTION_RULES, PoolBase, PoolBlock, type PoolOptions } from './pool-support';
 import type { SlabProvider } from './slab-provider';
 
 export type PassthroughPoolOptions = PoolOptions;
 
 export class PassthroughPool<M> extends PoolBase<M> {
-  readonly kind: PoolKind = 'passthrough';
   readonly maxBlockBytes: number;
   readonly #live = new Set<PoolBlock<M>>();
 
@@ -32,7 +30,7 @@ export class PassthroughPool<M> extends PoolBase<M> {
     const unit = this.alignment;
     const capacity = Math.max(unit, Math.ceil(byteLength / unit) * unit);
     if (this.tally.reservedBytes + capacity > this.budget) return this.full();
-    const slab = this.newSlab(capacity, -1);
+    const slab = this.newSlab(capacity);
     slab.live = 1;
     const block = new PoolBlock(slab, 0, byteLength, this, 0, capacity, 0);
     this.#live.add(block);

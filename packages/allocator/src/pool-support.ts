@@ -20,21 +20,17 @@ export class SlabRecord<M> implements Slab<M> {
   readonly id = nextSlabId++;
   /** Live blocks in this slab. */
   live = 0;
-  /** TLSF: the physically first and last nodes, the heap the slab serves, and whether it is dedicated. */
+  /** TLSF: the physically first and last nodes, and the heap the slab serves. */
   first = -1;
   last = -1;
   heap = 0;
-  dedicated = false;
   /** Bytes of the slab; grows (or shrinks) when a resizable provider resizes it in place. */
   declare byteLength: number;
   declare readonly memory: M;
-  /** Index of the slab in its pool's slab table. */
-  declare readonly index: number;
 
-  constructor(byteLength: number, memory: M, index: number) {
+  constructor(byteLength: number, memory: M) {
     this.byteLength = byteLength;
     this.memory = memory;
-    this.index = index;
   }
 }
 
@@ -186,7 +182,7 @@ export interface PoolOptions {
  * `freeAll` (destroy).
  */
 export abstract class PoolBase<M> implements Pool<M> {
-  abstract readonly kind: PoolKind;
+  readonly kind: PoolKind;
   abstract readonly maxBlockBytes: number;
   readonly label: string;
   readonly alignment: number;
@@ -202,7 +198,9 @@ export abstract class PoolBase<M> implements Pool<M> {
   protected dead = false;
 
   constructor(type: string, provider: SlabProvider<M>, options: PoolOptions) {
-    this.label = poolLabel(type.slice(0, -4).toLowerCase(), options.label);
+    // "TlsfPool" → kind 'tlsf'.
+    this.kind = type.slice(0, -4).toLowerCase() as PoolKind;
+    this.label = poolLabel(this.kind, options.label);
     this.what = `${type} '${this.label}'`;
     this.provider = provider;
     this.alignment = options.alignment ?? 16;
@@ -287,7 +285,7 @@ export abstract class PoolBase<M> implements Pool<M> {
   }
 
   /** @internal A new slab from the provider (whose exceptions become RESOURCE_EXHAUSTED naming the pool). */
-  protected newSlab(byteLength: number, index: number): SlabRecord<M> {
+  protected newSlab(byteLength: number): SlabRecord<M> {
     let memory: M;
     try {
       memory = this.provider.createSlab(byteLength);
@@ -300,7 +298,7 @@ export abstract class PoolBase<M> implements Pool<M> {
       );
     }
     this.tally.grown(byteLength, 1);
-    return new SlabRecord(byteLength, memory, index);
+    return new SlabRecord(byteLength, memory);
   }
 
   /** @internal Gives a slab back to the provider. */

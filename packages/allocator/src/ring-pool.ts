@@ -13,7 +13,6 @@
 import { checkOptions, ErrorCode, KeelError, type OptionRules } from '@keel/hal';
 import { invalid } from '@keel/hal/driver';
 import type { Block } from './block';
-import type { PoolKind } from './pool';
 import { alignUp, PoolBase, PoolBlock, type SlabRecord } from './pool-support';
 import type { SlabProvider } from './slab-provider';
 
@@ -32,7 +31,6 @@ const RING_OPTION_RULES: OptionRules = {
 };
 
 export class RingPool<M> extends PoolBase<M> {
-  readonly kind: PoolKind = 'ring';
   readonly maxBlockBytes: number;
   /** Bytes of the ring. */
   readonly capacity: number;
@@ -87,7 +85,7 @@ export class RingPool<M> extends PoolBase<M> {
     let slab = this.#slab;
     if (slab === undefined) {
       if (!grow) return undefined;
-      slab = this.#slab = this.newSlab(this.capacity, 0);
+      slab = this.#slab = this.newSlab(this.capacity);
     }
     const head = this.#head;
     const tail = this.#tail;

@@ -33,7 +33,6 @@
 import { checkOptions, ErrorCode, KeelError, type OptionRules } from '@keel/hal';
 import { growTypedArray, invalid } from '@keel/hal/driver';
 import type { Block } from './block';
-import type { PoolKind } from './pool';
 import {
   alignUp,
   POOL_OPTION_RULES,
@@ -116,7 +115,6 @@ function ctz(x: number): number {
 }
 
 export class TlsfPool<M> extends PoolBase<M> {
-  readonly kind: PoolKind = 'tlsf';
   readonly maxBlockBytes: number;
   /** Bytes of a regular slab (fixed providers). */
   readonly slabSize: number;
@@ -385,10 +383,9 @@ export class TlsfPool<M> extends PoolBase<M> {
     );
     const holes = this.#slabHoles;
     const index = holes.length > 0 ? (holes[holes.length - 1] as number) : this.#slabs.length;
-    const slab = this.newSlab(slabUnits * this.alignment, index);
+    const slab = this.newSlab(slabUnits * this.alignment);
     holes.pop();
     slab.heap = heap;
-    slab.dedicated = dedicated;
     this.#slabs[index] = slab;
     if (growable) this.#tail[heap] = index;
     const node = this.#newNode(index, heap, 0, slabUnits, -1, -1);
@@ -509,20 +506,19 @@ export class TlsfPool<M> extends PoolBase<M> {
     };
     let freeNodes = 0;
     let reserved = 0;
-    for (const slab of this.#slabs) {
-      if (slab === undefined) continue;
+    this.#slabs.forEach((slab, index) => {
+      if (!slab) return;
       const s = `slab ${slab.id}: `;
       reserved += slab.byteLength;
-      let node = slab.first;
       let expected = 0;
       let prev = -1;
       let live = 0;
-      while (node >= 0) {
+      for (let node = slab.first; node >= 0; node = n[(node << 3) + NEXT_PHYS] as number) {
         const at = node << 3;
         if (n[at + PREV_PHYS] !== prev) fail(`${s}node ${node} has a wrong previous link`);
         if (n[at + OFFSET] !== expected) fail(`${s}gap or overlap at unit ${expected}`);
-        if (n[at + SLAB] !== slab.index) fail(`${s}node ${node} names the wrong slab`);
-        if (this.#nHeap[node] !== slab.heap) fail(`${s}node ${node} names the wrong heap`);
+        if (n[at + SLAB] !== index || this.#nHeap[node] !== slab.heap)
+          fail(`${s}node ${node} names the wrong slab or heap`);
         const flags = n[at + FLAGS];
         if (flags === FREE) {
           freeNodes++;
@@ -531,34 +527,31 @@ export class TlsfPool<M> extends PoolBase<M> {
         else fail(`${s}recycled node ${node} is linked`);
         expected += n[at + SIZE] as number;
         prev = node;
-        node = n[at + NEXT_PHYS] as number;
       }
       if (prev !== slab.last) fail(`${s}wrong last node`);
       if (expected * this.alignment !== slab.byteLength) fail(`${s}nodes do not cover the slab`);
       if (live !== slab.live) fail(`${s}live count ${slab.live}, found ${live}`);
-    }
+    });
     if (reserved !== this.tally.reservedBytes) fail(`slabs hold ${reserved} bytes, stats say otherwise`);
-    let listed = 0;
     for (let heap = 0; heap < HEAPS; heap++) {
       for (let cls = 0; cls < CLASSES; cls++) {
         const c = `heap ${heap} class ${cls}: `;
         const fl = cls >>> SL_LOG2;
-        const bit = ((this.#slBitmap[heap * FL_COUNT + fl] as number) >>> (cls & (SL_COUNT - 1))) & 1;
-        let node = this.#heads[heap * CLASSES + cls] as number;
-        if ((node >= 0 ? 1 : 0) !== bit) fail(`${c}bitmap disagrees with its list`);
         let prev = -1;
-        while (node >= 0) {
+        let node = this.#heads[heap * CLASSES + cls] as number;
+        if (
+          (node >= 0 ? 1 : 0) !==
+          (((this.#slBitmap[heap * FL_COUNT + fl] as number) >>> (cls & (SL_COUNT - 1))) & 1)
+        )
+          fail(`${c}bitmap disagrees with its list`);
+        for (; node >= 0; node = n[(node << 3) + NEXT_FREE] as number) {
           const at = node << 3;
-          listed++;
-          if (n[at + FLAGS] !== FREE) fail(`${c}node ${node} is not free`);
-          if (this.#nHeap[node] !== heap || classOf(n[at + SIZE] as number) !== cls)
-            fail(`${c}node ${node} is in the wrong list`);
+          freeNodes--;
+          if (n[at + FLAGS] !== FREE || this.#nHeap[node] !== heap || classOf(n[at + SIZE] as number) !== cls)
+            fail(`${c}node ${node} is not free or in the wrong list`);
           if (n[at + PREV_FREE] !== prev) fail(`${c}wrong free-list back link`);
           prev = node;
-          node = n[at + NEXT_FREE] as number;
         }
-      }
-      for (let fl = 0; fl < FL_COUNT; fl++) {
         if (
           (((this.#flBitmap[heap] as number) >>> fl) & 1) !==
           (this.#slBitmap[heap * FL_COUNT + fl] ? 1 : 0)
@@ -566,6 +559,6 @@ export class TlsfPool<M> extends PoolBase<M> {
           fail(`heap ${heap}: first-level bitmap disagrees at ${fl}`);
       }
     }
-    if (listed !== freeNodes) fail(`${freeNodes} free nodes but ${listed} listed`);
+    if (freeNodes !== 0) fail(`free nodes and listed nodes differ by ${freeNodes}`);
   }
 }
