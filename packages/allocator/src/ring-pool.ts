@@ -30,6 +30,12 @@ const RING_OPTION_RULES: OptionRules = {
   alignment: { type: 'integer', min: 1 },
 };
 
+// Fields of a reservation record (see #slots).
+const BEGIN = 0;
+const END = 1;
+const SEQ = 2;
+const RELEASED = 3;
+
 export class RingPool<M> extends PoolBase<M> {
   readonly maxBlockBytes: number;
   /** Bytes of the ring. */
@@ -41,11 +47,9 @@ export class RingPool<M> extends PoolBase<M> {
   #head = 0;
   #tail = 0;
 
-  // Reservations in order, a circular queue of records (struct of arrays).
-  #slotBegin = new Float64Array(64);
-  #slotEnd = new Float64Array(64);
-  #slotSeq = new Float64Array(64);
-  #slotReleased = new Uint8Array(64);
+  // Reservations in order: a circular queue of records of four numbers (BEGIN, END, SEQ, RELEASED) in
+  // one array; its capacity in records is a power of two.
+  #slots = new Float64Array(64 * 4);
   #first = 0;
   #count = 0;
   #seq = 1;
@@ -66,12 +70,12 @@ export class RingPool<M> extends PoolBase<M> {
   /** Bytes between tail and head that are neither live nor free yet (released out of order, padding). */
   get pendingReclaimBytes(): number {
     let units = 0;
-    const mask = this.#slotBegin.length - 1;
+    const q = this.#slots;
     for (let i = 0; i < this.#count; i++) {
-      const slot = (this.#first + i) & mask;
-      if (this.#slotReleased[slot] === 1) {
-        const begin = this.#slotBegin[slot] as number;
-        const end = this.#slotEnd[slot] as number;
+      const at = ((this.#first + i) & ((q.length >> 2) - 1)) << 2;
+      if (q[at + RELEASED] === 1) {
+        const begin = q[at + BEGIN] as number;
+        const end = q[at + END] as number;
         units += end > begin ? end - begin : this.#units - begin + end;
       }
     }
@@ -114,30 +118,27 @@ export class RingPool<M> extends PoolBase<M> {
       this,
       slot,
       units * this.alignment,
-      this.#slotSeq[slot] as number,
+      this.#slots[(slot << 2) + SEQ] as number,
     );
   }
 
   #push(begin: number, end: number): number {
-    if (this.#count === this.#slotBegin.length) {
-      // Double the queue, oldest record first.
-      const old = this.#count;
-      const first = this.#first;
-      const grow = <T extends Float64Array | Uint8Array>(from: T, to: T): T => {
-        for (let i = 0; i < old; i++) to[i] = from[(first + i) & (old - 1)] as number;
-        return to;
-      };
-      this.#slotBegin = grow(this.#slotBegin, new Float64Array(old * 2));
-      this.#slotEnd = grow(this.#slotEnd, new Float64Array(old * 2));
-      this.#slotSeq = grow(this.#slotSeq, new Float64Array(old * 2));
-      this.#slotReleased = grow(this.#slotReleased, new Uint8Array(old * 2));
+    let q = this.#slots;
+    const records = q.length >> 2;
+    if (this.#count === records) {
+      // Full: double the queue, oldest record first.
+      const grown = new Float64Array(q.length * 2);
+      grown.set(q.subarray(this.#first << 2));
+      grown.set(q.subarray(0, this.#first << 2), (records - this.#first) << 2);
+      this.#slots = q = grown;
       this.#first = 0;
     }
-    const slot = (this.#first + this.#count) & (this.#slotBegin.length - 1);
-    this.#slotBegin[slot] = begin;
-    this.#slotEnd[slot] = end;
-    this.#slotSeq[slot] = this.#seq++;
-    this.#slotReleased[slot] = 0;
+    const slot = (this.#first + this.#count) & ((q.length >> 2) - 1);
+    const at = slot << 2;
+    q[at + BEGIN] = begin;
+    q[at + END] = end;
+    q[at + SEQ] = this.#seq++;
+    q[at + RELEASED] = 0;
     this.#count++;
     return slot;
   }
@@ -145,19 +146,20 @@ export class RingPool<M> extends PoolBase<M> {
   protected override free(block: PoolBlock<M>): void {
     // Slots move when the queue grows; find the reservation by its sequence number (sequence numbers
     // of queued reservations are consecutive from the first one).
-    const mask = this.#slotBegin.length - 1;
-    const distance = block.seq - (this.#slotSeq[this.#first] as number);
-    const slot = (this.#first + distance) & mask;
-    if (distance < 0 || distance >= this.#count || this.#slotSeq[slot] !== block.seq) {
+    const q = this.#slots;
+    const mask = (q.length >> 2) - 1;
+    const distance = block.seq - (q[(this.#first << 2) + SEQ] as number);
+    const at = ((this.#first + distance) & mask) << 2;
+    if (distance < 0 || distance >= this.#count || q[at + SEQ] !== block.seq) {
       throw new KeelError(
         ErrorCode.FAILED_PRECONDITION,
         `${this.what}: release: block at offset ${block.offset} is not a live reservation of this ring`,
       );
     }
-    this.#slotReleased[slot] = 1;
+    q[at + RELEASED] = 1;
     // Reclaim from the tail every released reservation in order.
-    while (this.#count > 0 && this.#slotReleased[this.#first] === 1) {
-      this.#tail = this.#slotEnd[this.#first] as number;
+    while (this.#count > 0 && q[(this.#first << 2) + RELEASED] === 1) {
+      this.#tail = q[(this.#first << 2) + END] as number;
       this.#first = (this.#first + 1) & mask;
       this.#count--;
     }
