@@ -4,7 +4,7 @@
  */
 import type { Fence, KeelError, Registration } from '@keel/fence';
 import type { QueueAffinity } from '@keel/hal';
-import type { Block, Slab } from './block';
+import type { Block } from './block';
 import type { DeathRecord } from './death-record';
 
 /**
@@ -46,19 +46,6 @@ export interface Allocation<M> {
   /** Why it failed (UNAVAILABLE on destroy, ABORTED with the wait's failure as cause, ...). */
   readonly failure: KeelError | undefined;
   readonly label: string | undefined;
-}
-
-/** The block an allocation exposes: its own byte range of the pool block it holds. */
-export class AllocationBlock<M> implements Block<M> {
-  declare readonly slab: Slab<M>;
-  declare readonly offset: number;
-  declare readonly byteLength: number;
-
-  constructor(slab: Slab<M>, offset: number, byteLength: number) {
-    this.slab = slab;
-    this.offset = offset;
-    this.byteLength = byteLength;
-  }
 }
 
 /**

@@ -10,12 +10,6 @@ export class DeathRecord<M> {
   /** What the frontier did: still pending, reached, or failed. */
   status: 'pending' | 'reached' | 'failed' = 'pending';
   /**
-   * Where the block is: `dying` (indexed, waiting for the frontier), `taken` (an alloca inherited it
-   * and decides its fate), `retired` (back in the pool, or handed on), `quarantined` (the frontier
-   * failed: it never returns to the pool).
-   */
-  where: 'dying' | 'taken' | 'retired' | 'quarantined' = 'dying';
-  /**
    * The alloca this dealloca belongs to failed before anyone could use the block (its signal, part of
    * the frontier, failed): the block's safety is then that of `fallback`, the record the alloca had
    * inherited (none: safe at once).
@@ -27,7 +21,9 @@ export class DeathRecord<M> {
   /** The pending `onReached` registration (cancelled on destroy). */
   reg: Registration | undefined;
 
-  // Index links: the bucket of the frontier's first semaphore, and the allocator-wide age list.
+  // Index links: the bucket of the frontier's first semaphore, and the allocator-wide age list. The
+  // record is dying (indexed, waiting for the frontier, its block up for rules b and d) while `bucket`
+  // is set; otherwise an alloca took the block, or it went back to the pool or to the quarantine.
   bucket: DeathRecord<M>[] | undefined;
   slot = -1;
   older: DeathRecord<M> | undefined;

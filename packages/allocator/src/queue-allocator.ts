@@ -54,7 +54,7 @@
 import { describeValue, Fence, type Registration, type Semaphore } from '@keel/fence';
 import { checkOptions, ErrorCode, KeelError, type OptionRules, QueueAffinity } from '@keel/hal';
 import { abortedBy, failTimepoints, invalid, isFence, signalPendingTimepoints } from '@keel/hal/driver';
-import { type Allocation, AllocationBlock, type AllocationSource, QueueAllocation } from './allocation';
+import { type Allocation, type AllocationSource, QueueAllocation } from './allocation';
 import type { AllocatorStats, QueueStats } from './allocator-stats';
 import type { Block } from './block';
 import { DeathRecord } from './death-record';
@@ -124,7 +124,7 @@ function warnOnce(what: string): (error: unknown) => void {
     if (warned) return;
     warned = true;
     globalThis.console?.warn(
-      `${what}: a semaphore threw while the allocator completed a fence (further ones are not reported):`,
+      `${what}: a semaphore threw while completing a fence (further ones are not reported):`,
       error,
     );
   };
@@ -484,14 +484,14 @@ export class QueueAllocator<M> {
   /** `a` inherits the block of dying record `r`. */
   #take(a: QueueAllocation<M>, r: DeathRecord<M>, source: AllocationSource): void {
     this.#unindex(r);
-    r.where = 'taken';
     a.from = r;
     this.#give(a, r.block, source);
   }
 
   #give(a: QueueAllocation<M>, block: Block<M>, source: AllocationSource): void {
     a.held = block;
-    a.block = new AllocationBlock(block.slab, block.offset, a.byteLength);
+    // Its own byte range of the pool block it holds.
+    a.block = { slab: block.slab, offset: block.offset, byteLength: a.byteLength };
     a.source = source;
     if (a.freed) {
       // Deallocated while it waited for memory: the dealloca takes the block over at once.
@@ -557,9 +557,8 @@ export class QueueAllocator<M> {
         const r = a.death;
         r.allocaFailed = true;
         r.fallback = a.from;
-        if (r.where === 'dying') {
+        if (r.bucket) {
           this.#unindex(r);
-          r.where = 'retired';
           this.#settle(block, r);
         }
       }
@@ -610,15 +609,11 @@ export class QueueAllocator<M> {
     r.reg = undefined;
     if (this.#destroyed) return;
     r.status = error ? 'failed' : 'reached';
-    if (r.where === 'dying') {
+    if (r.bucket) {
+      // Still dying: to the quarantine, or back to the pool.
       this.#unindex(r);
-      if (error) {
-        r.where = 'quarantined';
-        this.#quarantine(r.block);
-      } else {
-        r.where = 'retired';
-        this.#release(r.block);
-      }
+      if (error) this.#quarantine(r.block);
+      else this.#release(r.block);
     }
     const signal = r.signal;
     r.signal = undefined;
@@ -626,7 +621,6 @@ export class QueueAllocator<M> {
   }
 
   #index(r: DeathRecord<M>): void {
-    r.where = 'dying';
     const key = bucketKey(r);
     let bucket = this.#buckets.get(key);
     if (!bucket) {
