@@ -4,7 +4,6 @@
  * provider call per reserve and per release.
  */
 import { checkOptions } from '@keel/hal';
-import type { Block } from './block';
 import { POOL_OPTION_RULES, PoolBase, PoolBlock, type PoolOptions } from './pool-support';
 import type { SlabProvider } from './slab-provider';
 
@@ -25,16 +24,14 @@ export class PassthroughPool<M> extends PoolBase<M> {
    * `reserve`: a fresh slab of `byteLength` rounded up to the alignment (at least one unit); offset 0.
    * `reserveExisting`: always undefined (a passthrough pool holds no free memory).
    */
-  protected override take(byteLength: number, _alignUnits: number, grow: boolean): Block<M> | undefined {
+  protected override take(byteLength: number, _alignUnits: number, grow: boolean): PoolBlock<M> | undefined {
     if (!grow) return undefined;
     const unit = this.alignment;
     const capacity = Math.max(unit, Math.ceil(byteLength / unit) * unit);
     if (this.tally.reservedBytes + capacity > this.budget) return this.full();
     const slab = this.newSlab(capacity);
-    slab.live = 1;
     const block = new PoolBlock(slab, 0, byteLength, this, 0, capacity, 0);
     this.#live.add(block);
-    this.tally.reserved(byteLength);
     return block;
   }
 

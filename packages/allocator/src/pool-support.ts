@@ -125,7 +125,7 @@ export class PoolCounters {
     this.reserves++;
     this.liveBlocks++;
     this.liveBytes += bytes;
-    if (this.liveBytes > this.peakLiveBytes) this.peakLiveBytes = this.liveBytes;
+    this.peakLiveBytes = Math.max(this.peakLiveBytes, this.liveBytes);
   }
 
   released(bytes: number): void {
@@ -139,7 +139,7 @@ export class PoolCounters {
     this.growths++;
     this.slabCount += slabs;
     this.reservedBytes += bytes;
-    if (this.reservedBytes > this.peakReservedBytes) this.peakReservedBytes = this.reservedBytes;
+    this.peakReservedBytes = Math.max(this.peakReservedBytes, this.reservedBytes);
   }
 
   /** A slab was given back (`slabs` 1) or shrank in place (`slabs` 0). */
@@ -219,20 +219,33 @@ export abstract class PoolBase<M> implements Pool<M> {
   }
 
   reserve(byteLength: number, alignment?: number): Block<M> | undefined {
-    return this.take(byteLength, this.#check('reserve', byteLength, alignment), true);
+    return this.#reserve('reserve', byteLength, alignment, true);
   }
 
   reserveExisting(byteLength: number, alignment?: number): Block<M> | undefined {
-    return this.take(byteLength, this.#check('reserveExisting', byteLength, alignment), false);
+    return this.#reserve('reserveExisting', byteLength, alignment, false);
   }
 
-  /** Checks a reserve's arguments; returns its alignment in units of the pool's alignment. */
-  #check(op: string, byteLength: number, alignment: number | undefined): number {
+  /** Checks a reserve's arguments, asks `take` and counts the block it got. */
+  #reserve(
+    op: string,
+    byteLength: number,
+    alignment: number | undefined,
+    grow: boolean,
+  ): Block<M> | undefined {
     this.alive(op);
     checkByteLength(this.what, op, byteLength);
-    if (alignment === undefined || alignment === this.alignment) return 1;
-    checkAlignment(this.what, op, alignment);
-    return alignment > this.alignment ? alignment / this.alignment : 1;
+    let alignUnits = 1;
+    if (alignment !== undefined && alignment !== this.alignment) {
+      checkAlignment(this.what, op, alignment);
+      if (alignment > this.alignment) alignUnits = alignment / this.alignment;
+    }
+    const block = this.take(byteLength, alignUnits, grow);
+    if (block) {
+      block.slab.live++;
+      this.tally.reserved(byteLength);
+    }
+    return block;
   }
 
   release(block: Block<M>): void {
@@ -307,8 +320,11 @@ export abstract class PoolBase<M> implements Pool<M> {
     this.provider.destroySlab(slab.memory);
   }
 
-  /** @internal A reserve after the checks (`alignUnits`: the alignment in units of the pool's). */
-  protected abstract take(byteLength: number, alignUnits: number, grow: boolean): Block<M> | undefined;
+  /**
+   * @internal A reserve after the checks (`alignUnits`: the alignment in units of the pool's); the
+   * caller counts the block.
+   */
+  protected abstract take(byteLength: number, alignUnits: number, grow: boolean): PoolBlock<M> | undefined;
   /** @internal A release after the checks (the block is this pool's and live). */
   protected abstract free(block: PoolBlock<M>): void;
   /** @internal What trim does after the checks. */

@@ -12,7 +12,6 @@
 
 import { checkOptions, ErrorCode, KeelError, type OptionRules } from '@keel/hal';
 import { invalid } from '@keel/hal/driver';
-import type { Block } from './block';
 import { alignUp, PoolBase, PoolBlock, type SlabRecord } from './pool-support';
 import type { SlabProvider } from './slab-provider';
 
@@ -82,7 +81,7 @@ export class RingPool<M> extends PoolBase<M> {
     return units * this.alignment;
   }
 
-  protected override take(byteLength: number, alignUnits: number, grow: boolean): Block<M> | undefined {
+  protected override take(byteLength: number, alignUnits: number, grow: boolean): PoolBlock<M> | undefined {
     const units = byteLength === 0 ? 1 : Math.ceil(byteLength / this.alignment);
     const cap = this.#units;
     if (units > cap) return this.full();
@@ -109,8 +108,6 @@ export class RingPool<M> extends PoolBase<M> {
     const end = start + units;
     const slot = this.#push(this.#count === 0 ? 0 : head, end);
     this.#head = end;
-    slab.live++;
-    this.tally.reserved(byteLength);
     return new PoolBlock(
       slab,
       start * this.alignment,

@@ -32,7 +32,6 @@
  */
 import { checkOptions, ErrorCode, KeelError, type OptionRules } from '@keel/hal';
 import { growTypedArray, invalid } from '@keel/hal/driver';
-import type { Block } from './block';
 import {
   alignUp,
   POOL_OPTION_RULES,
@@ -157,26 +156,24 @@ export class TlsfPool<M> extends PoolBase<M> {
     }
     // checkOptions made sure every size below is a positive (smallThreshold: non-negative) safe integer.
     const unit = this.alignment;
+    const unitsOf = (bytes: number): number => Math.min(MAX_UNITS, Math.ceil(bytes / unit));
     this.#budgetUnits = Math.floor(this.budget / unit);
-    const slabUnits = Math.min(MAX_UNITS, Math.ceil((o.slabSize ?? 4 * 1024 * 1024) / unit));
+    const slabUnits = unitsOf(o.slabSize ?? 4 << 20);
     this.slabSize = slabUnits * unit;
-    const smallSlabUnits = Math.min(
-      MAX_UNITS,
-      Math.ceil((o.smallSlabSize ?? Math.max(unit, Math.floor(this.slabSize / 4))) / unit),
-    );
+    const smallSlabUnits = unitsOf(o.smallSlabSize ?? Math.max(unit, Math.floor(this.slabSize / 4)));
     this.smallSlabSize = smallSlabUnits * unit;
     this.#slabUnits = [slabUnits, smallSlabUnits];
     this.resizable = typeof provider.resizeSlab === 'function';
-    this.smallThreshold = o.smallThreshold ?? (this.resizable ? 64 * 1024 : 0);
+    this.smallThreshold = o.smallThreshold ?? (this.resizable ? 64 << 10 : 0);
     this.#smallUnits = Math.ceil(this.smallThreshold / unit);
     this.dedicatedThreshold = o.dedicatedThreshold ?? this.slabSize;
     this.#dedicatedUnits = Math.ceil(this.dedicatedThreshold / unit);
-    this.#granuleUnits = Math.max(1, Math.ceil((o.growthGranule ?? 64 * 1024) / unit));
+    this.#granuleUnits = Math.max(1, Math.ceil((o.growthGranule ?? 64 << 10) / unit));
     this.growthGranule = this.#granuleUnits * unit;
     this.maxBlockBytes = Math.min(MAX_UNITS, this.#budgetUnits) * unit;
   }
 
-  protected override take(byteLength: number, alignUnits: number, grow: boolean): Block<M> | undefined {
+  protected override take(byteLength: number, alignUnits: number, grow: boolean): PoolBlock<M> | undefined {
     const units = byteLength === 0 ? 1 : Math.ceil(byteLength / this.alignment);
     if (units > MAX_UNITS - alignUnits) return this.full();
     const heap = units < this.#smallUnits ? SMALL : LARGE;
@@ -257,8 +254,6 @@ export class TlsfPool<M> extends PoolBase<M> {
       this.#linkFree(rest);
     }
     n[at + FLAGS] = USED;
-    slab.live++;
-    this.tally.reserved(byteLength);
     return new PoolBlock(slab, offset * this.alignment, byteLength, this, node, units * this.alignment, 0);
   }
 
