@@ -186,7 +186,7 @@ export class QueueAllocator<M> {
     const o = checkOptions<QueueAllocatorOptions>('QueueAllocator', options, OPTION_RULES);
     this.label = poolLabel('allocator', o.label);
     this.#what = `QueueAllocator '${this.label}'`;
-    if (typeof pool !== 'object' || pool === null || typeof pool.reserve !== 'function') {
+    if (typeof pool?.reserve !== 'function') {
       throw invalid(`${this.#what}: pool must be a Pool`);
     }
     this.pool = pool;

@@ -86,7 +86,7 @@ export class RingPool<M> extends PoolBase<M> {
     const cap = this.#units;
     if (units > cap) return this.full();
     let slab = this.#slab;
-    if (slab === undefined) {
+    if (!slab) {
       if (!grow) return undefined;
       slab = this.#slab = this.newSlab(this.capacity);
     }
@@ -175,6 +175,6 @@ export class RingPool<M> extends PoolBase<M> {
     const slab = this.#slab;
     this.#slab = undefined;
     this.#count = 0;
-    if (slab !== undefined) this.dropSlab(slab);
+    if (slab) this.dropSlab(slab);
   }
 }

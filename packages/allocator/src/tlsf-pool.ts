@@ -151,7 +151,7 @@ export class TlsfPool<M> extends PoolBase<M> {
   constructor(provider: SlabProvider<M>, options?: TlsfPoolOptions) {
     const o = checkOptions<TlsfPoolOptions>('TlsfPool', options, TLSF_OPTION_RULES);
     super('TlsfPool', provider, o);
-    if (typeof provider !== 'object' || provider === null || typeof provider.createSlab !== 'function') {
+    if (typeof provider?.createSlab !== 'function') {
       throw invalid(`${this.what}: provider must be a SlabProvider`);
     }
     // checkOptions made sure every size below is a positive (smallThreshold: non-negative) safe integer.
@@ -301,7 +301,7 @@ export class TlsfPool<M> extends PoolBase<M> {
     const slabs = this.#slabs;
     for (let i = 0; i < slabs.length; i++) {
       const slab = slabs[i];
-      if (slab === undefined || slab.live !== 0) continue;
+      if (!slab || slab.live) continue;
       const node = slab.first;
       this.#unlinkFree(node);
       this.#recycle(node);
@@ -318,7 +318,7 @@ export class TlsfPool<M> extends PoolBase<M> {
     const n = this.#n;
     const unit = this.alignment;
     for (const slab of this.#slabs) {
-      if (slab === undefined) continue;
+      if (!slab) continue;
       const last = slab.last;
       const at = last << 3;
       if (n[at + FLAGS] !== FREE) continue;
@@ -343,7 +343,7 @@ export class TlsfPool<M> extends PoolBase<M> {
   }
 
   protected override freeAll(): void {
-    for (const slab of this.#slabs) if (slab !== undefined) this.dropSlab(slab);
+    for (const slab of this.#slabs) if (slab) this.dropSlab(slab);
     this.#slabs.length = 0;
   }
 
@@ -377,7 +377,7 @@ export class TlsfPool<M> extends PoolBase<M> {
       MAX_UNITS,
     );
     const holes = this.#slabHoles;
-    const index = holes.length > 0 ? (holes[holes.length - 1] as number) : this.#slabs.length;
+    const index = holes.at(-1) ?? this.#slabs.length;
     const slab = this.newSlab(slabUnits * this.alignment);
     holes.pop();
     slab.heap = heap;
