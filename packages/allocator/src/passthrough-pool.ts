@@ -24,10 +24,14 @@ export class PassthroughPool<M> extends PoolBase<M> {
    * `reserve`: a fresh slab of `byteLength` rounded up to the alignment (at least one unit); offset 0.
    * `reserveExisting`: always undefined (a passthrough pool holds no free memory).
    */
-  protected override take(byteLength: number, _alignUnits: number, grow: boolean): PoolBlock<M> | undefined {
+  protected override take(
+    byteLength: number,
+    units: number,
+    _alignUnits: number,
+    grow: boolean,
+  ): PoolBlock<M> | undefined {
     if (!grow) return undefined;
-    const unit = this.alignment;
-    const capacity = Math.max(unit, Math.ceil(byteLength / unit) * unit);
+    const capacity = units * this.alignment;
     if (this.tally.reservedBytes + capacity > this.budget) return this.full();
     const slab = this.newSlab(capacity);
     const block = new PoolBlock(slab, 0, byteLength, this, 0, capacity, 0);

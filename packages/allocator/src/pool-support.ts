@@ -95,15 +95,6 @@ export function checkAlignment(owner: string, op: string, value: number): void {
   }
 }
 
-/** Asks a resizable provider to resize a slab in place; false if it cannot (or throws). */
-export function resizeSlabMemory<M>(provider: SlabProvider<M>, memory: M, byteLength: number): boolean {
-  try {
-    return provider.resizeSlab?.(memory, byteLength) === true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * The mutable counters behind PoolStats: its fields, in its order (a snapshot is a copy of them plus
  * the budget).
@@ -240,7 +231,13 @@ export abstract class PoolBase<M> implements Pool<M> {
       checkAlignment(this.what, op, alignment);
       if (alignment > this.alignment) alignUnits = alignment / this.alignment;
     }
-    const block = this.take(byteLength, alignUnits, grow);
+    // Sizes are kept in units of the alignment; a zero-byte block still takes one.
+    const block = this.take(
+      byteLength,
+      Math.max(1, Math.ceil(byteLength / this.alignment)),
+      alignUnits,
+      grow,
+    );
     if (block) {
       block.slab.live++;
       this.tally.reserved(byteLength);
@@ -314,6 +311,23 @@ export abstract class PoolBase<M> implements Pool<M> {
     return new SlabRecord(byteLength, memory);
   }
 
+  /**
+   * @internal Asks a resizable provider to resize `slab` in place to `byteLength` and counts it; false
+   * if it cannot (or throws).
+   */
+  protected resize(slab: SlabRecord<M>, byteLength: number): boolean {
+    try {
+      if (this.provider.resizeSlab?.(slab.memory, byteLength) !== true) return false;
+    } catch {
+      return false;
+    }
+    const delta = byteLength - slab.byteLength;
+    slab.byteLength = byteLength;
+    if (delta > 0) this.tally.grown(delta, 0);
+    else this.tally.shrunk(-delta, 0);
+    return true;
+  }
+
   /** @internal Gives a slab back to the provider. */
   protected dropSlab(slab: SlabRecord<M>): void {
     this.tally.shrunk(slab.byteLength, 1);
@@ -321,10 +335,15 @@ export abstract class PoolBase<M> implements Pool<M> {
   }
 
   /**
-   * @internal A reserve after the checks (`alignUnits`: the alignment in units of the pool's); the
-   * caller counts the block.
+   * @internal A reserve after the checks, `units` (at least 1) and `alignUnits` in units of the pool's
+   * alignment; the caller counts the block.
    */
-  protected abstract take(byteLength: number, alignUnits: number, grow: boolean): PoolBlock<M> | undefined;
+  protected abstract take(
+    byteLength: number,
+    units: number,
+    alignUnits: number,
+    grow: boolean,
+  ): PoolBlock<M> | undefined;
   /** @internal A release after the checks (the block is this pool's and live). */
   protected abstract free(block: PoolBlock<M>): void;
   /** @internal What trim does after the checks. */

@@ -53,7 +53,14 @@
  */
 import { describeValue, Fence, type Registration, type Semaphore } from '@keel/fence';
 import { checkOptions, ErrorCode, KeelError, type OptionRules, QueueAffinity } from '@keel/hal';
-import { abortedBy, failTimepoints, invalid, isFence, signalPendingTimepoints } from '@keel/hal/driver';
+import {
+  abortedBy,
+  checkQueueFences,
+  failTimepoints,
+  invalid,
+  isFence,
+  signalPendingTimepoints,
+} from '@keel/hal/driver';
 import { type Allocation, type AllocationSource, QueueAllocation } from './allocation';
 import type { AllocatorStats, QueueStats } from './allocator-stats';
 import type { Block } from './block';
@@ -374,7 +381,7 @@ export class QueueAllocator<M> {
         throw new KeelError(ErrorCode.FAILED_PRECONDITION, `${what}: the allocator was destroyed`);
       }
       QueueAffinity.check(affinity, what);
-      throw invalid(`${what}: ${isFence(wait) ? 'signal' : 'wait'} must be a Fence`);
+      checkQueueFences(wait, signal, what);
     }
   }
 

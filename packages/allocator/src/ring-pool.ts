@@ -81,8 +81,12 @@ export class RingPool<M> extends PoolBase<M> {
     return units * this.alignment;
   }
 
-  protected override take(byteLength: number, alignUnits: number, grow: boolean): PoolBlock<M> | undefined {
-    const units = byteLength === 0 ? 1 : Math.ceil(byteLength / this.alignment);
+  protected override take(
+    byteLength: number,
+    units: number,
+    alignUnits: number,
+    grow: boolean,
+  ): PoolBlock<M> | undefined {
     const cap = this.#units;
     if (units > cap) return this.full();
     let slab = this.#slab;

@@ -38,7 +38,6 @@ import {
   PoolBase,
   PoolBlock,
   type PoolOptions,
-  resizeSlabMemory,
   type SlabRecord,
 } from './pool-support';
 import type { SlabProvider } from './slab-provider';
@@ -173,8 +172,12 @@ export class TlsfPool<M> extends PoolBase<M> {
     this.maxBlockBytes = Math.min(MAX_UNITS, this.#budgetUnits) * unit;
   }
 
-  protected override take(byteLength: number, alignUnits: number, grow: boolean): PoolBlock<M> | undefined {
-    const units = byteLength === 0 ? 1 : Math.ceil(byteLength / this.alignment);
+  protected override take(
+    byteLength: number,
+    units: number,
+    alignUnits: number,
+    grow: boolean,
+  ): PoolBlock<M> | undefined {
     if (units > MAX_UNITS - alignUnits) return this.full();
     const heap = units < this.#smallUnits ? SMALL : LARGE;
     let node = this.#findFree(heap, units, alignUnits);
@@ -324,10 +327,8 @@ export class TlsfPool<M> extends PoolBase<M> {
       if (n[at + FLAGS] !== FREE) continue;
       const slabUnits = slab.byteLength / unit;
       const keep = Math.max(this.#granuleUnits, alignUp(n[at + OFFSET] as number, this.#granuleUnits));
-      if (keep >= slabUnits || !resizeSlabMemory(this.provider, slab.memory, keep * unit)) continue;
+      if (keep >= slabUnits || !this.resize(slab, keep * unit)) continue;
       const removed = slabUnits - keep;
-      slab.byteLength = keep * unit;
-      this.tally.shrunk(removed * unit, 0);
       this.#unlinkFree(last);
       const size = (n[at + SIZE] as number) - removed;
       if (size > 0) {
@@ -394,8 +395,9 @@ export class TlsfPool<M> extends PoolBase<M> {
     const index = this.#tail[heap] as number;
     if (index < 0) return -1;
     const n = this.#n;
+    const unit = this.alignment;
     const slab = this.#slabs[index] as SlabRecord<M>;
-    const slabUnits = slab.byteLength / this.alignment;
+    const slabUnits = slab.byteLength / unit;
     const last = slab.last;
     const at = last << 3;
     const lastFree = n[at + FLAGS] === FREE;
@@ -403,12 +405,10 @@ export class TlsfPool<M> extends PoolBase<M> {
     const delta = alignUp(start + units - slabUnits, this.#granuleUnits);
     // No trimming here: that could give back this very slab (#grow trims before making a new one).
     if (slabUnits + delta > MAX_UNITS || this.#room() < delta) return -1;
-    if (!resizeSlabMemory(this.provider, slab.memory, (slabUnits + delta) * this.alignment)) {
+    if (!this.resize(slab, (slabUnits + delta) * unit)) {
       this.#tail[heap] = -1;
       return -1;
     }
-    slab.byteLength = (slabUnits + delta) * this.alignment;
-    this.tally.grown(delta * this.alignment, 0);
     if (lastFree) {
       this.#unlinkFree(last);
       n[at + SIZE] = (n[at + SIZE] as number) + delta;
