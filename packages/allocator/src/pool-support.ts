@@ -4,7 +4,7 @@
  * release, trim/destroy's life cycle), slab records, block records, counters. Not exported from the
  * package.
  */
-import { describeValue, ErrorCode, KeelError, type OptionRules } from '@keel/hal';
+import { describeValue, ErrorCode, KeelError, type OptionRule, type OptionRules } from '@keel/hal';
 import { invalid } from '@keel/hal/driver';
 import type { Block, Slab } from './block';
 import type { Pool, PoolKind, PoolStats } from './pool';
@@ -146,10 +146,14 @@ export class PoolCounters {
   }
 }
 
+/** Rules the options of the pools and the allocator share: a label, a positive integer. */
+export const LABEL: OptionRule = { type: 'string' };
+export const POSITIVE: OptionRule = { type: 'integer', min: 1 };
+
 /** Option rules of every pool (checkOptions: unknown keys and wrong types are INVALID_ARGUMENT). */
 export const POOL_OPTION_RULES: OptionRules = {
-  label: { type: 'string' },
-  alignment: { type: 'integer', min: 1 },
+  label: LABEL,
+  alignment: POSITIVE,
   budget: { type: 'number', min: 1, allowInfinity: true },
 };
 

@@ -67,7 +67,7 @@ import type { Block } from './block';
 import { DeathRecord } from './death-record';
 import { fenceDominates } from './dominance';
 import type { Pool } from './pool';
-import { checkAlignment, checkByteLength, PoolBlock, poolLabel } from './pool-support';
+import { checkAlignment, checkByteLength, LABEL, POSITIVE, PoolBlock, poolLabel } from './pool-support';
 
 export interface QueueAllocatorOptions {
   /** A name for error messages. */
@@ -102,9 +102,9 @@ const EMPTY_KEY = {};
 
 /** The options QueueAllocator takes (unknown keys, wrong types and ranges are INVALID_ARGUMENT). */
 const OPTION_RULES: OptionRules = {
-  label: { type: 'string' },
+  label: LABEL,
   reuseSlack: { type: 'number', min: 1 },
-  maxCandidates: { type: 'integer', min: 1 },
+  maxCandidates: POSITIVE,
   destroyPool: { type: 'boolean' },
   onError: { type: 'function' },
 };

@@ -12,7 +12,7 @@
 
 import { checkOptions, ErrorCode, KeelError, type OptionRules } from '@keel/hal';
 import { invalid } from '@keel/hal/driver';
-import { alignUp, PoolBase, PoolBlock, type SlabRecord } from './pool-support';
+import { alignUp, LABEL, POSITIVE, PoolBase, PoolBlock, type SlabRecord } from './pool-support';
 import type { SlabProvider } from './slab-provider';
 
 export interface RingPoolOptions {
@@ -24,9 +24,9 @@ export interface RingPoolOptions {
 }
 
 const RING_OPTION_RULES: OptionRules = {
-  label: { type: 'string' },
-  capacity: { type: 'integer', min: 1 },
-  alignment: { type: 'integer', min: 1 },
+  label: LABEL,
+  capacity: POSITIVE,
+  alignment: POSITIVE,
 };
 
 // Fields of a reservation record (see #slots).

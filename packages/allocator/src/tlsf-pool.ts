@@ -35,6 +35,7 @@ import { growTypedArray, invalid } from '@keel/hal/driver';
 import {
   alignUp,
   POOL_OPTION_RULES,
+  POSITIVE,
   PoolBase,
   PoolBlock,
   type PoolOptions,
@@ -61,11 +62,11 @@ export interface TlsfPoolOptions extends PoolOptions {
 
 const TLSF_OPTION_RULES: OptionRules = {
   ...POOL_OPTION_RULES,
-  slabSize: { type: 'integer', min: 1 },
-  smallSlabSize: { type: 'integer', min: 1 },
+  slabSize: POSITIVE,
+  smallSlabSize: POSITIVE,
   smallThreshold: { type: 'integer', min: 0 },
-  dedicatedThreshold: { type: 'integer', min: 1 },
-  growthGranule: { type: 'integer', min: 1 },
+  dedicatedThreshold: POSITIVE,
+  growthGranule: POSITIVE,
 };
 
 const SL_LOG2 = 5;
