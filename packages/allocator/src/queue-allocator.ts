@@ -312,7 +312,7 @@ export class QueueAllocator<M> {
     }
     // Until the alloca is live, its users are ordered after its signal: make that part of the frontier.
     const frontier = a.state === 'live' ? wait : Fence.join(wait, a.signal);
-    this.#uncount(a);
+    this.#count(a, false);
     a.state = 'deallocated';
     if (a.held) {
       a.owns = false;
@@ -510,17 +510,17 @@ export class QueueAllocator<M> {
       return;
     }
     a.owns = true;
-    a.counted = true;
-    this.#liveBytes += a.byteLength;
-    if (this.#liveBytes > this.#peakLiveBytes) this.#peakLiveBytes = this.#liveBytes;
-    this.#queueStats(a.affinity).liveBytes += a.byteLength;
+    this.#count(a, true);
   }
 
-  #uncount(a: QueueAllocation<M>): void {
-    if (!a.counted) return;
-    a.counted = false;
-    this.#liveBytes -= a.byteLength;
-    this.#queueStats(a.affinity).liveBytes -= a.byteLength;
+  /** Counts `a` in (or out of) the live bytes, the allocator's and its queue's; `counted` says which. */
+  #count(a: QueueAllocation<M>, counted: boolean): void {
+    if (a.counted === counted) return;
+    a.counted = counted;
+    const bytes = counted ? a.byteLength : -a.byteLength;
+    this.#liveBytes += bytes;
+    this.#peakLiveBytes = Math.max(this.#peakLiveBytes, this.#liveBytes);
+    this.#queueStats(a.affinity).liveBytes += bytes;
   }
 
   #onAllocaWait(a: QueueAllocation<M>, error: KeelError | undefined): void {
@@ -548,7 +548,7 @@ export class QueueAllocator<M> {
     this.#dequeue(a);
     a.reg?.cancel();
     a.reg = undefined;
-    this.#uncount(a);
+    this.#count(a, false);
     a.state = 'failed';
     a.failure = failure;
     this.#failures++;
