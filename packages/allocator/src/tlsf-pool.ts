@@ -282,7 +282,7 @@ export class TlsfPool<M> extends PoolBase<M> {
   /** Merges `next` (unlinked) into its physical predecessor `node` and recycles it. */
   #merge(node: number, next: number, slab: SlabRecord<M>): void {
     const n = this.#n;
-    n[(node << 3) + SIZE] = (n[(node << 3) + SIZE] as number) + (n[(next << 3) + SIZE] as number);
+    n[(node << 3) + SIZE]! += n[(next << 3) + SIZE] as number;
     const after = n[(next << 3) + NEXT_PHYS] as number;
     n[(node << 3) + NEXT_PHYS] = after;
     if (after >= 0) n[(after << 3) + PREV_PHYS] = node;
@@ -412,7 +412,7 @@ export class TlsfPool<M> extends PoolBase<M> {
     }
     if (lastFree) {
       this.#unlinkFree(last);
-      n[at + SIZE] = (n[at + SIZE] as number) + delta;
+      n[at + SIZE]! += delta;
       return last;
     }
     const node = this.#newNode(index, heap, slabUnits, delta, last, -1);
@@ -433,9 +433,9 @@ export class TlsfPool<M> extends PoolBase<M> {
     this.#heads[heap * CLASSES + cls] = node;
     n[at + FLAGS] = FREE;
     const fl = cls >>> SL_LOG2;
-    this.#flBitmap[heap] = (this.#flBitmap[heap] as number) | (1 << fl);
+    this.#flBitmap[heap]! |= 1 << fl;
     const sl = heap * FL_COUNT + fl;
-    this.#slBitmap[sl] = (this.#slBitmap[sl] as number) | (1 << (cls & (SL_COUNT - 1)));
+    this.#slBitmap[sl]! |= 1 << (cls & (SL_COUNT - 1));
   }
 
   #unlinkFree(node: number): void {
@@ -452,9 +452,8 @@ export class TlsfPool<M> extends PoolBase<M> {
       if (next < 0) {
         const fl = cls >>> SL_LOG2;
         const sl = heap * FL_COUNT + fl;
-        const map = (this.#slBitmap[sl] as number) & ~(1 << (cls & (SL_COUNT - 1)));
-        this.#slBitmap[sl] = map;
-        if (map === 0) this.#flBitmap[heap] = (this.#flBitmap[heap] as number) & ~(1 << fl);
+        this.#slBitmap[sl]! &= ~(1 << (cls & (SL_COUNT - 1)));
+        if (this.#slBitmap[sl] === 0) this.#flBitmap[heap]! &= ~(1 << fl);
       }
     }
   }
