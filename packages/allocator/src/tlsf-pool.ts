@@ -25,7 +25,7 @@
  *
  * Limits: a slab holds at most 2^31 − 1 alignment units (32 GiB at the default alignment).
  *
- * Why one file past ~600 lines: it is one algorithm (two-level segregated fit: the bitmaps, the free
+ * Why one file: it is one algorithm (two-level segregated fit: the bitmaps, the free
  * lists, split and coalesce, slab growth within the budget), whose invariants tie every method to the
  * same bitmaps and block links; splitting it would scatter one data structure's invariants across
  * files. Shared pool plumbing lives in pool-support.ts.
