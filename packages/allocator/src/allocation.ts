@@ -4,7 +4,7 @@
  */
 import type { Fence, KeelError, Registration } from '@keel/fence';
 import type { QueueAffinity } from '@keel/hal';
-import type { Block, Slab } from './block';
+import type { Block } from './block';
 import type { DeathRecord } from './death-record';
 
 /**
@@ -48,66 +48,69 @@ export interface Allocation<M> {
   readonly label: string | undefined;
 }
 
-/** The allocator's record of an allocation (internal; the public type is Allocation). */
-/** The block an allocation exposes: its own byte range of the pool block it holds. */
-export class AllocationBlock<M> implements Block<M> {
-  constructor(
-    readonly slab: Slab<M>,
-    readonly offset: number,
-    readonly byteLength: number,
-  ) {}
-}
-
+/**
+ * The allocator's record of an allocation (internal; the public type is Allocation). Fields without an
+ * initializer start undefined; the constructor's arguments are assigned, not declared twice.
+ */
 export class QueueAllocation<M> implements Allocation<M> {
-  block: Block<M> | undefined = undefined;
+  block: Block<M> | undefined;
   /** The pool's block behind `block` (possibly larger, when a dying block was reused). */
-  poolBlock: Block<M> | undefined = undefined;
+  held: Block<M> | undefined;
   state: AllocationState = 'pending';
-  source: AllocationSource | undefined = undefined;
-  failure: KeelError | undefined = undefined;
-
-  /** The fence it effectively waits on: its wait, joined with a frontier under rule d. */
-  wait: Fence;
+  source: AllocationSource | undefined;
+  failure: KeelError | undefined;
   /** Its wait was reached (it goes live as soon as it has a block). */
-  waitReached = false;
+  reached = false;
   /** Its signal was signalled (at most once). */
   signalled = false;
   /** The block is this allocation's to give back (false once a dealloca took it over). */
-  blockOwned = false;
+  owns = false;
   /** Counted in the allocator's live bytes. */
   counted = false;
   /** The death record whose block it took (rules b and d): the block is safe once that frontier is. */
-  inherited: DeathRecord<M> | undefined = undefined;
+  from: DeathRecord<M> | undefined;
   /** The record its dealloca created. */
-  death: DeathRecord<M> | undefined = undefined;
-  deallocIssued = false;
-  /** A dealloca issued while no block was assigned yet: its frontier and signal. */
-  pendingDeathFrontier: Fence | undefined = undefined;
-  pendingDeathSignal: Fence | undefined = undefined;
-  pendingDeathAffinity = 0;
+  death: DeathRecord<M> | undefined;
+  /** A dealloca was issued. */
+  freed = false;
+  /** A dealloca issued while no block was assigned yet ("late"): its frontier, signal and affinity. */
+  lateFrontier: Fence | undefined;
+  lateSignal: Fence | undefined;
   /** Waiting for memory (rule d, queued): links of the allocator's FIFO. */
   queued = false;
-  prevQueued: QueueAllocation<M> | undefined = undefined;
-  nextQueued: QueueAllocation<M> | undefined = undefined;
+  prev: QueueAllocation<M> | undefined;
+  next: QueueAllocation<M> | undefined;
   /** The pending `onReached` registration (cancelled on destroy). */
-  registration: Registration | undefined = undefined;
+  reg: Registration | undefined;
+  declare readonly owner: object;
+  declare readonly affinity: number;
+  /** The fence it effectively waits on: its wait, joined with a frontier under rule d. */
+  declare wait: Fence;
+  declare readonly signal: Fence;
+  declare readonly byteLength: number;
+  declare readonly alignment: number;
+  declare readonly label: string | undefined;
 
   constructor(
-    readonly owner: object,
-    readonly affinity: number,
+    owner: object,
+    affinity: number,
     wait: Fence,
-    readonly signal: Fence,
-    readonly byteLength: number,
-    readonly alignment: number,
-    readonly label: string | undefined,
+    signal: Fence,
+    byteLength: number,
+    alignment: number,
+    label: string | undefined,
   ) {
+    this.owner = owner;
+    this.affinity = affinity;
     this.wait = wait;
+    this.signal = signal;
+    this.byteLength = byteLength;
+    this.alignment = alignment;
+    this.label = label;
   }
 
   /** "allocation 'x' (256 bytes)" — how messages name it. */
   describe(): string {
-    return this.label === undefined
-      ? `allocation (${this.byteLength} bytes)`
-      : `allocation '${this.label}' (${this.byteLength} bytes)`;
+    return `allocation${this.label === undefined ? '' : ` '${this.label}'`} (${this.byteLength} bytes)`;
   }
 }

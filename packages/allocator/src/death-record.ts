@@ -10,38 +10,34 @@ export class DeathRecord<M> {
   /** What the frontier did: still pending, reached, or failed. */
   status: 'pending' | 'reached' | 'failed' = 'pending';
   /**
-   * Where the block is: `dying` (indexed, waiting for the frontier), `taken` (an alloca inherited it
-   * and decides its fate), `retired` (back in the pool, or handed on), `quarantined` (the frontier
-   * failed: it never returns to the pool).
-   */
-  where: 'dying' | 'taken' | 'retired' | 'quarantined' = 'dying';
-  /**
    * The alloca this dealloca belongs to failed before anyone could use the block (its signal, part of
    * the frontier, failed): the block's safety is then that of `fallback`, the record the alloca had
    * inherited (none: safe at once).
    */
   allocaFailed = false;
-  fallback: DeathRecord<M> | undefined = undefined;
+  fallback: DeathRecord<M> | undefined;
   /** The dealloca's signal, signalled (or failed) when the frontier is. */
-  signal: Fence | undefined;
+  declare signal: Fence | undefined;
   /** The pending `onReached` registration (cancelled on destroy). */
-  registration: Registration | undefined = undefined;
+  reg: Registration | undefined;
 
-  // Index links: the bucket of the frontier's first semaphore, and the allocator-wide age list.
-  bucket: DeathRecord<M>[] | undefined = undefined;
-  bucketIndex = -1;
-  older: DeathRecord<M> | undefined = undefined;
-  newer: DeathRecord<M> | undefined = undefined;
+  // Index links: the bucket of the frontier's first semaphore, and the allocator-wide age list. The
+  // record is dying (indexed, waiting for the frontier, its block up for rules b and d) while `bucket`
+  // is set; otherwise an alloca took the block, or it went back to the pool or to the quarantine.
+  bucket: DeathRecord<M>[] | undefined;
+  slot = -1;
+  older: DeathRecord<M> | undefined;
+  newer: DeathRecord<M> | undefined;
+  /** The pool's block. */
+  declare readonly block: Block<M>;
+  /** Bytes the pool keeps behind it: what a later request may use. */
+  declare readonly capacity: number;
+  declare readonly frontier: Fence;
 
-  constructor(
-    /** The pool's block. */
-    readonly block: Block<M>,
-    /** Bytes the pool keeps behind it: what a later request may use. */
-    readonly capacity: number,
-    readonly frontier: Fence,
-    signal: Fence | undefined,
-    readonly affinity: number,
-  ) {
+  constructor(block: Block<M>, capacity: number, frontier: Fence, signal: Fence | undefined) {
+    this.block = block;
+    this.capacity = capacity;
+    this.frontier = frontier;
     this.signal = signal;
   }
 }

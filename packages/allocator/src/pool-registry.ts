@@ -5,8 +5,8 @@
  * come back in one shape on every device: a map of pool name → AllocatorStats.
  */
 import type { Fence } from '@keel/fence';
-import { type Buffer, ErrorCode, KeelError, QueueAffinity } from '@keel/hal';
-import { madeByCreateBuffer } from '@keel/hal/driver';
+import { type Buffer, QueueAffinity } from '@keel/hal';
+import { invalid, madeByCreateBuffer } from '@keel/hal/driver';
 import type { Allocation } from './allocation';
 import { QueueAllocation } from './allocation';
 import type { AllocatorStats } from './allocator-stats';
@@ -39,44 +39,36 @@ export interface PoolRegistryOptions {
 
 export class PoolRegistry<M> {
   readonly #allocators = new Map<string, QueueAllocator<M>>();
+  readonly #slabs: SlabProvider<M>;
+  readonly #options: PoolRegistryOptions;
 
-  constructor(
-    private readonly slabs: SlabProvider<M>,
-    private readonly options: PoolRegistryOptions,
-  ) {}
+  constructor(slabs: SlabProvider<M>, options: PoolRegistryOptions) {
+    this.#slabs = slabs;
+    this.#options = options;
+  }
 
   /** The allocator of `pool`, created on first use; INVALID_ARGUMENT (naming `what`) for an unknown pool. */
   allocator(pool: string, what: string): QueueAllocator<M> {
-    const existing = this.#allocators.get(pool);
-    if (existing !== undefined) return existing;
-    const allocator = new QueueAllocator(this.#pool(pool, what), {
-      label: `${this.options.deviceLabel} ${pool}`,
-    });
-    this.#allocators.set(pool, allocator);
+    let allocator = this.#allocators.get(pool);
+    if (!allocator) {
+      allocator = new QueueAllocator(this.#pool(pool, what), {
+        label: `${this.#options.deviceLabel} ${pool}`,
+      });
+      this.#allocators.set(pool, allocator);
+    }
     return allocator;
   }
 
   #pool(pool: string, what: string): Pool<M> {
-    const { poolLabel, alignment } = this.options;
+    const { poolLabel, alignment, slabSize, budget, ringCapacity, backend } = this.#options;
     const label = `${poolLabel} ${pool}`;
-    switch (pool) {
-      case 'tlsf':
-        return new TlsfPool(this.slabs, {
-          label,
-          slabSize: this.options.slabSize,
-          alignment,
-          ...(this.options.budget === undefined ? {} : { budget: this.options.budget }),
-        });
-      case 'passthrough':
-        return new PassthroughPool(this.slabs, { label, alignment });
-      case 'ring':
-        return new RingPool(this.slabs, { label, capacity: this.options.ringCapacity, alignment });
-      default:
-        throw new KeelError(
-          ErrorCode.INVALID_ARGUMENT,
-          `${what}: unknown pool '${pool}' (the ${this.options.backend} device has 'tlsf', 'ring' and 'passthrough')`,
-        );
-    }
+    // An undefined budget counts as omitted (checkOptions): the TLSF pool is then unlimited.
+    if (pool === 'tlsf') return new TlsfPool(this.#slabs, { label, slabSize, alignment, budget });
+    if (pool === 'passthrough') return new PassthroughPool(this.#slabs, { label, alignment });
+    if (pool === 'ring') return new RingPool(this.#slabs, { label, capacity: ringCapacity, alignment });
+    throw invalid(
+      `${what}: unknown pool '${pool}' (the ${backend} device has 'tlsf', 'ring' and 'passthrough')`,
+    );
   }
 
   /**
@@ -86,7 +78,7 @@ export class PoolRegistry<M> {
   ownerOf(allocation: Allocation<M>, what: string): QueueAllocator<M> {
     const owner = allocation instanceof QueueAllocation ? allocation.owner : undefined;
     for (const allocator of this.#allocators.values()) if (allocator === owner) return allocator;
-    throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: the allocation was not made by this device`);
+    throw invalid(`${what}: the allocation was not made by this device`);
   }
 
   /**

@@ -1,10 +1,13 @@
 /**
- * Internals shared by the pools: argument checks, slab records, block records, counters. Not exported
- * from the package.
+ * Internals shared by the pools: PoolBase (what the three pools have in common: label and message
+ * name, alignment, budget, provider, counters, the argument and ownership checks of reserve and
+ * release, trim/destroy's life cycle), slab records, block records, counters. Not exported from the
+ * package.
  */
-import { describeValue, ErrorCode, KeelError, type OptionRules } from '@keel/hal';
+import { describeValue, ErrorCode, KeelError, type OptionRule, type OptionRules } from '@keel/hal';
+import { invalid } from '@keel/hal/driver';
 import type { Block, Slab } from './block';
-import type { PoolStats } from './pool';
+import type { Pool, PoolKind, PoolStats } from './pool';
 import type { SlabProvider } from './slab-provider';
 
 /** The largest alignment a pool accepts (1 GiB). */
@@ -14,23 +17,20 @@ let nextSlabId = 1;
 
 /** A slab as a pool keeps it: the public fields plus the pool's bookkeeping. */
 export class SlabRecord<M> implements Slab<M> {
-  readonly id: number;
+  readonly id = nextSlabId++;
   /** Live blocks in this slab. */
   live = 0;
-  /** TLSF: the physically first and last nodes, the heap the slab serves, and whether it is dedicated. */
+  /** TLSF: the physically first and last nodes, and the heap the slab serves. */
   first = -1;
   last = -1;
   heap = 0;
-  dedicated = false;
+  /** Bytes of the slab; grows (or shrinks) when a resizable provider resizes it in place. */
+  declare byteLength: number;
+  declare readonly memory: M;
 
-  constructor(
-    /** Bytes of the slab; grows (or shrinks) when a resizable provider resizes it in place. */
-    public byteLength: number,
-    readonly memory: M,
-    /** Index of the slab in its pool's slab table. */
-    readonly index: number,
-  ) {
-    this.id = nextSlabId++;
+  constructor(byteLength: number, memory: M) {
+    this.byteLength = byteLength;
+    this.memory = memory;
   }
 }
 
@@ -40,37 +40,40 @@ export class SlabRecord<M> implements Slab<M> {
  * so a stale block can never alias a newer one.
  */
 export class PoolBlock<M> implements Block<M> {
-  constructor(
-    readonly slab: SlabRecord<M>,
-    readonly offset: number,
-    readonly byteLength: number,
-    readonly pool: object,
-    public handle: number,
-    /** Bytes the pool keeps behind the block (byteLength rounded up to the alignment). */
-    readonly capacity: number,
-    /** Ring: the reservation's sequence number. */
-    readonly seq: number,
-  ) {}
-}
+  declare readonly slab: SlabRecord<M>;
+  declare readonly offset: number;
+  declare readonly byteLength: number;
+  declare readonly pool: object;
+  declare handle: number;
+  /** Bytes the pool keeps behind the block (byteLength rounded up to the alignment). */
+  declare readonly capacity: number;
+  /** Ring: the reservation's sequence number. */
+  declare readonly seq: number;
 
-/** "TlsfPool 'activations'" — how messages name a pool. */
-export function describePool(kind: string, label: string): string {
-  return `${kind} '${label}'`;
+  constructor(
+    slab: SlabRecord<M>,
+    offset: number,
+    byteLength: number,
+    pool: object,
+    handle: number,
+    capacity: number,
+    seq: number,
+  ) {
+    this.slab = slab;
+    this.offset = offset;
+    this.byteLength = byteLength;
+    this.pool = pool;
+    this.handle = handle;
+    this.capacity = capacity;
+    this.seq = seq;
+  }
 }
 
 let nextPoolId = 1;
 
-/** The caller's label or `<kind>-<n>`. */
+/** The caller's label (checkOptions made sure it is a string) or `<prefix>-<n>`. */
 export function poolLabel(prefix: string, label: string | undefined): string {
-  if (label === undefined) return `${prefix}-${nextPoolId++}`;
-  if (typeof label !== 'string') {
-    throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${prefix}: label must be a string`);
-  }
-  return label;
-}
-
-export function isPowerOfTwo(value: number): boolean {
-  return Number.isSafeInteger(value) && value > 0 && value <= MAX_ALIGNMENT && (value & (value - 1)) === 0;
+  return label ?? `${prefix}-${nextPoolId++}`;
 }
 
 /**
@@ -78,83 +81,24 @@ export function isPowerOfTwo(value: number): boolean {
  * (joined only when throwing, so hot paths build no strings).
  */
 export function checkByteLength(owner: string, op: string, value: number): void {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `${owner}: ${op}: byteLength ${describeValue(value)} must be a non-negative safe integer`,
-    );
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw invalid(`${owner}: ${op}: byteLength ${describeValue(value)} must be a non-negative safe integer`);
   }
 }
 
-/** Throws INVALID_ARGUMENT unless `value` is a power of two ≤ MAX_ALIGNMENT. */
+/** Throws INVALID_ARGUMENT unless `value` is a power of two ≤ MAX_ALIGNMENT (`op` '' at creation). */
 export function checkAlignment(owner: string, op: string, value: number): void {
-  if (!isPowerOfTwo(value)) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `${owner}${op === '' ? '' : `: ${op}`}: alignment ${describeValue(value)} must be a power of two between 1 and ${MAX_ALIGNMENT}`,
+  if (!(Number.isSafeInteger(value) && value > 0 && value <= MAX_ALIGNMENT && (value & (value - 1)) === 0)) {
+    throw invalid(
+      `${owner}${op ? `: ${op}` : ''}: alignment ${describeValue(value)} must be a power of two between 1 and ${MAX_ALIGNMENT}`,
     );
   }
 }
 
-/** Validates a budget option: a positive number of bytes or Infinity. */
-export function checkBudget(what: string, value: number): void {
-  if (typeof value !== 'number' || !(value > 0) || (Number.isFinite(value) && !Number.isSafeInteger(value))) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `${what}: budget ${describeValue(value)} must be a positive integer number of bytes or Infinity`,
-    );
-  }
-}
-
-/** Throws FAILED_PRECONDITION if the pool was destroyed. */
-export function checkAlive(destroyed: boolean, owner: string, op: string): void {
-  if (destroyed) {
-    throw new KeelError(ErrorCode.FAILED_PRECONDITION, `${owner}: ${op}: the pool was destroyed`);
-  }
-}
-
-/** Asks a resizable provider to resize a slab in place; false if it cannot (or throws). */
-export function resizeSlabMemory<M>(provider: SlabProvider<M>, memory: M, byteLength: number): boolean {
-  if (provider.resizeSlab === undefined) return false;
-  try {
-    return provider.resizeSlab(memory, byteLength) === true;
-  } catch {
-    return false;
-  }
-}
-
-/** Asks the provider for a slab; its exceptions become RESOURCE_EXHAUSTED naming the pool. */
-export function createSlabMemory<M>(provider: SlabProvider<M>, byteLength: number, owner: string): M {
-  try {
-    return provider.createSlab(byteLength);
-  } catch (cause) {
-    const reason = cause instanceof Error ? cause.message : describeValue(cause);
-    throw new KeelError(
-      ErrorCode.RESOURCE_EXHAUSTED,
-      `${owner}: reserve: the slab provider could not create a slab of ${byteLength} bytes (${reason})`,
-      { cause },
-    );
-  }
-}
-
-/** Checks that `block` is a live block of `pool`; returns it typed. */
-export function ownBlock<M>(block: Block<M>, pool: object, owner: string): PoolBlock<M> {
-  if (!(block instanceof PoolBlock) || block.pool !== pool) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `${owner}: release: the block does not belong to this pool`,
-    );
-  }
-  if (block.handle < 0) {
-    throw new KeelError(
-      ErrorCode.FAILED_PRECONDITION,
-      `${owner}: release: block at offset ${block.offset} of slab ${block.slab.id} was already released`,
-    );
-  }
-  return block as PoolBlock<M>;
-}
-
-/** The mutable counters behind PoolStats. */
+/**
+ * The mutable counters behind PoolStats: its fields, in its order (a snapshot is a copy of them plus
+ * the budget).
+ */
 export class PoolCounters {
   liveBytes = 0;
   liveBlocks = 0;
@@ -172,7 +116,7 @@ export class PoolCounters {
     this.reserves++;
     this.liveBlocks++;
     this.liveBytes += bytes;
-    if (this.liveBytes > this.peakLiveBytes) this.peakLiveBytes = this.liveBytes;
+    this.peakLiveBytes = Math.max(this.peakLiveBytes, this.liveBytes);
   }
 
   released(bytes: number): void {
@@ -181,64 +125,35 @@ export class PoolCounters {
     this.liveBytes -= bytes;
   }
 
-  slabCreated(bytes: number): void {
+  /** A slab was created (`slabs` 1) or grew in place (`slabs` 0, resizable providers). */
+  grown(bytes: number, slabs: number): void {
     this.growths++;
-    this.slabCount++;
+    this.slabCount += slabs;
     this.reservedBytes += bytes;
-    if (this.reservedBytes > this.peakReservedBytes) this.peakReservedBytes = this.reservedBytes;
+    this.peakReservedBytes = Math.max(this.peakReservedBytes, this.reservedBytes);
   }
 
-  /** A slab grew in place (resizable providers). */
-  grown(bytes: number): void {
-    this.growths++;
-    this.reservedBytes += bytes;
-    if (this.reservedBytes > this.peakReservedBytes) this.peakReservedBytes = this.reservedBytes;
-  }
-
-  /** A slab shrank in place. */
-  shrunk(bytes: number): void {
+  /** A slab was given back (`slabs` 1) or shrank in place (`slabs` 0). */
+  shrunk(bytes: number, slabs: number): void {
+    this.slabsDestroyed += slabs;
+    this.slabCount -= slabs;
     this.reservedBytes -= bytes;
-  }
-
-  slabDestroyed(bytes: number): void {
-    this.slabsDestroyed++;
-    this.slabCount--;
-    this.reservedBytes -= bytes;
-  }
-
-  /** Destroy: every block is gone. */
-  dropLive(): void {
-    this.liveBytes = 0;
-    this.liveBlocks = 0;
   }
 
   resetPeaks(): void {
     this.peakLiveBytes = this.liveBytes;
     this.peakReservedBytes = this.reservedBytes;
   }
-
-  snapshot(budget: number): PoolStats {
-    return {
-      liveBytes: this.liveBytes,
-      liveBlocks: this.liveBlocks,
-      reservedBytes: this.reservedBytes,
-      slabCount: this.slabCount,
-      peakLiveBytes: this.peakLiveBytes,
-      peakReservedBytes: this.peakReservedBytes,
-      reserves: this.reserves,
-      releases: this.releases,
-      failedReserves: this.failedReserves,
-      growths: this.growths,
-      slabsDestroyed: this.slabsDestroyed,
-      budget,
-    };
-  }
 }
+
+/** Rules the options of the pools and the allocator share: a label, a positive integer. */
+export const LABEL: OptionRule = { type: 'string' };
+export const POSITIVE: OptionRule = { type: 'integer', min: 1 };
 
 /** Option rules of every pool (checkOptions: unknown keys and wrong types are INVALID_ARGUMENT). */
 export const POOL_OPTION_RULES: OptionRules = {
-  label: { type: 'string' },
-  alignment: { type: 'integer', min: 1 },
+  label: LABEL,
+  alignment: POSITIVE,
   budget: { type: 'number', min: 1, allowInfinity: true },
 };
 
@@ -253,4 +168,195 @@ export interface PoolOptions {
   readonly alignment?: number;
   /** Most bytes of slabs the pool may hold at once (default Infinity). */
   readonly budget?: number;
+}
+
+/**
+ * The part of the Pool contract the three pools share. `type` ("TlsfPool") names the pool in messages
+ * (with its label: "TlsfPool 'activations'"); a default label is `<kind>-<n>`. Subclasses implement
+ * `take` (a reserve after the checks), `free` (a release after the checks), `compact` (trim) and
+ * `freeAll` (destroy).
+ */
+export abstract class PoolBase<M> implements Pool<M> {
+  readonly kind: PoolKind;
+  abstract readonly maxBlockBytes: number;
+  readonly label: string;
+  readonly alignment: number;
+  /** @internal How messages name the pool. */
+  protected readonly what: string;
+  /** @internal */
+  protected readonly provider: SlabProvider<M>;
+  /** @internal */
+  protected readonly tally = new PoolCounters();
+  /** @internal The byte budget (the ring: its capacity). */
+  protected budget: number;
+  /** @internal */
+  protected dead = false;
+
+  constructor(type: string, provider: SlabProvider<M>, options: PoolOptions) {
+    // "TlsfPool" → kind 'tlsf'.
+    this.kind = type.slice(0, -4).toLowerCase() as PoolKind;
+    this.label = poolLabel(this.kind, options.label);
+    this.what = `${type} '${this.label}'`;
+    this.provider = provider;
+    this.alignment = options.alignment ?? 16;
+    checkAlignment(this.what, '', this.alignment);
+    const budget = options.budget ?? Infinity;
+    if (!Number.isSafeInteger(budget) && budget !== Infinity) {
+      throw invalid(
+        `${this.what}: budget ${describeValue(budget)} must be a positive integer number of bytes or Infinity`,
+      );
+    }
+    this.budget = budget;
+  }
+
+  get stats(): PoolStats {
+    return { ...this.tally, budget: this.budget };
+  }
+
+  reserve(byteLength: number, alignment?: number): Block<M> | undefined {
+    return this.#reserve('reserve', byteLength, alignment, true);
+  }
+
+  reserveExisting(byteLength: number, alignment?: number): Block<M> | undefined {
+    return this.#reserve('reserveExisting', byteLength, alignment, false);
+  }
+
+  /** Checks a reserve's arguments, asks `take` and counts the block it got. */
+  #reserve(
+    op: string,
+    byteLength: number,
+    alignment: number | undefined,
+    grow: boolean,
+  ): Block<M> | undefined {
+    this.alive(op);
+    checkByteLength(this.what, op, byteLength);
+    let alignUnits = 1;
+    if (alignment !== undefined && alignment !== this.alignment) {
+      checkAlignment(this.what, op, alignment);
+      if (alignment > this.alignment) alignUnits = alignment / this.alignment;
+    }
+    // Sizes are kept in units of the alignment; a zero-byte block still takes one.
+    const block = this.take(
+      byteLength,
+      Math.max(1, Math.ceil(byteLength / this.alignment)),
+      alignUnits,
+      grow,
+    );
+    if (block) {
+      block.slab.live++;
+      this.tally.reserved(byteLength);
+    }
+    return block;
+  }
+
+  release(block: Block<M>): void {
+    this.alive('release');
+    if (!(block instanceof PoolBlock) || block.pool !== this) {
+      throw invalid(`${this.what}: release: the block does not belong to this pool`);
+    }
+    if (block.handle < 0) {
+      throw new KeelError(
+        ErrorCode.FAILED_PRECONDITION,
+        `${this.what}: release: block at offset ${block.offset} of slab ${block.slab.id} was already released`,
+      );
+    }
+    const own = block as PoolBlock<M>;
+    this.free(own);
+    own.handle = -1;
+    own.slab.live--;
+    this.tally.released(own.byteLength);
+  }
+
+  resetPeaks(): void {
+    this.tally.resetPeaks();
+  }
+
+  trim(): void {
+    this.alive('trim');
+    this.compact();
+  }
+
+  destroy(): void {
+    if (this.dead) return;
+    this.dead = true;
+    this.freeAll();
+    // Every block is gone.
+    this.tally.liveBytes = 0;
+    this.tally.liveBlocks = 0;
+  }
+
+  /** @internal Throws FAILED_PRECONDITION if the pool was destroyed. */
+  protected alive(op: string): void {
+    if (this.dead) {
+      throw new KeelError(ErrorCode.FAILED_PRECONDITION, `${this.what}: ${op}: the pool was destroyed`);
+    }
+  }
+
+  /** @internal A reserve that failed for lack of room: counted, undefined. */
+  protected full(): undefined {
+    this.tally.failedReserves++;
+    return undefined;
+  }
+
+  /** @internal A new slab from the provider (whose exceptions become RESOURCE_EXHAUSTED naming the pool). */
+  protected newSlab(byteLength: number): SlabRecord<M> {
+    let memory: M;
+    try {
+      memory = this.provider.createSlab(byteLength);
+    } catch (cause) {
+      const reason = cause instanceof Error ? cause.message : describeValue(cause);
+      throw new KeelError(
+        ErrorCode.RESOURCE_EXHAUSTED,
+        `${this.what}: reserve: the slab provider could not create a slab of ${byteLength} bytes (${reason})`,
+        { cause },
+      );
+    }
+    this.tally.grown(byteLength, 1);
+    return new SlabRecord(byteLength, memory);
+  }
+
+  /**
+   * @internal Asks a resizable provider to resize `slab` in place to `byteLength` and counts it; false
+   * if it cannot (or throws).
+   */
+  protected resize(slab: SlabRecord<M>, byteLength: number): boolean {
+    try {
+      if (this.provider.resizeSlab?.(slab.memory, byteLength) !== true) return false;
+    } catch {
+      return false;
+    }
+    const delta = byteLength - slab.byteLength;
+    slab.byteLength = byteLength;
+    if (delta > 0) this.tally.grown(delta, 0);
+    else this.tally.shrunk(-delta, 0);
+    return true;
+  }
+
+  /** @internal Gives a slab back to the provider. */
+  protected dropSlab(slab: SlabRecord<M>): void {
+    this.tally.shrunk(slab.byteLength, 1);
+    this.provider.destroySlab(slab.memory);
+  }
+
+  /**
+   * @internal A reserve after the checks, `units` (at least 1) and `alignUnits` in units of the pool's
+   * alignment; the caller counts the block.
+   */
+  protected abstract take(
+    byteLength: number,
+    units: number,
+    alignUnits: number,
+    grow: boolean,
+  ): PoolBlock<M> | undefined;
+  /** @internal A release after the checks (the block is this pool's and live). */
+  protected abstract free(block: PoolBlock<M>): void;
+  /** @internal What trim does after the checks. */
+  protected abstract compact(): void;
+  /** @internal What destroy does (once): give every slab back. */
+  protected abstract freeAll(): void;
+}
+
+/** `value` rounded up to a multiple of `alignUnits`. */
+export function alignUp(value: number, alignUnits: number): number {
+  return alignUnits === 1 ? value : Math.ceil(value / alignUnits) * alignUnits;
 }

@@ -53,14 +53,21 @@
  */
 import { describeValue, Fence, type Registration, type Semaphore } from '@keel/fence';
 import { checkOptions, ErrorCode, KeelError, type OptionRules, QueueAffinity } from '@keel/hal';
-import { abortedBy, failTimepoints, isFence, signalPendingTimepoints } from '@keel/hal/driver';
-import { type Allocation, AllocationBlock, type AllocationSource, QueueAllocation } from './allocation';
+import {
+  abortedBy,
+  checkQueueFences,
+  failTimepoints,
+  invalid,
+  isFence,
+  signalPendingTimepoints,
+} from '@keel/hal/driver';
+import { type Allocation, type AllocationSource, QueueAllocation } from './allocation';
 import type { AllocatorStats, QueueStats } from './allocator-stats';
 import type { Block } from './block';
 import { DeathRecord } from './death-record';
 import { fenceDominates } from './dominance';
 import type { Pool } from './pool';
-import { checkAlignment, checkByteLength, PoolBlock, poolLabel } from './pool-support';
+import { checkAlignment, checkByteLength, LABEL, POSITIVE, PoolBlock, poolLabel } from './pool-support';
 
 export interface QueueAllocatorOptions {
   /** A name for error messages. */
@@ -93,11 +100,11 @@ export interface QueueAllocaOptions {
 
 const EMPTY_KEY = {};
 
-/** The options QueueAllocator takes (unknown keys and wrong types are INVALID_ARGUMENT). */
+/** The options QueueAllocator takes (unknown keys, wrong types and ranges are INVALID_ARGUMENT). */
 const OPTION_RULES: OptionRules = {
-  label: { type: 'string' },
+  label: LABEL,
   reuseSlack: { type: 'number', min: 1 },
-  maxCandidates: { type: 'integer', min: 1 },
+  maxCandidates: POSITIVE,
   destroyPool: { type: 'boolean' },
   onError: { type: 'function' },
 };
@@ -108,20 +115,23 @@ interface MutableQueueStats {
   liveBytes: number;
 }
 
-/** A dealloca of a failed allocation: it frees nothing but still orders its signal after its wait. */
-interface SignalOnly {
-  readonly signal: Fence;
-  registration: Registration | undefined;
+/**
+ * What waits on a fence for the allocator and must be failed by destroy: a death record, or the
+ * dealloca of a failed allocation (it frees nothing but still orders its signal after its wait).
+ */
+interface Open {
+  readonly signal: Fence | undefined;
+  reg: Registration | undefined;
 }
 
 /** The default `onError`: one console warning per allocator (never a throw from a microtask). */
-function warnOnce(label: string): (error: unknown) => void {
+function warnOnce(what: string): (error: unknown) => void {
   let warned = false;
   return (error: unknown): void => {
     if (warned) return;
     warned = true;
     globalThis.console?.warn(
-      `QueueAllocator '${label}': a semaphore threw while the allocator completed a fence (further ones are not reported):`,
+      `${what}: a semaphore threw while completing a fence (further ones are not reported):`,
       error,
     );
   };
@@ -130,6 +140,11 @@ function warnOnce(label: string): (error: unknown) => void {
 /** The bytes a pool keeps behind a block (what a later request may reuse). */
 function capacityOf<M>(block: Block<M>): number {
   return block instanceof PoolBlock ? block.capacity : block.byteLength;
+}
+
+/** The key of a death record's bucket: the first semaphore of its frontier. */
+function bucketKey<M>(r: DeathRecord<M>): object {
+  return r.frontier.timepoints[0]?.semaphore ?? EMPTY_KEY;
 }
 
 export class QueueAllocator<M> {
@@ -159,51 +174,33 @@ export class QueueAllocator<M> {
 
   // Dying blocks: by the first semaphore of their frontier, and in age order.
   readonly #buckets = new Map<Semaphore | object, DeathRecord<M>[]>();
-  #oldest: DeathRecord<M> | undefined = undefined;
-  #newest: DeathRecord<M> | undefined = undefined;
+  #oldest: DeathRecord<M> | undefined;
+  #newest: DeathRecord<M> | undefined;
 
   // Requests waiting for memory (FIFO).
-  #queueHead: QueueAllocation<M> | undefined = undefined;
-  #queueTail: QueueAllocation<M> | undefined = undefined;
+  #head: QueueAllocation<M> | undefined;
+  #tail: QueueAllocation<M> | undefined;
   #queued = 0;
   #waking = false;
   #wakeAgain = false;
 
   // What destroy must fail.
   readonly #pending = new Set<QueueAllocation<M>>();
-  readonly #open = new Set<DeathRecord<M>>();
-  readonly #openSignals = new Set<SignalOnly>();
+  readonly #open = new Set<Open>();
 
-  constructor(pool: Pool<M>, rawOptions?: QueueAllocatorOptions) {
-    const options = checkOptions<QueueAllocatorOptions>('QueueAllocator', rawOptions, OPTION_RULES);
-    this.label = poolLabel('allocator', options.label);
+  constructor(pool: Pool<M>, options?: QueueAllocatorOptions) {
+    // checkOptions makes sure of every option's type and range.
+    const o = checkOptions<QueueAllocatorOptions>('QueueAllocator', options, OPTION_RULES);
+    this.label = poolLabel('allocator', o.label);
     this.#what = `QueueAllocator '${this.label}'`;
-    if (typeof pool !== 'object' || pool === null || typeof pool.reserve !== 'function') {
-      throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${this.#what}: pool must be a Pool`);
+    if (typeof pool?.reserve !== 'function') {
+      throw invalid(`${this.#what}: pool must be a Pool`);
     }
     this.pool = pool;
-    const slack = options.reuseSlack ?? 2;
-    if (typeof slack !== 'number' || !(slack >= 1)) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `${this.#what}: reuseSlack ${describeValue(slack)} must be ≥ 1`,
-      );
-    }
-    this.#slack = slack;
-    const candidates = options.maxCandidates ?? 32;
-    if (!Number.isSafeInteger(candidates) || candidates < 1) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `${this.#what}: maxCandidates ${describeValue(candidates)} must be a positive integer`,
-      );
-    }
-    this.#maxCandidates = candidates;
-    this.#destroyPool = options.destroyPool ?? true;
-    const onError = options.onError ?? warnOnce(this.label);
-    if (typeof onError !== 'function') {
-      throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${this.#what}: onError must be a function`);
-    }
-    this.#onError = onError;
+    this.#slack = o.reuseSlack ?? 2;
+    this.#maxCandidates = o.maxCandidates ?? 32;
+    this.#destroyPool = o.destroyPool ?? true;
+    this.#onError = o.onError ?? warnOnce(this.#what);
   }
 
   get destroyed(): boolean {
@@ -257,13 +254,14 @@ export class QueueAllocator<M> {
   ): Allocation<M> {
     this.#checkCall('alloca', affinity, wait, signalFence);
     checkByteLength(this.#what, 'alloca', byteLength);
-    const alignment = options?.alignment ?? this.pool.alignment;
-    if (alignment !== this.pool.alignment) checkAlignment(this.#what, 'alloca', alignment);
+    const pool = this.pool;
+    const alignment = options?.alignment ?? pool.alignment;
+    if (alignment !== pool.alignment) checkAlignment(this.#what, 'alloca', alignment);
     const label = options?.label;
-    if (byteLength > this.pool.maxBlockBytes) {
+    if (byteLength > pool.maxBlockBytes) {
       throw new KeelError(
         ErrorCode.RESOURCE_EXHAUSTED,
-        `${this.#what}: alloca${label === undefined ? '' : ` '${label}'`}: ${byteLength} bytes exceed what ${this.pool.kind} pool '${this.pool.label}' can ever hold (${this.pool.maxBlockBytes} bytes)`,
+        `${this.#what}: alloca${label === undefined ? '' : ` '${label}'`}: ${byteLength} bytes exceed what ${pool.kind} pool '${pool.label}' can ever hold (${pool.maxBlockBytes} bytes)`,
       );
     }
     const a = new QueueAllocation<M>(this, affinity >>> 0, wait, signalFence, byteLength, alignment, label);
@@ -271,8 +269,8 @@ export class QueueAllocator<M> {
     this.#allocas++;
     this.#queueStats(a.affinity).allocas++;
     this.#pending.add(a);
-    const registration = a.wait.onReached((error) => this.#onAllocaWait(a, error));
-    if (this.#pending.has(a)) a.registration = registration;
+    const reg = a.wait.onReached((error) => this.#onAllocaWait(a, error));
+    if (this.#pending.has(a)) a.reg = reg;
     return a;
   }
 
@@ -284,47 +282,46 @@ export class QueueAllocator<M> {
   dealloca(affinity: QueueAffinity, wait: Fence, signalFence: Fence, allocation: Allocation<M>): void {
     this.#checkCall('dealloca', affinity, wait, signalFence);
     if (!(allocation instanceof QueueAllocation) || allocation.owner !== this) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `${this.#what}: dealloca: the allocation does not belong to this allocator`,
-      );
+      throw invalid(`${this.#what}: dealloca: the allocation does not belong to this allocator`);
     }
     const a = allocation as QueueAllocation<M>;
-    if (a.deallocIssued) {
+    if (a.freed) {
       throw new KeelError(
         ErrorCode.FAILED_PRECONDITION,
         `${this.#what}: dealloca: ${a.describe()} was already deallocated and cannot be used`,
       );
     }
-    a.deallocIssued = true;
+    a.freed = true;
     this.#deallocas++;
-    const q = this.#queueStats(affinity >>> 0);
-    q.deallocas++;
+    this.#queueStats(affinity >>> 0).deallocas++;
     if (a.state === 'failed') {
       // Nothing to free (the failed alloca gave its block back); order the signal after the wait.
-      const entry: SignalOnly = { signal: signalFence, registration: undefined };
-      this.#openSignals.add(entry);
-      const registration = wait.onReached((error) => {
-        this.#openSignals.delete(entry);
-        if (this.#destroyed) return;
-        if (error === undefined) this.#signalFence(signalFence);
-        else this.#failFence(signalFence, abortedBy(error, `${this.#what}: dealloca of ${a.describe()}`));
+      const entry: Open = { signal: signalFence, reg: undefined };
+      this.#open.add(entry);
+      const reg = wait.onReached((error) => {
+        this.#open.delete(entry);
+        if (!this.#destroyed) {
+          this.#complete(
+            signalFence,
+            error && abortedBy(error, `${this.#what}: dealloca of ${a.describe()}`),
+          );
+        }
       });
-      if (this.#openSignals.has(entry)) entry.registration = registration;
+      if (this.#open.has(entry)) entry.reg = reg;
       return;
     }
     // Until the alloca is live, its users are ordered after its signal: make that part of the frontier.
     const frontier = a.state === 'live' ? wait : Fence.join(wait, a.signal);
-    this.#uncount(a);
+    this.#count(a, false);
     a.state = 'deallocated';
-    if (a.poolBlock === undefined) {
-      a.pendingDeathFrontier = frontier;
-      a.pendingDeathSignal = signalFence;
-      a.pendingDeathAffinity = affinity >>> 0;
-      return;
+    if (a.held) {
+      a.owns = false;
+      this.#kill(a, a.held, frontier, signalFence);
+    } else {
+      // No block yet: the dealloca takes it over once it is assigned (#give).
+      a.lateFrontier = frontier;
+      a.lateSignal = signalFence;
     }
-    a.blockOwned = false;
-    this.#kill(a, a.poolBlock, frontier, signalFence, affinity >>> 0);
   }
 
   /**
@@ -333,85 +330,64 @@ export class QueueAllocator<M> {
    */
   destroy(): void {
     if (this.#destroyed) return;
+    // From here on no registration callback, wake or call touches the records below again.
     this.#destroyed = true;
     const error = new KeelError(ErrorCode.UNAVAILABLE, `${this.#what}: the allocator was destroyed`);
-    const toFail: Fence[] = [];
+    const toFail: (Fence | undefined)[] = [];
     for (const a of this.#pending) {
-      a.registration?.cancel();
-      a.registration = undefined;
+      a.reg?.cancel();
       a.state = 'failed';
       a.failure = error;
       a.block = undefined;
-      a.poolBlock = undefined;
-      a.queued = false;
-      a.prevQueued = undefined;
-      a.nextQueued = undefined;
+      a.held = undefined;
+      this.#dequeue(a);
       this.#failures++;
-      toFail.push(a.signal);
-      if (a.pendingDeathSignal !== undefined) toFail.push(a.pendingDeathSignal);
-      a.pendingDeathSignal = undefined;
+      toFail.push(a.signal, a.lateSignal);
     }
     this.#pending.clear();
-    this.#queueHead = undefined;
-    this.#queueTail = undefined;
-    this.#queued = 0;
     for (const r of this.#open) {
-      r.registration?.cancel();
-      r.registration = undefined;
-      if (r.signal !== undefined) toFail.push(r.signal);
-      r.signal = undefined;
+      r.reg?.cancel();
+      toFail.push(r.signal);
     }
     this.#open.clear();
-    for (const entry of this.#openSignals) {
-      entry.registration?.cancel();
-      toFail.push(entry.signal);
-    }
-    this.#openSignals.clear();
     this.#buckets.clear();
     this.#oldest = undefined;
     this.#newest = undefined;
     if (this.#destroyPool) this.pool.destroy();
-    for (const fence of toFail) this.#failFence(fence, error);
+    for (const fence of toFail) if (fence) this.#complete(fence, error);
   }
 
   // --- internals -------------------------------------------------------------------------------------
 
-  #signalFence(fence: Fence): void {
-    const thrown = signalPendingTimepoints(fence);
-    if (thrown !== undefined) this.#report(thrown);
-  }
-
-  #failFence(fence: Fence, error: KeelError): void {
-    const thrown = failTimepoints(fence, error);
-    if (thrown !== undefined) this.#report(thrown);
-  }
-
-  #report(error: unknown): void {
-    try {
-      this.#onError(error);
-    } catch {
-      // An exception of the caller's handler is dropped: nothing may throw from here.
+  /**
+   * Signals `fence` (skipping timepoints already passed), or fails it with `error`; an exception a
+   * semaphore throws goes to `onError`, whose own exceptions are dropped: nothing may throw from here.
+   */
+  #complete(fence: Fence, error?: KeelError): void {
+    const thrown = error ? failTimepoints(fence, error) : signalPendingTimepoints(fence);
+    if (thrown !== undefined) {
+      try {
+        this.#onError(thrown);
+      } catch {
+        // Dropped.
+      }
     }
   }
 
   #checkCall(op: string, affinity: QueueAffinity, wait: Fence, signal: Fence): void {
     if (this.#destroyed || !QueueAffinity.isValid(affinity) || !isFence(wait) || !isFence(signal)) {
-      this.#rejectCall(`${this.#what}: ${op}`, affinity, wait, signal);
+      const what = `${this.#what}: ${op}`;
+      if (this.#destroyed) {
+        throw new KeelError(ErrorCode.FAILED_PRECONDITION, `${what}: the allocator was destroyed`);
+      }
+      QueueAffinity.check(affinity, what);
+      checkQueueFences(wait, signal, what);
     }
-  }
-
-  #rejectCall(what: string, affinity: QueueAffinity, wait: Fence, signal: Fence): void {
-    if (this.#destroyed) {
-      throw new KeelError(ErrorCode.FAILED_PRECONDITION, `${what}: the allocator was destroyed`);
-    }
-    QueueAffinity.check(affinity, what);
-    if (!isFence(wait)) throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: wait must be a Fence`);
-    if (!isFence(signal)) throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: signal must be a Fence`);
   }
 
   #queueStats(mask: number): MutableQueueStats {
     let q = this.#queues.get(mask);
-    if (q === undefined) {
+    if (!q) {
       q = { allocas: 0, deallocas: 0, liveBytes: 0 };
       this.#queues.set(mask, q);
     }
@@ -426,19 +402,19 @@ export class QueueAllocator<M> {
     const n = a.byteLength;
     const alignment = a.alignment;
     const dominated = this.#findDominated(a.wait, n, alignment);
-    if (dominated !== undefined) {
+    if (dominated) {
       if (atCall) this.#reuseDominated++;
       this.#take(a, dominated, atCall ? 'dominated' : 'waited');
       return true;
     }
     let block = this.pool.reserveExisting(n, alignment);
-    if (block !== undefined) {
+    if (block) {
       if (atCall) this.#reuseFrontierReached++;
       this.#give(a, block, atCall ? 'frontier-reached' : 'waited');
       return true;
     }
     block = this.pool.reserve(n, alignment);
-    if (block !== undefined) {
+    if (block) {
       if (atCall) this.#growths++;
       this.#give(a, block, atCall ? 'grown' : 'waited');
       return true;
@@ -446,41 +422,54 @@ export class QueueAllocator<M> {
     if (!atCall) return false;
     this.#waits++;
     const earliest = this.#findEarliest(n, alignment);
-    if (earliest !== undefined) {
+    if (earliest) {
       a.wait = Fence.join(a.wait, earliest.frontier);
       this.#take(a, earliest, 'waited');
       return true;
     }
-    this.#enqueue(a);
+    // Queue it (FIFO).
+    a.queued = true;
+    a.prev = this.#tail;
+    a.next = undefined;
+    if (this.#tail) this.#tail.next = a;
+    else this.#head = a;
+    this.#tail = a;
+    this.#queued++;
     return false;
+  }
+
+  /** The largest dying block rules b and d take for `n` bytes (`reuseSlack`, at least one unit more). */
+  #limit(n: number): number {
+    return Math.max(n * this.#slack, n + this.pool.alignment);
   }
 
   /** Rule b: the smallest fitting dying block whose frontier `wait` dominates. */
   #findDominated(wait: Fence, n: number, alignment: number): DeathRecord<M> | undefined {
-    if (this.#oldest === undefined) return undefined;
+    if (!this.#oldest) return undefined;
     const tps = wait.timepoints;
-    const limit = Math.max(n * this.#slack, n + this.pool.alignment);
+    const limit = this.#limit(n);
     let best: DeathRecord<M> | undefined;
-    let bestLength = Number.POSITIVE_INFINITY;
+    let bestLength = Infinity;
     for (let t = 0; t < tps.length; t++) {
       const tp = tps[t] as (typeof tps)[number];
       const bucket = this.#buckets.get(tp.semaphore);
-      if (bucket === undefined) continue;
+      if (!bucket) continue;
       const stop = Math.max(0, bucket.length - this.#maxCandidates);
       for (let i = bucket.length - 1; i >= stop; i--) {
         const r = bucket[i] as DeathRecord<M>;
         const length = r.capacity;
-        if (length < n || length > limit || length >= bestLength) continue;
-        if (r.block.offset % alignment !== 0) continue;
+        if (length < n || length > limit || length >= bestLength || r.block.offset % alignment !== 0)
+          continue;
         const ftps = r.frontier.timepoints;
-        const ok =
+        if (
           ftps.length === 1
             ? (ftps[0] as (typeof ftps)[number]).value <= tp.value
-            : fenceDominates(wait, r.frontier);
-        if (!ok) continue;
-        best = r;
-        bestLength = length;
-        if (length === n || r.block.byteLength === n) return best;
+            : fenceDominates(wait, r.frontier)
+        ) {
+          best = r;
+          bestLength = length;
+          if (length === n || r.block.byteLength === n) return best;
+        }
       }
     }
     return best;
@@ -488,9 +477,9 @@ export class QueueAllocator<M> {
 
   /** Rule d: the oldest dying block that fits (within the slack if possible). */
   #findEarliest(n: number, alignment: number): DeathRecord<M> | undefined {
-    const limit = Math.max(n * this.#slack, n + this.pool.alignment);
+    const limit = this.#limit(n);
     let fallback: DeathRecord<M> | undefined;
-    for (let r = this.#oldest; r !== undefined; r = r.newer) {
+    for (let r = this.#oldest; r; r = r.newer) {
       const length = r.capacity;
       if (length < n || r.block.offset % alignment !== 0) continue;
       if (length <= limit) return r;
@@ -502,48 +491,47 @@ export class QueueAllocator<M> {
   /** `a` inherits the block of dying record `r`. */
   #take(a: QueueAllocation<M>, r: DeathRecord<M>, source: AllocationSource): void {
     this.#unindex(r);
-    r.where = 'taken';
-    a.inherited = r;
+    a.from = r;
     this.#give(a, r.block, source);
   }
 
   #give(a: QueueAllocation<M>, block: Block<M>, source: AllocationSource): void {
-    a.poolBlock = block;
-    a.block = new AllocationBlock(block.slab, block.offset, a.byteLength);
-    a.blockOwned = true;
+    a.held = block;
+    // Its own byte range of the pool block it holds.
+    a.block = { slab: block.slab, offset: block.offset, byteLength: a.byteLength };
     a.source = source;
-    if (a.deallocIssued) {
+    if (a.freed) {
       // Deallocated while it waited for memory: the dealloca takes the block over at once.
-      const frontier = a.pendingDeathFrontier as Fence;
-      const signal = a.pendingDeathSignal;
-      a.pendingDeathFrontier = undefined;
-      a.pendingDeathSignal = undefined;
-      a.blockOwned = false;
-      this.#kill(a, block, frontier, signal, a.pendingDeathAffinity);
+      const frontier = a.lateFrontier as Fence;
+      const signal = a.lateSignal;
+      a.lateFrontier = undefined;
+      a.lateSignal = undefined;
+      this.#kill(a, block, frontier, signal);
       return;
     }
-    a.counted = true;
-    this.#liveBytes += a.byteLength;
-    if (this.#liveBytes > this.#peakLiveBytes) this.#peakLiveBytes = this.#liveBytes;
-    this.#queueStats(a.affinity).liveBytes += a.byteLength;
+    a.owns = true;
+    this.#count(a, true);
   }
 
-  #uncount(a: QueueAllocation<M>): void {
-    if (!a.counted) return;
-    a.counted = false;
-    this.#liveBytes -= a.byteLength;
-    this.#queueStats(a.affinity).liveBytes -= a.byteLength;
+  /** Counts `a` in (or out of) the live bytes, the allocator's and its queue's; `counted` says which. */
+  #count(a: QueueAllocation<M>, counted: boolean): void {
+    if (a.counted === counted) return;
+    a.counted = counted;
+    const bytes = counted ? a.byteLength : -a.byteLength;
+    this.#liveBytes += bytes;
+    this.#peakLiveBytes = Math.max(this.#peakLiveBytes, this.#liveBytes);
+    this.#queueStats(a.affinity).liveBytes += bytes;
   }
 
   #onAllocaWait(a: QueueAllocation<M>, error: KeelError | undefined): void {
-    a.registration = undefined;
+    a.reg = undefined;
     if (this.#destroyed || a.state === 'failed') return;
-    if (error !== undefined) {
+    if (error) {
       this.#failAllocation(a, abortedBy(error, `${this.#what}: alloca of ${a.describe()}`));
       return;
     }
-    a.waitReached = true;
-    if (a.poolBlock !== undefined) this.#goLive(a);
+    a.reached = true;
+    if (a.held) this.#goLive(a);
   }
 
   #goLive(a: QueueAllocation<M>): void {
@@ -552,43 +540,42 @@ export class QueueAllocator<M> {
     a.signalled = true;
     this.#pending.delete(a);
     if (a.state === 'pending') a.state = 'live';
-    this.#signalFence(a.signal);
+    this.#complete(a.signal);
   }
 
   #failAllocation(a: QueueAllocation<M>, failure: KeelError): void {
     this.#pending.delete(a);
-    if (a.queued) this.#dequeue(a);
-    a.registration?.cancel();
-    a.registration = undefined;
-    this.#uncount(a);
+    this.#dequeue(a);
+    a.reg?.cancel();
+    a.reg = undefined;
+    this.#count(a, false);
     a.state = 'failed';
     a.failure = failure;
     this.#failures++;
-    const block = a.poolBlock;
+    const block = a.held;
     a.block = undefined;
-    a.poolBlock = undefined;
-    if (block !== undefined) {
-      if (a.blockOwned) {
-        a.blockOwned = false;
-        this.#settle(block, a.inherited);
-      } else if (a.death !== undefined) {
+    a.held = undefined;
+    if (block) {
+      if (a.owns) {
+        a.owns = false;
+        this.#settle(block, a.from);
+      } else if (a.death) {
         // Its dealloca's frontier includes the alloca's signal, which fails now: nobody used the block.
         const r = a.death;
         r.allocaFailed = true;
-        r.fallback = a.inherited;
-        if (r.where === 'dying') {
+        r.fallback = a.from;
+        if (r.bucket) {
           this.#unindex(r);
-          r.where = 'retired';
           this.#settle(block, r);
         }
       }
     }
-    const deathSignal = a.pendingDeathSignal;
-    a.pendingDeathSignal = undefined;
-    a.pendingDeathFrontier = undefined;
-    if (deathSignal !== undefined)
-      this.#failFence(deathSignal, abortedBy(failure, `${this.#what}: dealloca of ${a.describe()}`));
-    this.#failFence(a.signal, failure);
+    const deathSignal = a.lateSignal;
+    a.lateSignal = undefined;
+    a.lateFrontier = undefined;
+    if (deathSignal)
+      this.#complete(deathSignal, abortedBy(failure, `${this.#what}: dealloca of ${a.describe()}`));
+    this.#complete(a.signal, failure);
   }
 
   /**
@@ -599,13 +586,9 @@ export class QueueAllocator<M> {
   #settle(block: Block<M>, guard: DeathRecord<M> | undefined): void {
     let g = guard;
     while (g?.allocaFailed) g = g.fallback;
-    if (g === undefined || g.status === 'reached') {
-      this.#release(block);
-    } else if (g.status === 'failed') {
-      this.#quarantine(block);
-    } else {
-      this.#index(g);
-    }
+    if (!g || g.status === 'reached') this.#release(block);
+    else if (g.status === 'failed') this.#quarantine(block);
+    else this.#index(g);
   }
 
   #release(block: Block<M>): void {
@@ -619,58 +602,44 @@ export class QueueAllocator<M> {
   }
 
   /** Tags `block` with its death frontier. */
-  #kill(
-    a: QueueAllocation<M>,
-    block: Block<M>,
-    frontier: Fence,
-    signal: Fence | undefined,
-    affinity: number,
-  ): void {
-    const r = new DeathRecord<M>(block, capacityOf(block), frontier, signal, affinity);
+  #kill(a: QueueAllocation<M>, block: Block<M>, frontier: Fence, signal: Fence | undefined): void {
+    const r = new DeathRecord<M>(block, capacityOf(block), frontier, signal);
     a.death = r;
     this.#index(r);
     this.#open.add(r);
-    const registration = frontier.onReached((error) => this.#onFrontier(r, error));
-    if (this.#open.has(r)) r.registration = registration;
+    const reg = frontier.onReached((error) => this.#onFrontier(r, error));
+    if (this.#open.has(r)) r.reg = reg;
   }
 
   #onFrontier(r: DeathRecord<M>, error: KeelError | undefined): void {
     this.#open.delete(r);
-    r.registration = undefined;
+    r.reg = undefined;
     if (this.#destroyed) return;
-    r.status = error === undefined ? 'reached' : 'failed';
-    if (r.where === 'dying') {
+    r.status = error ? 'failed' : 'reached';
+    if (r.bucket) {
+      // Still dying: to the quarantine, or back to the pool.
       this.#unindex(r);
-      if (error === undefined) {
-        r.where = 'retired';
-        this.#release(r.block);
-      } else {
-        r.where = 'quarantined';
-        this.#quarantine(r.block);
-      }
+      if (error) this.#quarantine(r.block);
+      else this.#release(r.block);
     }
     const signal = r.signal;
     r.signal = undefined;
-    if (signal === undefined) return;
-    if (error === undefined) this.#signalFence(signal);
-    else this.#failFence(signal, abortedBy(error, `${this.#what}: dealloca`));
+    if (signal) this.#complete(signal, error && abortedBy(error, `${this.#what}: dealloca`));
   }
 
   #index(r: DeathRecord<M>): void {
-    r.where = 'dying';
-    const first = r.frontier.timepoints[0];
-    const key = first === undefined ? EMPTY_KEY : first.semaphore;
+    const key = bucketKey(r);
     let bucket = this.#buckets.get(key);
-    if (bucket === undefined) {
+    if (!bucket) {
       bucket = [];
       this.#buckets.set(key, bucket);
     }
     r.bucket = bucket;
-    r.bucketIndex = bucket.length;
+    r.slot = bucket.length;
     bucket.push(r);
     r.older = this.#newest;
     r.newer = undefined;
-    if (this.#newest !== undefined) this.#newest.newer = r;
+    if (this.#newest) this.#newest.newer = r;
     else this.#oldest = r;
     this.#newest = r;
     this.#dyingBytes += r.block.byteLength;
@@ -678,46 +647,34 @@ export class QueueAllocator<M> {
 
   #unindex(r: DeathRecord<M>): void {
     const bucket = r.bucket;
-    if (bucket === undefined) return;
+    if (!bucket) return;
     const last = bucket.pop() as DeathRecord<M>;
     if (last !== r) {
-      bucket[r.bucketIndex] = last;
-      last.bucketIndex = r.bucketIndex;
+      bucket[r.slot] = last;
+      last.slot = r.slot;
     }
-    if (bucket.length === 0) {
-      const first = r.frontier.timepoints[0];
-      this.#buckets.delete(first === undefined ? EMPTY_KEY : first.semaphore);
-    }
+    if (bucket.length === 0) this.#buckets.delete(bucketKey(r));
     r.bucket = undefined;
-    r.bucketIndex = -1;
-    if (r.older !== undefined) r.older.newer = r.newer;
+    r.slot = -1;
+    if (r.older) r.older.newer = r.newer;
     else this.#oldest = r.newer;
-    if (r.newer !== undefined) r.newer.older = r.older;
+    if (r.newer) r.newer.older = r.older;
     else this.#newest = r.older;
     r.older = undefined;
     r.newer = undefined;
     this.#dyingBytes -= r.block.byteLength;
   }
 
-  #enqueue(a: QueueAllocation<M>): void {
-    a.queued = true;
-    a.prevQueued = this.#queueTail;
-    a.nextQueued = undefined;
-    if (this.#queueTail !== undefined) this.#queueTail.nextQueued = a;
-    else this.#queueHead = a;
-    this.#queueTail = a;
-    this.#queued++;
-  }
-
+  /** Takes `a` out of the FIFO of queued requests (if it is in it). */
   #dequeue(a: QueueAllocation<M>): void {
     if (!a.queued) return;
     a.queued = false;
-    if (a.prevQueued !== undefined) a.prevQueued.nextQueued = a.nextQueued;
-    else this.#queueHead = a.nextQueued;
-    if (a.nextQueued !== undefined) a.nextQueued.prevQueued = a.prevQueued;
-    else this.#queueTail = a.prevQueued;
-    a.prevQueued = undefined;
-    a.nextQueued = undefined;
+    if (a.prev) a.prev.next = a.next;
+    else this.#head = a.next;
+    if (a.next) a.next.prev = a.prev;
+    else this.#tail = a.prev;
+    a.prev = undefined;
+    a.next = undefined;
     this.#queued--;
   }
 
@@ -726,7 +683,7 @@ export class QueueAllocator<M> {
    * Re-entrant calls (from the fences signalled here) make the running loop go round again.
    */
   #wake(): void {
-    if (this.#queueHead === undefined) return;
+    if (!this.#head) return;
     if (this.#waking) {
       this.#wakeAgain = true;
       return;
@@ -737,29 +694,27 @@ export class QueueAllocator<M> {
         this.#wakeAgain = false;
         const ready: QueueAllocation<M>[] = [];
         const failed: [QueueAllocation<M>, KeelError][] = [];
-        for (let a: QueueAllocation<M> | undefined = this.#queueHead; a !== undefined; ) {
-          const next: QueueAllocation<M> | undefined = a.nextQueued;
-          let served = false;
+        for (let a: QueueAllocation<M> | undefined = this.#head; a; ) {
+          const next: QueueAllocation<M> | undefined = a.next;
           try {
-            served = this.#assign(a, false);
+            if (this.#assign(a, false)) {
+              this.#dequeue(a);
+              ready.push(a);
+            }
           } catch (error) {
             failed.push([
               a,
               KeelError.is(error) ? error : new KeelError(ErrorCode.INTERNAL, describeValue(error)),
             ]);
           }
-          if (served) {
-            this.#dequeue(a);
-            ready.push(a);
-          }
           a = next;
         }
         for (const [a, error] of failed) this.#failAllocation(a, error);
         for (const a of ready) {
           if (this.#destroyed) return;
-          if (a.waitReached && a.state !== 'failed') this.#goLive(a);
+          if (a.reached && a.state !== 'failed') this.#goLive(a);
         }
-      } while (this.#wakeAgain && !this.#destroyed && this.#queueHead !== undefined);
+      } while (this.#wakeAgain && !this.#destroyed && this.#head);
     } finally {
       this.#waking = false;
     }

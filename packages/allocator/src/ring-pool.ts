@@ -10,21 +10,9 @@
  * When the ring becomes empty, head and tail return to 0.
  */
 
-import { checkOptions, describeValue, ErrorCode, KeelError, type OptionRules } from '@keel/hal';
-import type { Block } from './block';
-import type { Pool, PoolKind, PoolStats } from './pool';
-import {
-  checkAlignment,
-  checkAlive,
-  checkByteLength,
-  createSlabMemory,
-  describePool,
-  ownBlock,
-  PoolBlock,
-  PoolCounters,
-  poolLabel,
-  SlabRecord,
-} from './pool-support';
+import { checkOptions, ErrorCode, KeelError, type OptionRules } from '@keel/hal';
+import { invalid } from '@keel/hal/driver';
+import { alignUp, LABEL, POSITIVE, PoolBase, PoolBlock, type SlabRecord } from './pool-support';
 import type { SlabProvider } from './slab-provider';
 
 export interface RingPoolOptions {
@@ -36,203 +24,143 @@ export interface RingPoolOptions {
 }
 
 const RING_OPTION_RULES: OptionRules = {
-  label: { type: 'string' },
-  capacity: { type: 'integer', min: 1 },
-  alignment: { type: 'integer', min: 1 },
+  label: LABEL,
+  capacity: POSITIVE,
+  alignment: POSITIVE,
 };
 
-export class RingPool<M> implements Pool<M> {
-  readonly kind: PoolKind = 'ring';
-  readonly label: string;
-  readonly alignment: number;
+// Fields of a reservation record (see #slots).
+const BEGIN = 0;
+const END = 1;
+const SEQ = 2;
+const RELEASED = 3;
+
+export class RingPool<M> extends PoolBase<M> {
   readonly maxBlockBytes: number;
   /** Bytes of the ring. */
   readonly capacity: number;
-  readonly #provider: SlabProvider<M>;
-  readonly #counters = new PoolCounters();
-  readonly #what: string;
-  readonly #shift: number;
-  readonly #capacityUnits: number;
+  readonly #units: number;
   #slab: SlabRecord<M> | undefined = undefined;
-  #destroyed = false;
 
   // Positions in alignment units.
   #head = 0;
   #tail = 0;
 
-  // Reservations in order, a circular queue of records (struct of arrays).
-  #slotBegin = new Float64Array(64);
-  #slotEnd = new Float64Array(64);
-  #slotSeq = new Float64Array(64);
-  #slotReleased = new Uint8Array(64);
+  // Reservations in order: a circular queue of records of four numbers (BEGIN, END, SEQ, RELEASED) in
+  // one array; its capacity in records is a power of two.
+  #slots = new Float64Array(64 * 4);
   #first = 0;
   #count = 0;
   #seq = 1;
 
-  constructor(provider: SlabProvider<M>, rawOptions: RingPoolOptions) {
-    const options = checkOptions<Partial<RingPoolOptions>>('RingPool', rawOptions, RING_OPTION_RULES);
-    this.label = poolLabel('ring', options.label);
-    this.#what = describePool('RingPool', this.label);
-    this.alignment = options.alignment ?? 16;
-    checkAlignment(this.#what, '', this.alignment);
-    const capacity = options.capacity;
-    if (typeof capacity !== 'number' || !Number.isSafeInteger(capacity) || capacity <= 0) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `${this.#what}: capacity ${describeValue(capacity)} must be a positive safe integer number of bytes`,
-      );
+  constructor(provider: SlabProvider<M>, options: RingPoolOptions) {
+    const o = checkOptions<Partial<RingPoolOptions>>('RingPool', options, RING_OPTION_RULES);
+    super('RingPool', provider, o);
+    // checkOptions made sure a given capacity is a positive safe integer; it is required.
+    if (o.capacity === undefined) {
+      throw invalid(`${this.what}: capacity undefined must be a positive safe integer number of bytes`);
     }
-    this.#shift = 31 - Math.clz32(this.alignment);
-    this.#capacityUnits = Math.ceil(capacity / this.alignment);
-    this.capacity = this.#capacityUnits * this.alignment;
+    this.#units = Math.ceil(o.capacity / this.alignment);
+    this.capacity = this.#units * this.alignment;
     this.maxBlockBytes = this.capacity;
-    this.#provider = provider;
-  }
-
-  get stats(): PoolStats {
-    return this.#counters.snapshot(this.capacity);
+    this.budget = this.capacity;
   }
 
   /** Bytes between tail and head that are neither live nor free yet (released out of order, padding). */
   get pendingReclaimBytes(): number {
     let units = 0;
-    const mask = this.#slotBegin.length - 1;
+    const q = this.#slots;
     for (let i = 0; i < this.#count; i++) {
-      const slot = (this.#first + i) & mask;
-      if (this.#slotReleased[slot] === 1) units += this.#span(slot);
+      const at = ((this.#first + i) & ((q.length >> 2) - 1)) << 2;
+      if (q[at + RELEASED] === 1) {
+        const begin = q[at + BEGIN] as number;
+        const end = q[at + END] as number;
+        units += end > begin ? end - begin : this.#units - begin + end;
+      }
     }
     return units * this.alignment;
   }
 
-  #span(slot: number): number {
-    const begin = this.#slotBegin[slot] as number;
-    const end = this.#slotEnd[slot] as number;
-    return end > begin ? end - begin : this.#capacityUnits - begin + end;
-  }
-
-  reserve(byteLength: number, alignment?: number): Block<M> | undefined {
-    return this.#reserve(byteLength, alignment, true, 'reserve');
-  }
-
-  reserveExisting(byteLength: number, alignment?: number): Block<M> | undefined {
-    return this.#reserve(byteLength, alignment, false, 'reserveExisting');
-  }
-
-  #reserve(
+  protected override take(
     byteLength: number,
-    alignment: number | undefined,
+    units: number,
+    alignUnits: number,
     grow: boolean,
-    op: string,
-  ): Block<M> | undefined {
-    checkAlive(this.#destroyed, this.#what, op);
-    checkByteLength(this.#what, op, byteLength);
-    let alignUnits = 1;
-    if (alignment !== undefined) {
-      checkAlignment(this.#what, op, alignment);
-      if (alignment > this.alignment) alignUnits = alignment >>> this.#shift;
-    }
-    const units = byteLength === 0 ? 1 : Math.ceil(byteLength / this.alignment);
-    const cap = this.#capacityUnits;
-    const counters = this.#counters;
-    if (units > cap) {
-      counters.failedReserves++;
-      return undefined;
-    }
+  ): PoolBlock<M> | undefined {
+    const cap = this.#units;
+    if (units > cap) return this.full();
     let slab = this.#slab;
-    if (slab === undefined) {
+    if (!slab) {
       if (!grow) return undefined;
-      const memory = createSlabMemory(this.#provider, this.capacity, this.#what);
-      slab = new SlabRecord(this.capacity, memory, 0);
-      this.#slab = slab;
-      counters.slabCreated(this.capacity);
+      slab = this.#slab = this.newSlab(this.capacity);
     }
     const head = this.#head;
     const tail = this.#tail;
-    let start: number;
+    let start = alignUp(head, alignUnits);
     if (this.#count === 0) {
       start = 0;
       this.#tail = 0;
     } else if (head > tail) {
       // Free: [head, cap) then [0, tail).
-      start = alignUp(head, alignUnits);
       if (start + units > cap) {
-        if (units > tail) return this.#full();
+        if (units > tail) return this.full();
         start = 0;
       }
-    } else if (head < tail) {
-      start = alignUp(head, alignUnits);
-      if (start + units > tail) return this.#full();
-    } else {
-      return this.#full();
+    } else if (head === tail || start + units > tail) {
+      return this.full();
     }
-    const begin = this.#count === 0 ? 0 : head;
     const end = start + units;
+    const slot = this.#push(this.#count === 0 ? 0 : head, end);
     this.#head = end;
-    const slot = this.#push(begin, end);
-    slab.live++;
-    const block = new PoolBlock(
+    return new PoolBlock(
       slab,
       start * this.alignment,
       byteLength,
       this,
       slot,
       units * this.alignment,
-      this.#slotSeq[slot] as number,
+      this.#slots[(slot << 2) + SEQ] as number,
     );
-    counters.reserved(byteLength);
-    return block;
-  }
-
-  #full(): undefined {
-    this.#counters.failedReserves++;
-    return undefined;
   }
 
   #push(begin: number, end: number): number {
-    if (this.#count === this.#slotBegin.length) this.#growSlots();
-    const slot = (this.#first + this.#count) & (this.#slotBegin.length - 1);
-    this.#slotBegin[slot] = begin;
-    this.#slotEnd[slot] = end;
-    this.#slotSeq[slot] = this.#seq++;
-    this.#slotReleased[slot] = 0;
+    let q = this.#slots;
+    const records = q.length >> 2;
+    if (this.#count === records) {
+      // Full: double the queue, oldest record first.
+      const grown = new Float64Array(q.length * 2);
+      grown.set(q.subarray(this.#first << 2));
+      grown.set(q.subarray(0, this.#first << 2), (records - this.#first) << 2);
+      this.#slots = q = grown;
+      this.#first = 0;
+    }
+    const slot = (this.#first + this.#count) & ((q.length >> 2) - 1);
+    const at = slot << 2;
+    q[at + BEGIN] = begin;
+    q[at + END] = end;
+    q[at + SEQ] = this.#seq++;
+    q[at + RELEASED] = 0;
     this.#count++;
     return slot;
   }
 
-  #growSlots(): void {
-    const old = this.#slotBegin.length;
-    const size = old * 2;
-    const begin = new Float64Array(size);
-    const end = new Float64Array(size);
-    const seq = new Float64Array(size);
-    const released = new Uint8Array(size);
-    for (let i = 0; i < this.#count; i++) {
-      const from = (this.#first + i) & (old - 1);
-      begin[i] = this.#slotBegin[from] as number;
-      end[i] = this.#slotEnd[from] as number;
-      seq[i] = this.#slotSeq[from] as number;
-      released[i] = this.#slotReleased[from] as number;
+  protected override free(block: PoolBlock<M>): void {
+    // Slots move when the queue grows; find the reservation by its sequence number (sequence numbers
+    // of queued reservations are consecutive from the first one).
+    const q = this.#slots;
+    const mask = (q.length >> 2) - 1;
+    const distance = block.seq - (q[(this.#first << 2) + SEQ] as number);
+    const at = ((this.#first + distance) & mask) << 2;
+    if (distance < 0 || distance >= this.#count || q[at + SEQ] !== block.seq) {
+      throw new KeelError(
+        ErrorCode.FAILED_PRECONDITION,
+        `${this.what}: release: block at offset ${block.offset} is not a live reservation of this ring`,
+      );
     }
-    this.#slotBegin = begin;
-    this.#slotEnd = end;
-    this.#slotSeq = seq;
-    this.#slotReleased = released;
-    this.#first = 0;
-  }
-
-  release(block: Block<M>): void {
-    checkAlive(this.#destroyed, this.#what, 'release');
-    const own = ownBlock(block, this, this.#what);
-    // Slots move when the queue grows; find the reservation by its sequence number.
-    const slot = this.#findSlot(own);
-    own.handle = -1;
-    this.#slotReleased[slot] = 1;
-    this.#counters.released(own.byteLength);
-    (own.slab as SlabRecord<M>).live--;
+    q[at + RELEASED] = 1;
     // Reclaim from the tail every released reservation in order.
-    const mask = this.#slotBegin.length - 1;
-    while (this.#count > 0 && this.#slotReleased[this.#first] === 1) {
-      this.#tail = this.#slotEnd[this.#first] as number;
+    while (this.#count > 0 && q[(this.#first << 2) + RELEASED] === 1) {
+      this.#tail = q[(this.#first << 2) + END] as number;
       this.#first = (this.#first + 1) & mask;
       this.#count--;
     }
@@ -242,48 +170,15 @@ export class RingPool<M> implements Pool<M> {
     }
   }
 
-  #findSlot(block: PoolBlock<M>): number {
-    const mask = this.#slotBegin.length - 1;
-    const firstSeq = this.#slotSeq[this.#first] as number;
-    // Sequence numbers of queued reservations are consecutive from the first one.
-    const distance = block.seq - firstSeq;
-    const slot = (this.#first + distance) & mask;
-    if (distance < 0 || distance >= this.#count || this.#slotSeq[slot] !== block.seq) {
-      throw new KeelError(
-        ErrorCode.FAILED_PRECONDITION,
-        `${this.#what}: release: block at offset ${block.offset} is not a live reservation of this ring`,
-      );
-    }
-    return slot;
-  }
-
-  resetPeaks(): void {
-    this.#counters.resetPeaks();
-  }
-
   /** Gives the ring's slab back when no reservation is outstanding; the next reserve creates it again. */
-  trim(): void {
-    checkAlive(this.#destroyed, this.#what, 'trim');
-    if (this.#slab !== undefined && this.#count === 0) this.#dropSlab();
+  protected override compact(): void {
+    if (this.#count === 0) this.freeAll();
   }
 
-  #dropSlab(): void {
+  protected override freeAll(): void {
     const slab = this.#slab;
-    if (slab === undefined) return;
     this.#slab = undefined;
-    this.#counters.slabDestroyed(slab.byteLength);
-    this.#provider.destroySlab(slab.memory);
-  }
-
-  destroy(): void {
-    if (this.#destroyed) return;
-    this.#destroyed = true;
-    this.#dropSlab();
     this.#count = 0;
-    this.#counters.dropLive();
+    if (slab) this.dropSlab(slab);
   }
-}
-
-function alignUp(value: number, alignUnits: number): number {
-  return alignUnits === 1 ? value : Math.ceil(value / alignUnits) * alignUnits;
 }
