@@ -15,7 +15,7 @@
  */
 import { ErrorCode, KeelError } from '@keel/fence';
 import { CONSTANTS_WINDOW_BYTES } from './device-info';
-import { GpuShaderStage } from './gpu-flags';
+import { STAGE_COMPUTE } from './gpu-flags';
 import type { GpuMemory } from './gpu-memory';
 import { NumericKeyCache } from './numeric-key-cache';
 
@@ -125,7 +125,7 @@ export class BindingLayouts {
       entries: [
         {
           binding: 0,
-          visibility: GpuShaderStage.COMPUTE,
+          visibility: STAGE_COMPUTE,
           buffer: { type: 'uniform', hasDynamicOffset: true, minBindingSize: 0 },
         },
       ],
@@ -140,7 +140,7 @@ export class BindingLayouts {
       for (let i = 0; i < kinds.length; i++) {
         entries.push({
           binding: i,
-          visibility: GpuShaderStage.COMPUTE,
+          visibility: STAGE_COMPUTE,
           buffer: { type: kinds[i] === 'u' ? 'uniform' : 'storage' },
         });
       }

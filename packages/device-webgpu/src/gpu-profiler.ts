@@ -17,7 +17,7 @@
  */
 import { type TraceRecorder, traceNow } from '@keel/hal/driver';
 import type { GpuEncoding } from './gpu-encoding';
-import { GpuBufferUsage, GpuMapMode } from './gpu-flags';
+import { MAP_READ, USAGE_COPY_SRC, USAGE_QUERY_RESOLVE } from './gpu-flags';
 import { PendingWork } from './pending-work';
 import type { QueueOp } from './queue-op';
 import { ReadbackPool } from './readback-pool';
@@ -83,7 +83,7 @@ export class GpuProfiler {
       this.#resolve = this.#gpu.createBuffer({
         label: 'keel trace resolve',
         size: QUERY_CAPACITY * 8,
-        usage: GpuBufferUsage.QUERY_RESOLVE | GpuBufferUsage.COPY_SRC,
+        usage: USAGE_QUERY_RESOLVE | USAGE_COPY_SRC,
       });
     }
     const profile = new SubmissionProfile(trace, op.queue, timestamps);
@@ -146,7 +146,7 @@ export class GpuProfiler {
     profile.submitted = traceNow();
     const staging = profile.staging;
     if (staging === undefined) return;
-    const mapped = staging.mapAsync(GpuMapMode.READ, 0, profile.stagingSize).then(
+    const mapped = staging.mapAsync(MAP_READ, 0, profile.stagingSize).then(
       () => this.#read(profile),
       () => this.#release(profile),
     );

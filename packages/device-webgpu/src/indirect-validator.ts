@@ -15,7 +15,7 @@
 import { ErrorCode, KeelError } from '@keel/fence';
 import type { BuiltinKernels } from './builtin-kernels';
 import type { GpuEncoding } from './gpu-encoding';
-import { GpuBufferUsage } from './gpu-flags';
+import { USAGE_COPY_DST, USAGE_COPY_SRC, USAGE_INDIRECT, USAGE_STORAGE } from './gpu-flags';
 import { alignUp, type GpuMemory, nextMemoryId } from './gpu-memory';
 import type { UniformRing } from './uniform-ring';
 
@@ -41,8 +41,7 @@ export class IndirectValidator {
     const buffer = device.createBuffer({
       label: 'keel indirect parameters',
       size: VALIDATED_BYTES,
-      usage:
-        GpuBufferUsage.STORAGE | GpuBufferUsage.INDIRECT | GpuBufferUsage.COPY_SRC | GpuBufferUsage.COPY_DST,
+      usage: USAGE_STORAGE | USAGE_INDIRECT | USAGE_COPY_SRC | USAGE_COPY_DST,
     });
     this.#memory = { id: nextMemoryId(), buffer, size: VALIDATED_BYTES };
   }

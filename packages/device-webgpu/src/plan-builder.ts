@@ -7,7 +7,15 @@ import type { Buffer, CommandBindings, CommandBuffer, Device, Executable, Struct
 import { type DispatchArgs, invalid, PlanSink, REF_STRIDE, TypedArrayBuilder } from '@keel/hal/driver';
 import type { BindingLayout } from './binding-layouts';
 import { alignUp } from './gpu-memory';
-import { PlanOp } from './plan-format';
+import {
+  OP_BEGIN_DEBUG_GROUP,
+  OP_COPY,
+  OP_DISPATCH,
+  OP_DISPATCH_INDIRECT,
+  OP_END_DEBUG_GROUP,
+  OP_FILL,
+  OP_UPDATE,
+} from './plan-format';
 import { type PlanData, ReplayPlan } from './replay-plan';
 import { WebGpuBuffer } from './webgpu-buffer';
 import { type CompiledExport, WebGpuExecutable } from './webgpu-executable';
@@ -121,16 +129,16 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
   }
 
   protected onFill(ref: number, pattern: number, patternLength: 1 | 2 | 4): void {
-    this.#op(PlanOp.FILL, ref, pattern | 0, patternLength, 0, 0, 0);
+    this.#op(OP_FILL, ref, pattern | 0, patternLength, 0, 0, 0);
   }
 
   protected onUpdate(source: Uint8Array, ref: number, length: number): void {
     this.payloads.push(source.slice(0, length));
-    this.#op(PlanOp.UPDATE, ref, this.payloads.length - 1, 0, 0, 0, 0);
+    this.#op(OP_UPDATE, ref, this.payloads.length - 1, 0, 0, 0, 0);
   }
 
   protected onCopy(source: number, target: number): void {
-    this.#op(PlanOp.COPY, source, target, 0, 0, 0, 0);
+    this.#op(OP_COPY, source, target, 0, 0, 0, 0);
   }
 
   protected onDispatch(d: DispatchArgs): void {
@@ -138,10 +146,10 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
     const compiled = this.exports[e] as CompiledExport;
     const set = this.#set(compiled, d.bindings);
     if (d.params === undefined) {
-      this.#op(PlanOp.DISPATCH, e, d.x, d.y, d.z, set, this.#constants(compiled, d.constants));
+      this.#op(OP_DISPATCH, e, d.x, d.y, d.z, set, this.#constants(compiled, d.constants));
     } else {
       const paramsRef = this.refs.push(d.params, d.paramsOffset, 12, 'indirect parameters');
-      this.#op(PlanOp.DISPATCH_INDIRECT, e, paramsRef, 0, 0, set, this.#constants(compiled, d.constants));
+      this.#op(OP_DISPATCH_INDIRECT, e, paramsRef, 0, 0, set, this.#constants(compiled, d.constants));
     }
     this.dispatchCount++;
   }
@@ -150,11 +158,11 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
 
   override beginDebugGroup(label: string): void {
     this.labels.push(label);
-    this.#op(PlanOp.BEGIN_DEBUG_GROUP, this.labels.length - 1, 0, 0, 0, 0, 0);
+    this.#op(OP_BEGIN_DEBUG_GROUP, this.labels.length - 1, 0, 0, 0, 0, 0);
   }
 
   override endDebugGroup(): void {
-    this.#op(PlanOp.END_DEBUG_GROUP, 0, 0, 0, 0, 0, 0);
+    this.#op(OP_END_DEBUG_GROUP, 0, 0, 0, 0, 0, 0);
   }
 }
 

@@ -3,7 +3,7 @@
  * bytes; a few buffers per size are kept for reuse (a readback round trip then creates nothing), larger
  * or surplus ones are destroyed when given back.
  */
-import { GpuBufferUsage } from './gpu-flags';
+import { USAGE_COPY_DST, USAGE_MAP_READ } from './gpu-flags';
 
 const MIN_SIZE = 256;
 /** Buffers kept per size class. */
@@ -40,7 +40,7 @@ export class ReadbackPool {
     return this.device.createBuffer({
       label: 'keel readback',
       size,
-      usage: GpuBufferUsage.MAP_READ | GpuBufferUsage.COPY_DST,
+      usage: USAGE_MAP_READ | USAGE_COPY_DST,
     });
   }
 

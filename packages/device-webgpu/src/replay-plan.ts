@@ -30,7 +30,31 @@ import type { GpuProfiler } from './gpu-profiler';
 import type { GpuScratch } from './gpu-scratch';
 import type { IndirectValidator } from './indirect-validator';
 import { NumericKeyCache } from './numeric-key-cache';
-import { F, OP_STRIDE, PlanOp, REF_STRIDE } from './plan-format';
+import {
+  F_CONSTANTS,
+  F_EXPORT,
+  F_LABEL,
+  F_PARAMS,
+  F_PATTERN,
+  F_PATTERN_LENGTH,
+  F_PAYLOAD,
+  F_REF,
+  F_SET,
+  F_SOURCE,
+  F_TARGET,
+  F_X,
+  F_Y,
+  F_Z,
+  OP_BEGIN_DEBUG_GROUP,
+  OP_COPY,
+  OP_DISPATCH,
+  OP_DISPATCH_INDIRECT,
+  OP_END_DEBUG_GROUP,
+  OP_FILL,
+  OP_STRIDE,
+  OP_UPDATE,
+  REF_STRIDE,
+} from './plan-format';
 import type { ResidentConstants, ResidentPlacement } from './resident-constants';
 import type { TransferEncoder } from './transfer-encoder';
 import type { UniformRing } from './uniform-ring';
@@ -274,12 +298,12 @@ export class ReplayPlan {
     let constantsOffset = -1;
     for (let p = 0; p < end; p += OP_STRIDE) {
       const op = ops[p];
-      if (op === PlanOp.DISPATCH) {
-        const x = ops[p + F.X] as number;
-        const y = ops[p + F.Y] as number;
-        const z = ops[p + F.Z] as number;
+      if (op === OP_DISPATCH) {
+        const x = ops[p + F_X] as number;
+        const y = ops[p + F_Y] as number;
+        const z = ops[p + F_Z] as number;
         if (x === 0 || y === 0 || z === 0) continue;
-        const exp = exports[ops[p + F.EXPORT] as number] as CompiledExport;
+        const exp = exports[ops[p + F_EXPORT] as number] as CompiledExport;
         const timed = profiling === undefined ? undefined : profiling.dispatchPass(encoding, exp);
         if (timed !== undefined) {
           pass = timed;
@@ -297,13 +321,13 @@ export class ReplayPlan {
           pipeline = exp.pipeline;
           pass.setPipeline(pipeline);
         }
-        const set = ops[p + F.SET] as number;
+        const set = ops[p + F_SET] as number;
         const group = bySet[set] as GPUBindGroup;
         if (group !== group0) {
           group0 = group;
           pass.setBindGroup(0, group);
         }
-        const c = ops[p + F.CONSTANTS] as number;
+        const c = ops[p + F_CONSTANTS] as number;
         if (c >= 0 && constantsBase + c !== constantsOffset) {
           constantsOffset = constantsBase + c;
           dynamicOffsets[0] = constantsOffset;
@@ -319,56 +343,56 @@ export class ReplayPlan {
       // Any other op may end the pass or use `encoding`'s tracking: the next dispatch starts afresh.
       pass = undefined;
       switch (op) {
-        case PlanOp.DISPATCH_INDIRECT: {
-          const exp = exports[ops[p + F.EXPORT] as number] as CompiledExport;
-          const set = ops[p + F.SET] as number;
+        case OP_DISPATCH_INDIRECT: {
+          const exp = exports[ops[p + F_EXPORT] as number] as CompiledExport;
+          const set = ops[p + F_SET] as number;
           const k = tableIndex[set] as number;
           const group =
             k < 0 ? (fixed[set] as GPUBindGroup) : ((groups as GPUBindGroup[])[k] as GPUBindGroup);
-          this.#resolve(ops[p + F.PARAMS] as number, table);
+          this.#resolve(ops[p + F_PARAMS] as number, table);
           // Counts are checked on the device and read from the validator's own buffer, which the
           // dispatch never binds (WebGPU forbids indirect parameters in a writable binding).
           const validated = ctx.indirect.validate(encoding, this.#memory as GpuMemory, this.#offset);
           const timed = profiling === undefined ? undefined : profiling.dispatchPass(encoding, exp);
           const indirect = encoding.bind(exp.pipeline, group);
-          const c = ops[p + F.CONSTANTS] as number;
+          const c = ops[p + F_CONSTANTS] as number;
           if (c >= 0) encoding.constants(constantsGroup as GPUBindGroup, constantsBase + c);
           indirect.dispatchWorkgroupsIndirect(validated, 0);
           if (timed !== undefined) encoding.endPass();
           break;
         }
-        case PlanOp.FILL: {
-          this.#resolve(ops[p + F.REF] as number, table);
+        case OP_FILL: {
+          this.#resolve(ops[p + F_REF] as number, table);
           transfer.fill(
             this.#memory as GpuMemory,
             this.#offset,
             this.#length,
-            (ops[p + F.PATTERN] as number) >>> 0,
-            ops[p + F.PATTERN_LENGTH] as number,
+            (ops[p + F_PATTERN] as number) >>> 0,
+            ops[p + F_PATTERN_LENGTH] as number,
           );
           break;
         }
-        case PlanOp.UPDATE: {
-          this.#resolve(ops[p + F.REF] as number, table);
+        case OP_UPDATE: {
+          this.#resolve(ops[p + F_REF] as number, table);
           transfer.update(
-            data.payloads[ops[p + F.PAYLOAD] as number] as Uint8Array,
+            data.payloads[ops[p + F_PAYLOAD] as number] as Uint8Array,
             this.#memory as GpuMemory,
             this.#offset,
           );
           break;
         }
-        case PlanOp.COPY: {
-          this.#resolve(ops[p + F.SOURCE] as number, table);
+        case OP_COPY: {
+          this.#resolve(ops[p + F_SOURCE] as number, table);
           const source = this.#memory as GpuMemory;
           const sourceOffset = this.#offset;
-          this.#resolve(ops[p + F.TARGET] as number, table);
+          this.#resolve(ops[p + F_TARGET] as number, table);
           transfer.copy(source, sourceOffset, this.#memory as GpuMemory, this.#offset, this.#length);
           break;
         }
-        case PlanOp.BEGIN_DEBUG_GROUP:
-          encoding.encoder.pushDebugGroup(data.labels[ops[p + F.LABEL] as number] as string);
+        case OP_BEGIN_DEBUG_GROUP:
+          encoding.encoder.pushDebugGroup(data.labels[ops[p + F_LABEL] as number] as string);
           break;
-        case PlanOp.END_DEBUG_GROUP:
+        case OP_END_DEBUG_GROUP:
           encoding.encoder.popDebugGroup();
           break;
         default:

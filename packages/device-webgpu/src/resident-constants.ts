@@ -12,7 +12,7 @@
 import type { Block, SlabProvider } from '@keel/allocator';
 import { TlsfPool } from '@keel/allocator';
 import { CONSTANTS_WINDOW_BYTES } from './device-info';
-import { GpuBufferUsage } from './gpu-flags';
+import { USAGE_COPY_DST, USAGE_UNIFORM } from './gpu-flags';
 import { type GpuMemory, nextMemoryId } from './gpu-memory';
 
 const SLAB_BYTES = 256 * 1024;
@@ -29,7 +29,7 @@ class UniformSlabProvider implements SlabProvider<GpuMemory> {
     const buffer = this.device.createBuffer({
       label: 'keel resident constants',
       size,
-      usage: GpuBufferUsage.UNIFORM | GpuBufferUsage.COPY_DST,
+      usage: USAGE_UNIFORM | USAGE_COPY_DST,
     });
     this.live++;
     return { id: nextMemoryId(), buffer, size };

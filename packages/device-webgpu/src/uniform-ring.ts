@@ -13,7 +13,7 @@
  * that work completes).
  */
 import { CONSTANTS_WINDOW_BYTES } from './device-info';
-import { GpuBufferUsage } from './gpu-flags';
+import { USAGE_COPY_DST, USAGE_COPY_SRC, USAGE_UNIFORM } from './gpu-flags';
 import { alignUp } from './gpu-memory';
 
 const INITIAL_CAPACITY = 256 * 1024;
@@ -54,7 +54,7 @@ export class UniformRing {
     return this.device.createBuffer({
       label: 'keel uniform ring',
       size,
-      usage: GpuBufferUsage.UNIFORM | GpuBufferUsage.COPY_DST | GpuBufferUsage.COPY_SRC,
+      usage: USAGE_UNIFORM | USAGE_COPY_DST | USAGE_COPY_SRC,
     });
   }
 

@@ -16,7 +16,7 @@
  * each re-mapping buffer when its map settles; `settled()` resolves once none is left. Each buffer's
  * map callbacks are bound once, when it is created, so a write allocates no closure.
  */
-import { GpuBufferUsage, GpuMapMode } from './gpu-flags';
+import { MAP_WRITE, USAGE_COPY_SRC, USAGE_MAP_WRITE } from './gpu-flags';
 
 const MIN_SIZE = 256;
 /** Largest staging buffer (and size class): writes are split into chunks of at most this many bytes. */
@@ -110,7 +110,7 @@ export class UploadPool {
     const buffer = this.device.createBuffer({
       label: 'keel upload',
       size,
-      usage: GpuBufferUsage.MAP_WRITE | GpuBufferUsage.COPY_SRC,
+      usage: USAGE_MAP_WRITE | USAGE_COPY_SRC,
       mappedAtCreation: true,
     });
     const c = this.#class(size);
@@ -148,7 +148,7 @@ export class UploadPool {
     const staging = this.#staging.get(buffer) as Staging;
     c.remapping++;
     this.#remapping.add(buffer);
-    buffer.mapAsync(GpuMapMode.WRITE, 0, size).then(staging.onMapped, staging.onMapFailed);
+    buffer.mapAsync(MAP_WRITE, 0, size).then(staging.onMapped, staging.onMapFailed);
   }
 
   #remapped(buffer: GPUBuffer, c: SizeClass, ok: boolean): void {
