@@ -5,6 +5,8 @@
  * skipped. The device reuses one object for every submission (encoding is synchronous).
  */
 export class GpuEncoding {
+  readonly #device: GPUDevice;
+
   #encoder: GPUCommandEncoder | undefined;
   #pass: GPUComputePassEncoder | undefined;
   #pipeline: GPUComputePipeline | undefined;
@@ -15,11 +17,13 @@ export class GpuEncoding {
   readonly #offsets = new Uint32Array(1);
   #used = false;
 
-  constructor(private readonly device: GPUDevice) {}
+  constructor(device: GPUDevice) {
+    this.#device = device;
+  }
 
   /** Starts a new command encoder. */
   begin(): void {
-    this.#encoder = this.device.createCommandEncoder();
+    this.#encoder = this.#device.createCommandEncoder();
     this.#pass = undefined;
     this.#used = false;
   }

@@ -7,17 +7,20 @@ import type { SlabProvider } from '@keel/allocator';
 import { createGpuMemory, type GpuMemory } from './gpu-memory';
 
 export class GpuSlabProvider implements SlabProvider<GpuMemory> {
+  readonly #device: GPUDevice;
+  readonly #label: string;
+
   /** Slabs created and not yet destroyed. */
   live = 0;
 
-  constructor(
-    private readonly device: GPUDevice,
-    private readonly label: string,
-  ) {}
+  constructor(device: GPUDevice, label: string) {
+    this.#device = device;
+    this.#label = label;
+  }
 
   /** A zero-filled GPUBuffer slab of `byteLength` bytes (rounded up to 4). */
   createSlab(byteLength: number): GpuMemory {
-    const memory = createGpuMemory(this.device, byteLength, this.label);
+    const memory = createGpuMemory(this.#device, byteLength, this.#label);
     this.live++;
     return memory;
   }

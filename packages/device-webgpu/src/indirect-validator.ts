@@ -26,18 +26,27 @@ const RECORD_OFFSET = 16;
 export const INDIRECT_RECORD_BYTES = 16;
 
 export class IndirectValidator {
+  readonly #device: GPUDevice;
+  readonly #kernels: BuiltinKernels;
+  readonly #ring: UniformRing;
+  readonly #storageAlignment: number;
+
   readonly #memory: GpuMemory;
   /** An indirect dispatch was encoded in the current submission (its record must be read back). */
   #used = false;
   #destroyed = false;
 
   constructor(
-    private readonly device: GPUDevice,
-    private readonly kernels: BuiltinKernels,
-    private readonly ring: UniformRing,
-    private readonly storageAlignment: number,
+    device: GPUDevice,
+    kernels: BuiltinKernels,
+    ring: UniformRing,
+    storageAlignment: number,
     readonly maxWorkgroups: number,
   ) {
+    this.#device = device;
+    this.#kernels = kernels;
+    this.#ring = ring;
+    this.#storageAlignment = storageAlignment;
     const buffer = device.createBuffer({
       label: 'keel indirect parameters',
       size: VALIDATED_BYTES,
@@ -61,14 +70,14 @@ export class IndirectValidator {
       this.#used = true;
       encoding.encoder.clearBuffer(memory.buffer, RECORD_OFFSET, VALIDATED_BYTES - RECORD_OFFSET);
     }
-    const kernels = this.kernels;
+    const kernels = this.#kernels;
     const layout = kernels.copyBindings;
-    const start = offset - (offset % this.storageAlignment);
+    const start = offset - (offset % this.#storageAlignment);
     const size = Math.min(params.size - start, alignUp(offset - start + 12, 4));
     layout.setBinding(0, params, start, size);
     layout.setBinding(1, memory, 0, VALIDATED_BYTES);
-    const group = layout.bindGroup(this.device);
-    const ring = this.ring;
+    const group = layout.bindGroup(this.#device);
+    const ring = this.#ring;
     const at = ring.reserve(16);
     const m = ring.mirror;
     const i = at >>> 2;

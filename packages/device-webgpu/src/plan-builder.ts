@@ -30,6 +30,10 @@ function acceptBuffer(device: Device, name: string, buffer: Buffer, what: string
 
 /** The sink that turns replayed commands into plan arrays. */
 class PlanBuilder extends PlanSink<WebGpuBuffer> {
+  readonly #device: Device;
+  readonly #name: string;
+  readonly #uniformAlignment: number;
+
   readonly ops = new TypedArrayBuilder('Int32');
   readonly exports: CompiledExport[] = [];
   readonly #exportIndex = new Map<CompiledExport, number>();
@@ -45,12 +49,11 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
   opCount = 0;
   dispatchCount = 0;
 
-  constructor(
-    private readonly device: Device,
-    private readonly name: string,
-    private readonly uniformAlignment: number,
-  ) {
+  constructor(device: Device, name: string, uniformAlignment: number) {
     super((buffer, what) => acceptBuffer(device, name, buffer, what));
+    this.#device = device;
+    this.#name = name;
+    this.#uniformAlignment = uniformAlignment;
   }
 
   #op(op: number, a: number, b: number, c: number, d: number, e: number, f: number): void {
@@ -66,11 +69,11 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
   }
 
   #export(executable: Executable, entry: number): number {
-    if (!(executable instanceof WebGpuExecutable) || executable.device !== this.device) {
-      throw invalid(`${this.name}: dispatch: the executable is not an executable of this webgpu device`);
+    if (!(executable instanceof WebGpuExecutable) || executable.device !== this.#device) {
+      throw invalid(`${this.#name}: dispatch: the executable is not an executable of this webgpu device`);
     }
     const compiled = executable.compiled[entry];
-    if (compiled === undefined) throw invalid(`${this.name}: dispatch: no export #${entry}`);
+    if (compiled === undefined) throw invalid(`${this.#name}: dispatch: no export #${entry}`);
     let index = this.#exportIndex.get(compiled);
     if (index === undefined) {
       index = this.exports.length;
@@ -121,7 +124,7 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
     for (let i = 0; i < n; i++) key += `${constants[i] ?? 0},`;
     const existing = this.#constantsIndex.get(key);
     if (existing !== undefined) return existing;
-    const offset = alignUp(this.constants.length * 4, this.uniformAlignment);
+    const offset = alignUp(this.constants.length * 4, this.#uniformAlignment);
     while (this.constants.length * 4 < offset) this.constants.push(0);
     for (let i = 0; i < n; i++) this.constants.push(constants[i] ?? 0);
     this.#constantsIndex.set(key, offset);
@@ -172,20 +175,23 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
  * back into webgpu-device.ts.
  */
 export class ReplayPlanner {
+  readonly #device: Device;
+  readonly #options: PlanOptions;
+
   /** The key of this device's plans on a command buffer. */
   readonly key = {};
   /** Plans built so far (WebGpuDeviceStats.plansBuilt). */
   built = 0;
 
-  constructor(
-    private readonly device: Device,
-    private readonly options: PlanOptions,
-  ) {}
+  constructor(device: Device, options: PlanOptions) {
+    this.#device = device;
+    this.#options = options;
+  }
 
   /** Builds the plan of `commandBuffer` (CommandBuffer.devicePlan's builder). */
   readonly build = (commandBuffer: CommandBuffer): ReplayPlan => {
     this.built++;
-    return buildReplayPlan(this.device, commandBuffer, this.options);
+    return buildReplayPlan(this.#device, commandBuffer, this.#options);
   };
 }
 

@@ -12,13 +12,17 @@ const KEEP_PER_CLASS = 4;
 const MAX_KEPT_SIZE = 64 * 1024 * 1024;
 
 export class ReadbackPool {
+  readonly #device: GPUDevice;
+
   readonly #free = new Map<number, GPUBuffer[]>();
   #created = 0;
   #reused = 0;
   /** Staging buffers made and not destroyed (free or in use by a read). */
   #live = 0;
 
-  constructor(private readonly device: GPUDevice) {}
+  constructor(device: GPUDevice) {
+    this.#device = device;
+  }
 
   /** The size class (staging buffer size) for `bytes`. */
   static sizeFor(bytes: number): number {
@@ -37,7 +41,7 @@ export class ReadbackPool {
     }
     this.#created++;
     this.#live++;
-    return this.device.createBuffer({
+    return this.#device.createBuffer({
       label: 'keel readback',
       size,
       usage: USAGE_MAP_READ | USAGE_COPY_DST,

@@ -19,14 +19,18 @@ const SLAB_BYTES = 256 * 1024;
 
 /** Uniform slabs (UNIFORM | COPY_DST). */
 class UniformSlabProvider implements SlabProvider<GpuMemory> {
+  readonly #device: GPUDevice;
+
   /** Slabs created and not destroyed. */
   live = 0;
 
-  constructor(private readonly device: GPUDevice) {}
+  constructor(device: GPUDevice) {
+    this.#device = device;
+  }
 
   createSlab(byteLength: number): GpuMemory {
     const size = Math.max(4, Math.ceil(byteLength / 4) * 4);
-    const buffer = this.device.createBuffer({
+    const buffer = this.#device.createBuffer({
       label: 'keel resident constants',
       size,
       usage: USAGE_UNIFORM | USAGE_COPY_DST,
@@ -48,17 +52,18 @@ export interface ResidentPlacement {
 }
 
 export class ResidentConstants {
+  readonly #device: GPUDevice;
+  readonly #layout: GPUBindGroupLayout;
+
   readonly #pool: TlsfPool<GpuMemory>;
   readonly #slabs: UniformSlabProvider;
   readonly #groups = new Map<number, GPUBindGroup>();
   readonly #registry: FinalizationRegistry<Block<GpuMemory>>;
   #destroyed = false;
 
-  constructor(
-    private readonly device: GPUDevice,
-    private readonly layout: GPUBindGroupLayout,
-    alignment: number,
-  ) {
+  constructor(device: GPUDevice, layout: GPUBindGroupLayout, alignment: number) {
+    this.#device = device;
+    this.#layout = layout;
     this.#slabs = new UniformSlabProvider(device);
     this.#pool = new TlsfPool(this.#slabs, {
       label: 'webgpu resident constants',
@@ -77,7 +82,7 @@ export class ResidentConstants {
   place(owner: object, constants: Uint32Array): ResidentPlacement {
     const block = this.#pool.reserve(constants.byteLength + CONSTANTS_WINDOW_BYTES) as Block<GpuMemory>;
     const memory = block.slab.memory;
-    this.device.queue.writeBuffer(
+    this.#device.queue.writeBuffer(
       memory.buffer,
       block.offset,
       constants.buffer,
@@ -86,8 +91,8 @@ export class ResidentConstants {
     );
     let group = this.#groups.get(memory.id);
     if (group === undefined) {
-      group = this.device.createBindGroup({
-        layout: this.layout,
+      group = this.#device.createBindGroup({
+        layout: this.#layout,
         entries: [
           { binding: 0, resource: { buffer: memory.buffer, offset: 0, size: CONSTANTS_WINDOW_BYTES } },
         ],

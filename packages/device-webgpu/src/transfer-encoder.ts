@@ -40,6 +40,13 @@ export function replicatePattern(pattern: number, patternLength: number): number
 }
 
 export class TransferEncoder {
+  readonly #device: GPUDevice;
+  readonly #encoding: GpuEncoding;
+  readonly #ring: UniformRing;
+  readonly #kernels: BuiltinKernels;
+  readonly #scratch: GpuScratch;
+  readonly #limits: TransferLimits;
+
   /**
    * Kernels bind memory in windows: window k binds bytes [k·W, k·W + 2W) (clamped to the memory), so
    * every chunk of at most W bytes starting in window k fits, and all kernel work on one GPUBuffer
@@ -48,13 +55,19 @@ export class TransferEncoder {
   readonly #window: number;
 
   constructor(
-    private readonly device: GPUDevice,
-    private readonly encoding: GpuEncoding,
-    private readonly ring: UniformRing,
-    private readonly kernels: BuiltinKernels,
-    private readonly scratch: GpuScratch,
-    private readonly limits: TransferLimits,
+    device: GPUDevice,
+    encoding: GpuEncoding,
+    ring: UniformRing,
+    kernels: BuiltinKernels,
+    scratch: GpuScratch,
+    limits: TransferLimits,
   ) {
+    this.#device = device;
+    this.#encoding = encoding;
+    this.#ring = ring;
+    this.#kernels = kernels;
+    this.#scratch = scratch;
+    this.#limits = limits;
     let window = 256;
     const max = Math.min(limits.maxBindingSize, 2 ** 31);
     while (window * 4 <= max && window < 2 ** 30) window *= 2;
@@ -74,15 +87,15 @@ export class TransferEncoder {
     if (length <= 0) return;
     const word = replicatePattern(pattern, patternLength);
     if (word === 0 && (offset & 3) === 0 && (length & 3) === 0) {
-      this.encoding.encoder.clearBuffer(memory.buffer, offset, length);
+      this.#encoding.encoder.clearBuffer(memory.buffer, offset, length);
       return;
     }
-    const kernels = this.kernels;
+    const kernels = this.#kernels;
     const layout = kernels.fillBindings;
     while (length > 0) {
       const n = Math.min(length, this.#window);
       const bindStart = this.#bindWindow(layout, 0, memory, offset);
-      const group = layout.bindGroup(this.device);
+      const group = layout.bindGroup(this.#device);
       const start = offset - bindStart;
       const end = start + n;
       const firstWord = start >>> 2;
@@ -107,12 +120,12 @@ export class TransferEncoder {
     c: number,
     copy: number,
   ): void {
-    const ring = this.ring;
+    const ring = this.#ring;
     const at = ring.reserve(BUILTIN_PARAMS_BYTES);
     const m = ring.mirror;
     const i = at >>> 2;
     const groups = Math.ceil(wordCount / BUILTIN_WORKGROUP_SIZE);
-    const x = Math.min(groups, this.limits.maxWorkgroups);
+    const x = Math.min(groups, this.#limits.maxWorkgroups);
     const y = Math.ceil(groups / x);
     if (copy === 0) {
       // fill: first_word, word_count, start, end, pattern, row_words
@@ -130,8 +143,8 @@ export class TransferEncoder {
       m[i + 4] = wordCount;
     }
     m[i + 5] = x * BUILTIN_WORKGROUP_SIZE;
-    const pass = this.encoding.bind(pipeline, group);
-    this.encoding.constants(ring.bindGroup, at);
+    const pass = this.#encoding.bind(pipeline, group);
+    this.#encoding.constants(ring.bindGroup, at);
     pass.dispatchWorkgroups(x, y, 1);
   }
 
@@ -147,7 +160,7 @@ export class TransferEncoder {
     const aligned = ((sourceOffset | targetOffset | length) & 3) === 0;
     if (source.id !== target.id) {
       if (aligned)
-        this.encoding.encoder.copyBufferToBuffer(
+        this.#encoding.encoder.copyBufferToBuffer(
           source.buffer,
           sourceOffset,
           target.buffer,
@@ -162,8 +175,8 @@ export class TransferEncoder {
       const n = Math.min(length, SCRATCH_CHUNK);
       const phase = sourceOffset & 3;
       const staged = alignUp(phase + n, 4);
-      const scratch = this.scratch.ensure(staged);
-      this.encoding.encoder.copyBufferToBuffer(
+      const scratch = this.#scratch.ensure(staged);
+      this.#encoding.encoder.copyBufferToBuffer(
         source.buffer,
         sourceOffset - phase,
         scratch.buffer,
@@ -171,7 +184,7 @@ export class TransferEncoder {
         staged,
       );
       if (aligned)
-        this.encoding.encoder.copyBufferToBuffer(scratch.buffer, 0, target.buffer, targetOffset, n);
+        this.#encoding.encoder.copyBufferToBuffer(scratch.buffer, 0, target.buffer, targetOffset, n);
       else this.#copyKernel(scratch, phase, target, targetOffset, n);
       sourceOffset += n;
       targetOffset += n;
@@ -186,13 +199,13 @@ export class TransferEncoder {
     targetOffset: number,
     length: number,
   ): void {
-    const kernels = this.kernels;
+    const kernels = this.#kernels;
     const layout = kernels.copyBindings;
     while (length > 0) {
       const n = Math.min(length, this.#window);
       const srcStart = sourceOffset - this.#bindWindow(layout, 0, source, sourceOffset);
       const dstStart = targetOffset - this.#bindWindow(layout, 1, target, targetOffset);
-      const group = layout.bindGroup(this.device);
+      const group = layout.bindGroup(this.#device);
       const firstWord = dstStart >>> 2;
       const wordCount = ((dstStart + n + 3) >>> 2) - firstWord;
       this.#dispatch(kernels.copy, group, firstWord, wordCount, srcStart, dstStart, n, 1);
@@ -209,18 +222,18 @@ export class TransferEncoder {
   update(bytes: Uint8Array, target: GpuMemory, offset: number): void {
     const length = bytes.byteLength;
     if (length === 0) return;
-    const ring = this.ring;
+    const ring = this.#ring;
     const phase = offset & 3;
     const staged = alignUp(phase + length, 4);
     const at = ring.reserve(staged);
     ring.bytes.set(bytes, at + phase);
     if (phase === 0 && (length & 3) === 0) {
-      this.encoding.encoder.copyBufferToBuffer(ring.buffer, at, target.buffer, offset, length);
+      this.#encoding.encoder.copyBufferToBuffer(ring.buffer, at, target.buffer, offset, length);
       return;
     }
     // The ring is bound as a uniform by the kernel, so the bytes go through the scratch buffer.
-    const scratch = this.scratch.ensure(staged);
-    this.encoding.encoder.copyBufferToBuffer(ring.buffer, at, scratch.buffer, 0, staged);
+    const scratch = this.#scratch.ensure(staged);
+    this.#encoding.encoder.copyBufferToBuffer(ring.buffer, at, scratch.buffer, 0, staged);
     this.#copyKernel(scratch, phase, target, offset, length);
   }
 
@@ -232,14 +245,14 @@ export class TransferEncoder {
    */
   copyStaged(staging: GPUBuffer, target: GpuMemory, offset: number, length: number): void {
     if (length <= 0) return;
-    const encoder = this.encoding.encoder;
+    const encoder = this.#encoding.encoder;
     const phase = offset & 3;
     if (phase === 0 && (length & 3) === 0) {
       encoder.copyBufferToBuffer(staging, 0, target.buffer, offset, length);
       return;
     }
     const staged = alignUp(phase + length, 4);
-    const scratch = this.scratch.ensure(staged);
+    const scratch = this.#scratch.ensure(staged);
     encoder.copyBufferToBuffer(staging, 0, scratch.buffer, 0, staged);
     this.#copyKernel(scratch, phase, target, offset, length);
   }
@@ -251,7 +264,7 @@ export class TransferEncoder {
   write(bytes: Uint8Array, target: GpuMemory, offset: number): void {
     const length = bytes.byteLength;
     if (length === 0) return;
-    const queue = this.device.queue;
+    const queue = this.#device.queue;
     if (((offset | length) & 3) === 0) {
       queue.writeBuffer(target.buffer, offset, bytes.buffer, bytes.byteOffset, length);
       return;
@@ -262,7 +275,7 @@ export class TransferEncoder {
     const staged = alignUp(phase + length, 4);
     const host = new Uint8Array(staged);
     host.set(bytes, phase);
-    const scratch = this.scratch.ensure(staged);
+    const scratch = this.#scratch.ensure(staged);
     queue.writeBuffer(scratch.buffer, 0, host.buffer, 0, staged);
     this.#copyKernel(scratch, phase, target, offset, length);
   }

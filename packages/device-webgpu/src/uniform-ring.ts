@@ -19,6 +19,9 @@ import { alignUp } from './gpu-memory';
 const INITIAL_CAPACITY = 256 * 1024;
 
 export class UniformRing {
+  readonly #device: GPUDevice;
+  readonly #layout: GPUBindGroupLayout;
+
   readonly alignment: number;
   #capacity: number;
   #buffer: GPUBuffer;
@@ -37,11 +40,9 @@ export class UniformRing {
   #destroyed = false;
   #grows = 0;
 
-  constructor(
-    private readonly device: GPUDevice,
-    private readonly layout: GPUBindGroupLayout,
-    alignment: number,
-  ) {
+  constructor(device: GPUDevice, layout: GPUBindGroupLayout, alignment: number) {
+    this.#device = device;
+    this.#layout = layout;
     this.alignment = Math.max(4, alignment);
     this.#capacity = INITIAL_CAPACITY;
     this.#buffer = this.#createBuffer(INITIAL_CAPACITY);
@@ -51,7 +52,7 @@ export class UniformRing {
   }
 
   #createBuffer(size: number): GPUBuffer {
-    return this.device.createBuffer({
+    return this.#device.createBuffer({
       label: 'keel uniform ring',
       size,
       usage: USAGE_UNIFORM | USAGE_COPY_DST | USAGE_COPY_SRC,
@@ -59,8 +60,8 @@ export class UniformRing {
   }
 
   #createBindGroup(): GPUBindGroup {
-    return this.device.createBindGroup({
-      layout: this.layout,
+    return this.#device.createBindGroup({
+      layout: this.#layout,
       entries: [{ binding: 0, resource: { buffer: this.#buffer, offset: 0, size: CONSTANTS_WINDOW_BYTES } }],
     });
   }
@@ -145,7 +146,7 @@ export class UniformRing {
     if (to <= from) return;
     const start = from & ~3;
     const end = alignUp(to, 4);
-    this.device.queue.writeBuffer(this.#buffer, start, this.#mirror.buffer, start, end - start);
+    this.#device.queue.writeBuffer(this.#buffer, start, this.#mirror.buffer, start, end - start);
   }
 
   /** Uploads what was reserved since the last flush; call right before the submit that reads it. */

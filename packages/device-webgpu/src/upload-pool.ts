@@ -67,6 +67,8 @@ export interface UploadPoolStats {
 }
 
 export class UploadPool {
+  readonly #device: GPUDevice;
+
   readonly #classes = new Map<number, SizeClass>();
   /** Every buffer the pool made and has not destroyed. */
   readonly #staging = new Map<GPUBuffer, Staging>();
@@ -79,7 +81,9 @@ export class UploadPool {
   #destroyedCount = 0;
   #destroyed = false;
 
-  constructor(private readonly device: GPUDevice) {}
+  constructor(device: GPUDevice) {
+    this.#device = device;
+  }
 
   /** The size class (staging buffer size) for `bytes` (at most UPLOAD_CHUNK). */
   static sizeFor(bytes: number): number {
@@ -107,7 +111,7 @@ export class UploadPool {
       return reused;
     }
     this.#created++;
-    const buffer = this.device.createBuffer({
+    const buffer = this.#device.createBuffer({
       label: 'keel upload',
       size,
       usage: USAGE_MAP_WRITE | USAGE_COPY_SRC,

@@ -18,6 +18,8 @@ export interface BufferOwner {
 let nextBufferId = 1;
 
 export class WebGpuBuffer implements Buffer {
+  readonly #owner: BufferOwner;
+
   /** @internal Unique per buffer object (never reused). */
   readonly id = nextBufferId++;
   #state: BufferState = 'live';
@@ -28,7 +30,7 @@ export class WebGpuBuffer implements Buffer {
 
   constructor(
     readonly device: Device,
-    private readonly owner: BufferOwner,
+    owner: BufferOwner,
     readonly byteLength: number,
     readonly usage: number,
     readonly memoryType: number,
@@ -38,6 +40,7 @@ export class WebGpuBuffer implements Buffer {
     /** The allocation of a queue-allocated buffer. */
     readonly allocation: Allocation<GpuMemory> | undefined,
   ) {
+    this.#owner = owner;
     this.#memory = memory;
   }
 
@@ -82,7 +85,7 @@ export class WebGpuBuffer implements Buffer {
     }
     if (this.#state !== 'live') return;
     this.#state = 'destroyed';
-    this.owner.releaseBuffer(this);
+    this.#owner.releaseBuffer(this);
   }
 
   /** @internal Marks a queue-allocated buffer as released by queueDealloca. */
