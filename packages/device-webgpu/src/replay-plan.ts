@@ -22,7 +22,7 @@
  * encoder (WebGPU commands or built-in kernels), in command order.
  */
 import { ErrorCode, KeelError } from '@keel/fence';
-import type { BindingTable } from '@keel/hal';
+import type { Binding, BindingTable } from '@keel/hal';
 import type { BindingLayout } from './binding-layouts';
 import type { GpuEncoding } from './gpu-encoding';
 import { alignUp, type GpuMemory } from './gpu-memory';
@@ -99,10 +99,6 @@ export interface PlanData {
   readonly dispatchCount: number;
 }
 
-function precondition(message: string): KeelError {
-  return new KeelError(ErrorCode.FAILED_PRECONDITION, message);
-}
-
 export class ReplayPlan {
   readonly data: PlanData;
   /** Bind groups of sets without slots, made at the first encode (undefined before). */
@@ -147,6 +143,27 @@ export class ReplayPlan {
     return this.#tables?.stats;
   }
 
+  /** Slot `slot` of `table`; INVALID_ARGUMENT when the table has no binding there. */
+  #binding(table: BindingTable | undefined, slot: number): Binding {
+    const binding = table?.[slot];
+    if (binding == null) {
+      throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${this.data.label}: binding slot ${slot}: no binding`);
+    }
+    return binding;
+  }
+
+  /** `buffer`'s memory; FAILED_PRECONDITION when it has none yet (`where` prefixes the buffer's name). */
+  #memoryOf(buffer: WebGpuBuffer, where: string): GpuMemory {
+    const memory = buffer.memory;
+    if (memory === undefined) {
+      throw new KeelError(
+        ErrorCode.FAILED_PRECONDITION,
+        `${this.data.label}:${where} ${buffer.describe()} has no memory yet; order the submission after its queueAlloca's signal`,
+      );
+    }
+    return memory;
+  }
+
   /**
    * Resolves ref `r` into #memory/#offset/#length (absolute offset into the memory). FAILED_PRECONDITION
    * when the buffer has no memory (a queue allocation used before its alloca's signal).
@@ -163,27 +180,14 @@ export class ReplayPlan {
       this.#offset = offset;
       this.#length = length;
     } else {
-      const slot = code;
-      const binding = table?.[slot];
-      if (binding === undefined || binding === null) {
-        throw new KeelError(
-          ErrorCode.INVALID_ARGUMENT,
-          `${this.data.label}: binding slot ${slot}: no binding`,
-        );
-      }
+      const binding = this.#binding(table, code);
       buffer = binding.buffer as WebGpuBuffer;
       const base = binding.offset ?? 0;
       this.#offset = base + offset;
       this.#length = length >= 0 ? length : (binding.length ?? buffer.byteLength - base) - offset;
     }
     if (buffer.gpuFailure !== undefined) throw buffer.gpuFailure;
-    const memory = buffer.memory;
-    if (memory === undefined) {
-      throw precondition(
-        `${this.data.label}: ${buffer.describe()} has no memory yet; order the submission after its queueAlloca's signal`,
-      );
-    }
-    this.#memory = memory;
+    this.#memory = this.#memoryOf(buffer, '');
     this.#offset += buffer.base;
   }
 
@@ -219,20 +223,9 @@ export class ReplayPlan {
     const slots = this.data.slots;
     for (let k = 0; k < slots.length; k++) {
       const slot = slots[k] as number;
-      const binding = table?.[slot];
-      if (binding === undefined || binding === null) {
-        throw new KeelError(
-          ErrorCode.INVALID_ARGUMENT,
-          `${this.data.label}: binding slot ${slot}: no binding`,
-        );
-      }
+      const binding = this.#binding(table, slot);
       const buffer = binding.buffer as WebGpuBuffer;
-      const memory = buffer.memory;
-      if (memory === undefined) {
-        throw precondition(
-          `${this.data.label}: binding slot ${slot}: ${buffer.describe()} has no memory yet; order the submission after its queueAlloca's signal`,
-        );
-      }
+      const memory = this.#memoryOf(buffer, ` binding slot ${slot}:`);
       const offset = binding.offset ?? 0;
       key[3 * k] = memory.id;
       key[3 * k + 1] = buffer.base + offset;
@@ -305,14 +298,12 @@ export class ReplayPlan {
         if (x === 0 || y === 0 || z === 0) continue;
         const exp = exports[ops[p + F_EXPORT] as number] as CompiledExport;
         const timed = profiling === undefined ? undefined : profiling.dispatchPass(encoding, exp);
-        if (timed !== undefined) {
-          pass = timed;
-          pipeline = undefined;
-          group0 = undefined;
-          constantsOffset = -1;
-        } else if (pass === undefined) {
-          pass = encoding.pass;
-          encoding.invalidate();
+        if (timed !== undefined || pass === undefined) {
+          // A timed dispatch gets a fresh pass of its own; else a run of dispatches starts on the open pass.
+          if (timed === undefined) {
+            pass = encoding.pass;
+            encoding.invalidate();
+          } else pass = timed;
           pipeline = undefined;
           group0 = undefined;
           constantsOffset = -1;
@@ -345,10 +336,7 @@ export class ReplayPlan {
       switch (op) {
         case OP_DISPATCH_INDIRECT: {
           const exp = exports[ops[p + F_EXPORT] as number] as CompiledExport;
-          const set = ops[p + F_SET] as number;
-          const k = tableIndex[set] as number;
-          const group =
-            k < 0 ? (fixed[set] as GPUBindGroup) : ((groups as GPUBindGroup[])[k] as GPUBindGroup);
+          const group = bySet[ops[p + F_SET] as number] as GPUBindGroup;
           this.#resolve(ops[p + F_PARAMS] as number, table);
           // Counts are checked on the device and read from the validator's own buffer, which the
           // dispatch never binds (WebGPU forbids indirect parameters in a writable binding).
