@@ -24,7 +24,7 @@ export type BindingKind = 's' | 'u';
 
 /** An interned group-0 layout and its bind group cache. */
 export class BindingLayout {
-  readonly cache: NumericKeyCache<GPUBindGroup>;
+  declare readonly cache: NumericKeyCache<GPUBindGroup>;
   /** GPUBuffers of the bindings being looked up (set with `setBinding`). */
   readonly #buffers: (GPUBuffer | undefined)[];
   readonly #kinds: string;
@@ -111,7 +111,7 @@ export class BindingLayout {
 /** Interns layouts of one GPUDevice. */
 export class BindingLayouts {
   /** Group 1: the constants window of the uniform ring (dynamic offset). */
-  readonly constants: GPUBindGroupLayout;
+  declare readonly constants: GPUBindGroupLayout;
   readonly #device: GPUDevice;
   readonly #cacheSize: number;
   readonly #layouts = new Map<string, BindingLayout>();

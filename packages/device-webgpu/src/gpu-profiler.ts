@@ -28,6 +28,9 @@ const QUERY_CAPACITY = 4096;
 
 /** One traced execute's dispatches. */
 export class SubmissionProfile {
+  declare readonly trace: TraceRecorder;
+  declare readonly queue: number;
+  declare readonly timestamps: boolean;
   readonly names: string[] = [];
   readonly executables: string[] = [];
   /** Dispatches timed by timestamps: the first `timed` of `names`, queries [first, first + 2·timed). */
@@ -37,13 +40,12 @@ export class SubmissionProfile {
   stagingSize = 0;
   submitted = 0;
   /** The trace's number of this execute (`args.execute` of its dispatch events). */
-  readonly execute: number;
+  declare readonly execute: number;
 
-  constructor(
-    readonly trace: TraceRecorder,
-    readonly queue: number,
-    readonly timestamps: boolean,
-  ) {
+  constructor(trace: TraceRecorder, queue: number, timestamps: boolean) {
+    this.trace = trace;
+    this.queue = queue;
+    this.timestamps = timestamps;
     this.execute = trace.nextExecute();
   }
 }

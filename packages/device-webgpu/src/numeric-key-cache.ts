@@ -12,9 +12,9 @@ const NONE = -1;
 
 export class NumericKeyCache<V> {
   /** Write the key here before `get()` / `set()`. */
-  readonly key: Float64Array;
-  readonly stride: number;
-  readonly capacity: number;
+  declare readonly key: Float64Array;
+  declare readonly stride: number;
+  declare readonly capacity: number;
 
   #size = 0;
   #hits = 0;

@@ -100,7 +100,7 @@ export interface PlanData {
 }
 
 export class ReplayPlan {
-  readonly data: PlanData;
+  declare readonly data: PlanData;
   /** Bind groups of sets without slots, made at the first encode (undefined before). */
   readonly #fixed: (GPUBindGroup | undefined)[];
   #fixedResolved = false;

@@ -22,7 +22,7 @@ export class UniformRing {
   readonly #device: GPUDevice;
   readonly #layout: GPUBindGroupLayout;
 
-  readonly alignment: number;
+  declare readonly alignment: number;
   #capacity: number;
   #buffer: GPUBuffer;
   #mirror: Uint32Array;

@@ -18,6 +18,13 @@ export interface BufferOwner {
 let nextBufferId = 1;
 
 export class WebGpuBuffer implements Buffer {
+  declare readonly device: Device;
+  declare readonly byteLength: number;
+  declare readonly usage: number;
+  declare readonly memoryType: number;
+  declare readonly placement: BufferPlacement;
+  declare readonly label: string | undefined;
+  declare readonly allocation: Allocation<GpuMemory> | undefined;
   readonly #owner: BufferOwner;
 
   /** @internal Unique per buffer object (never reused). */
@@ -29,17 +36,24 @@ export class WebGpuBuffer implements Buffer {
   #base = 0;
 
   constructor(
-    readonly device: Device,
+    device: Device,
     owner: BufferOwner,
-    readonly byteLength: number,
-    readonly usage: number,
-    readonly memoryType: number,
-    readonly placement: BufferPlacement,
-    readonly label: string | undefined,
+    byteLength: number,
+    usage: number,
+    memoryType: number,
+    placement: BufferPlacement,
+    label: string | undefined,
     memory: GpuMemory | undefined,
     /** The allocation of a queue-allocated buffer. */
-    readonly allocation: Allocation<GpuMemory> | undefined,
+    allocation: Allocation<GpuMemory> | undefined,
   ) {
+    this.device = device;
+    this.byteLength = byteLength;
+    this.usage = usage;
+    this.memoryType = memoryType;
+    this.placement = placement;
+    this.label = label;
+    this.allocation = allocation;
     this.#owner = owner;
     this.#memory = memory;
   }

@@ -107,11 +107,11 @@ export class WebGpuDevice
   extends driver.QueueFront<WebGpuBuffer, driver.QueueRecord<WebGpuBuffer>>
   implements Device
 {
-  readonly info: DeviceInfo;
-  readonly lost: Promise<KeelError>;
+  declare readonly info: DeviceInfo;
+  declare readonly lost: Promise<KeelError>;
   /** The GPUDevice Keel runs on (shared with the caller when one was given). */
-  readonly gpuDevice: GPUDevice;
-  readonly name: string;
+  declare readonly gpuDevice: GPUDevice;
+  declare readonly name: string;
 
   readonly #owned: boolean;
   /** The GPU instance the device came from (Dawn's, in Node): held so it outlives the device. */

@@ -31,13 +31,22 @@ export interface CompiledExport {
 }
 
 export class WebGpuExecutable implements Executable {
+  declare readonly device: Device;
+  declare readonly label: string | undefined;
+  declare readonly exports: readonly ExecutableExport[];
+  declare readonly compiled: readonly CompiledExport[];
   constructor(
-    readonly device: Device,
-    readonly label: string | undefined,
-    readonly exports: readonly ExecutableExport[],
+    device: Device,
+    label: string | undefined,
+    exports: readonly ExecutableExport[],
     /** Indexed like `exports`. */
-    readonly compiled: readonly CompiledExport[],
-  ) {}
+    compiled: readonly CompiledExport[],
+  ) {
+    this.device = device;
+    this.label = label;
+    this.exports = exports;
+    this.compiled = compiled;
+  }
 
   lookupExport(entry: string | number): ExecutableExport {
     return lookupExport(this.exports, entry, this.label === undefined ? '(unnamed)' : `'${this.label}'`);
