@@ -16,9 +16,11 @@ export interface GpuMemory {
 
 let nextId = 1;
 
-/** The next GPU memory id. */
-export function nextMemoryId(): number {
-  return nextId++;
+/** The size class of a staging buffer for `bytes`: a power of two, at least 256 (readback and upload pools). */
+export function stagingSize(bytes: number): number {
+  let size = 256;
+  while (size < bytes) size *= 2;
+  return size;
 }
 
 /** Rounds `n` up to a multiple of `alignment` (a power of two). */
@@ -32,10 +34,15 @@ export function alignDown(n: number, alignment: number): number {
 }
 
 /**
- * A new GPUBuffer of at least `byteLength` bytes (rounded up to 4, at least 4) with the usage every
- * device buffer gets (DEVICE_MEMORY_USAGE). WebGPU zero-fills new buffers.
+ * A new GPUBuffer of at least `byteLength` bytes (rounded up to 4, at least 4) with `usage` (by default
+ * the usage every device buffer gets, DEVICE_MEMORY_USAGE). WebGPU zero-fills new buffers.
  */
-export function createGpuMemory(device: GPUDevice, byteLength: number, label: string | undefined): GpuMemory {
+export function createGpuMemory(
+  device: GPUDevice,
+  byteLength: number,
+  label: string | undefined,
+  usage: number = DEVICE_MEMORY_USAGE,
+): GpuMemory {
   const size = Math.max(4, alignUp(byteLength, 4));
   if (size > device.limits.maxBufferSize) {
     // Never handed to WebGPU (which would print a validation error and return an invalid buffer).
@@ -44,7 +51,6 @@ export function createGpuMemory(device: GPUDevice, byteLength: number, label: st
       `${label ?? 'GPU memory'}: ${byteLength} bytes round up to a GPUBuffer of ${size} bytes, above the device's maxBufferSize of ${device.limits.maxBufferSize}`,
     );
   }
-  const descriptor: GPUBufferDescriptor =
-    label === undefined ? { size, usage: DEVICE_MEMORY_USAGE } : { size, usage: DEVICE_MEMORY_USAGE, label };
+  const descriptor: GPUBufferDescriptor = label === undefined ? { size, usage } : { size, usage, label };
   return { id: nextId++, buffer: device.createBuffer(descriptor), size };
 }

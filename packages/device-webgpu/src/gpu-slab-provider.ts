@@ -1,7 +1,7 @@
 /**
  * The SlabProvider of the WebGPU device: pool slabs are GPUBuffers with every usage a device buffer
  * needs (see DEVICE_MEMORY_USAGE), so blocks of a slab can be bound, copied, filled and used for
- * indirect parameters like dedicated buffers.
+ * indirect parameters like dedicated buffers; other pools (resident constants) give their own usage.
  */
 import type { SlabProvider } from '@keel/allocator';
 import { createGpuMemory, type GpuMemory } from './gpu-memory';
@@ -9,18 +9,20 @@ import { createGpuMemory, type GpuMemory } from './gpu-memory';
 export class GpuSlabProvider implements SlabProvider<GpuMemory> {
   readonly #device: GPUDevice;
   readonly #label: string;
+  readonly #usage: number | undefined;
 
   /** Slabs created and not yet destroyed. */
   live = 0;
 
-  constructor(device: GPUDevice, label: string) {
+  constructor(device: GPUDevice, label: string, usage?: number) {
     this.#device = device;
     this.#label = label;
+    this.#usage = usage;
   }
 
   /** A zero-filled GPUBuffer slab of `byteLength` bytes (rounded up to 4). */
   createSlab(byteLength: number): GpuMemory {
-    const memory = createGpuMemory(this.#device, byteLength, this.#label);
+    const memory = createGpuMemory(this.#device, byteLength, this.#label, this.#usage);
     this.live++;
     return memory;
   }

@@ -16,7 +16,7 @@ import { ErrorCode, KeelError } from '@keel/fence';
 import type { BuiltinKernels } from './builtin-kernels';
 import type { GpuEncoding } from './gpu-encoding';
 import { USAGE_COPY_DST, USAGE_COPY_SRC, USAGE_INDIRECT, USAGE_STORAGE } from './gpu-flags';
-import { alignUp, type GpuMemory, nextMemoryId } from './gpu-memory';
+import { alignUp, createGpuMemory, type GpuMemory } from './gpu-memory';
 import type { UniformRing } from './uniform-ring';
 
 /** Bytes of the validated buffer, and where the violation record starts. */
@@ -30,6 +30,7 @@ export class IndirectValidator {
   readonly #kernels: BuiltinKernels;
   readonly #ring: UniformRing;
   readonly #storageAlignment: number;
+  readonly #maxWorkgroups: number;
 
   readonly #memory: GpuMemory;
   /** An indirect dispatch was encoded in the current submission (its record must be read back). */
@@ -41,18 +42,19 @@ export class IndirectValidator {
     kernels: BuiltinKernels,
     ring: UniformRing,
     storageAlignment: number,
-    readonly maxWorkgroups: number,
+    maxWorkgroups: number,
   ) {
     this.#device = device;
     this.#kernels = kernels;
     this.#ring = ring;
     this.#storageAlignment = storageAlignment;
-    const buffer = device.createBuffer({
-      label: 'keel indirect parameters',
-      size: VALIDATED_BYTES,
-      usage: USAGE_STORAGE | USAGE_INDIRECT | USAGE_COPY_SRC | USAGE_COPY_DST,
-    });
-    this.#memory = { id: nextMemoryId(), buffer, size: VALIDATED_BYTES };
+    this.#maxWorkgroups = maxWorkgroups;
+    this.#memory = createGpuMemory(
+      device,
+      VALIDATED_BYTES,
+      'keel indirect parameters',
+      USAGE_STORAGE | USAGE_INDIRECT | USAGE_COPY_SRC | USAGE_COPY_DST,
+    );
   }
 
   /** True once an indirect dispatch was validated in the current submission. */
@@ -82,7 +84,7 @@ export class IndirectValidator {
     const m = ring.mirror;
     const i = at >>> 2;
     m[i] = (offset - start) >>> 2;
-    m[i + 1] = this.maxWorkgroups;
+    m[i + 1] = this.#maxWorkgroups;
     m[i + 2] = 0;
     m[i + 3] = 0;
     const pass = encoding.bind(kernels.validateIndirect, group);
@@ -110,7 +112,7 @@ export class IndirectValidator {
     if (words[0] === 0) return undefined;
     return new KeelError(
       ErrorCode.OUT_OF_RANGE,
-      `${what}: an indirect dispatch's workgroup count [${words[1]}, ${words[2]}, ${words[3]}] exceeds the device's maxComputeWorkgroupsPerDimension of ${this.maxWorkgroups}; the dispatch was skipped`,
+      `${what}: an indirect dispatch's workgroup count [${words[1]}, ${words[2]}, ${words[3]}] exceeds the device's maxComputeWorkgroupsPerDimension of ${this.#maxWorkgroups}; the dispatch was skipped`,
     );
   }
 

@@ -4,8 +4,8 @@
  * or surplus ones are destroyed when given back.
  */
 import { USAGE_COPY_DST, USAGE_MAP_READ } from './gpu-flags';
+import { stagingSize } from './gpu-memory';
 
-const MIN_SIZE = 256;
 /** Buffers kept per size class. */
 const KEEP_PER_CLASS = 4;
 /** Largest size class kept for reuse (bigger staging buffers are made per read). */
@@ -25,11 +25,7 @@ export class ReadbackPool {
   }
 
   /** The size class (staging buffer size) for `bytes`. */
-  static sizeFor(bytes: number): number {
-    let size = MIN_SIZE;
-    while (size < bytes) size *= 2;
-    return size;
-  }
+  static sizeFor: (bytes: number) => number = stagingSize;
 
   /** A staging buffer of `size` bytes (a size class), unmapped. */
   acquire(size: number): GPUBuffer {

@@ -9,41 +9,14 @@
  * operation references the plan, so no submitted work reads the block.
  */
 
-import type { Block, SlabProvider } from '@keel/allocator';
+import type { Block } from '@keel/allocator';
 import { TlsfPool } from '@keel/allocator';
 import { CONSTANTS_WINDOW_BYTES } from './device-info';
 import { USAGE_COPY_DST, USAGE_UNIFORM } from './gpu-flags';
-import { type GpuMemory, nextMemoryId } from './gpu-memory';
+import type { GpuMemory } from './gpu-memory';
+import { GpuSlabProvider } from './gpu-slab-provider';
 
 const SLAB_BYTES = 256 * 1024;
-
-/** Uniform slabs (UNIFORM | COPY_DST). */
-class UniformSlabProvider implements SlabProvider<GpuMemory> {
-  readonly #device: GPUDevice;
-
-  /** Slabs created and not destroyed. */
-  live = 0;
-
-  constructor(device: GPUDevice) {
-    this.#device = device;
-  }
-
-  createSlab(byteLength: number): GpuMemory {
-    const size = Math.max(4, Math.ceil(byteLength / 4) * 4);
-    const buffer = this.#device.createBuffer({
-      label: 'keel resident constants',
-      size,
-      usage: USAGE_UNIFORM | USAGE_COPY_DST,
-    });
-    this.live++;
-    return { id: nextMemoryId(), buffer, size };
-  }
-
-  destroySlab(memory: GpuMemory): void {
-    memory.buffer.destroy();
-    this.live--;
-  }
-}
 
 /** Where a plan's constants live: bind `group` at dynamic offset `base` + the constants' offset. */
 export interface ResidentPlacement {
@@ -56,7 +29,7 @@ export class ResidentConstants {
   readonly #layout: GPUBindGroupLayout;
 
   readonly #pool: TlsfPool<GpuMemory>;
-  readonly #slabs: UniformSlabProvider;
+  readonly #slabs: GpuSlabProvider;
   readonly #groups = new Map<number, GPUBindGroup>();
   readonly #registry: FinalizationRegistry<Block<GpuMemory>>;
   #destroyed = false;
@@ -64,7 +37,7 @@ export class ResidentConstants {
   constructor(device: GPUDevice, layout: GPUBindGroupLayout, alignment: number) {
     this.#device = device;
     this.#layout = layout;
-    this.#slabs = new UniformSlabProvider(device);
+    this.#slabs = new GpuSlabProvider(device, 'keel resident constants', USAGE_UNIFORM | USAGE_COPY_DST);
     this.#pool = new TlsfPool(this.#slabs, {
       label: 'webgpu resident constants',
       alignment,

@@ -17,8 +17,8 @@
  * map callbacks are bound once, when it is created, so a write allocates no closure.
  */
 import { MAP_WRITE, USAGE_COPY_SRC, USAGE_MAP_WRITE } from './gpu-flags';
+import { stagingSize } from './gpu-memory';
 
-const MIN_SIZE = 256;
 /** Largest staging buffer (and size class): writes are split into chunks of at most this many bytes. */
 export const UPLOAD_CHUNK = 4 * 1024 * 1024;
 /** Bytes worth of buffers kept per size class, and the bounds on their number. */
@@ -85,13 +85,6 @@ export class UploadPool {
     this.#device = device;
   }
 
-  /** The size class (staging buffer size) for `bytes` (at most UPLOAD_CHUNK). */
-  static sizeFor(bytes: number): number {
-    let size = MIN_SIZE;
-    while (size < bytes) size *= 2;
-    return size;
-  }
-
   #class(size: number): SizeClass {
     let c = this.#classes.get(size);
     if (c === undefined) {
@@ -103,7 +96,7 @@ export class UploadPool {
 
   /** A mapped staging buffer of at least `bytes` bytes (its size is a size class). */
   acquire(bytes: number): GPUBuffer {
-    const size = UploadPool.sizeFor(bytes);
+    const size = stagingSize(bytes);
     const reused = this.#classes.get(size)?.free.pop();
     if (reused !== undefined) {
       this.#keptBytes -= size;
