@@ -56,7 +56,8 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
     this.#uniformAlignment = uniformAlignment;
   }
 
-  #op(op: number, a: number, b: number, c: number, d: number, e: number, f: number): void {
+  /** Appends one op record (OP_STRIDE fields; fields an op does not use are 0). */
+  #op(op: number, a = 0, b = 0, c = 0, d = 0, e = 0, f = 0): void {
     const ops = this.ops;
     ops.push(op);
     ops.push(a);
@@ -132,16 +133,16 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
   }
 
   protected onFill(ref: number, pattern: number, patternLength: 1 | 2 | 4): void {
-    this.#op(OP_FILL, ref, pattern | 0, patternLength, 0, 0, 0);
+    this.#op(OP_FILL, ref, pattern | 0, patternLength);
   }
 
   protected onUpdate(source: Uint8Array, ref: number, length: number): void {
     this.payloads.push(source.slice(0, length));
-    this.#op(OP_UPDATE, ref, this.payloads.length - 1, 0, 0, 0, 0);
+    this.#op(OP_UPDATE, ref, this.payloads.length - 1);
   }
 
   protected onCopy(source: number, target: number): void {
-    this.#op(OP_COPY, source, target, 0, 0, 0, 0);
+    this.#op(OP_COPY, source, target);
   }
 
   protected onDispatch(d: DispatchArgs): void {
@@ -161,11 +162,11 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
 
   override beginDebugGroup(label: string): void {
     this.labels.push(label);
-    this.#op(OP_BEGIN_DEBUG_GROUP, this.labels.length - 1, 0, 0, 0, 0, 0);
+    this.#op(OP_BEGIN_DEBUG_GROUP, this.labels.length - 1);
   }
 
   override endDebugGroup(): void {
-    this.#op(OP_END_DEBUG_GROUP, 0, 0, 0, 0, 0, 0);
+    this.#op(OP_END_DEBUG_GROUP);
   }
 }
 
@@ -191,43 +192,35 @@ export class ReplayPlanner {
   /** Builds the plan of `commandBuffer` (CommandBuffer.devicePlan's builder). */
   readonly build = (commandBuffer: CommandBuffer): ReplayPlan => {
     this.built++;
-    return buildReplayPlan(this.#device, commandBuffer, this.#options);
+    const options = this.#options;
+    const name =
+      commandBuffer.label === undefined ? 'command buffer' : `command buffer '${commandBuffer.label}'`;
+    const builder = new PlanBuilder(this.#device, name, options.uniformAlignment);
+    commandBuffer.replayStructure(builder);
+    const data: PlanData = {
+      label: name,
+      reusable: commandBuffer.mode === 'reusable',
+      ops: builder.ops.toArray(),
+      opCount: builder.opCount,
+      refs: builder.refs.values.toArray(),
+      buffers: builder.refs.buffers,
+      exports: builder.exports,
+      labels: builder.labels,
+      payloads: builder.payloads,
+      setLayouts: builder.setLayouts,
+      setFirstRef: builder.setFirstRef.toArray(),
+      setCount: builder.setCount.toArray(),
+      setUsesSlots: Uint8Array.from(builder.setUsesSlots.toArray()),
+      constants: Uint32Array.from(builder.constants),
+      slots: Int32Array.from([...builder.refs.slots].sort((a, b) => a - b)),
+      dispatchCount: builder.dispatchCount,
+    };
+    return new ReplayPlan(data, options.tableCacheSize);
   };
 }
 
-/** Options of `buildReplayPlan`. */
+/** Options of a ReplayPlanner's plans. */
 export interface PlanOptions {
   readonly uniformAlignment: number;
   readonly tableCacheSize: number;
-}
-
-/** Builds the replay plan of `commandBuffer` for `device`. */
-export function buildReplayPlan(
-  device: Device,
-  commandBuffer: CommandBuffer,
-  options: PlanOptions,
-): ReplayPlan {
-  const name =
-    commandBuffer.label === undefined ? 'command buffer' : `command buffer '${commandBuffer.label}'`;
-  const builder = new PlanBuilder(device, name, options.uniformAlignment);
-  commandBuffer.replayStructure(builder);
-  const data: PlanData = {
-    label: name,
-    reusable: commandBuffer.mode === 'reusable',
-    ops: builder.ops.toArray(),
-    opCount: builder.opCount,
-    refs: builder.refs.values.toArray(),
-    buffers: builder.refs.buffers,
-    exports: builder.exports,
-    labels: builder.labels,
-    payloads: builder.payloads,
-    setLayouts: builder.setLayouts,
-    setFirstRef: builder.setFirstRef.toArray(),
-    setCount: builder.setCount.toArray(),
-    setUsesSlots: Uint8Array.from(builder.setUsesSlots.toArray()),
-    constants: Uint32Array.from(builder.constants),
-    slots: Int32Array.from([...builder.refs.slots].sort((a, b) => a - b)),
-    dispatchCount: builder.dispatchCount,
-  };
-  return new ReplayPlan(data, options.tableCacheSize);
 }
