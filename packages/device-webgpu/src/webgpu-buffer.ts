@@ -6,7 +6,7 @@
  */
 import type { Allocation } from '@keel/allocator';
 import { ErrorCode, KeelError } from '@keel/fence';
-import type { Buffer, BufferPlacement, BufferState, Device } from '@keel/hal';
+import { type Buffer, type BufferPlacement, type BufferState, type Device, MemoryType } from '@keel/hal';
 import type { GpuMemory } from './gpu-memory';
 
 /** What a buffer needs from its device. */
@@ -19,9 +19,10 @@ let nextBufferId = 1;
 
 export class WebGpuBuffer implements Buffer {
   declare readonly device: Device;
+  /** Always DEVICE_LOCAL (WebGPU has no host-visible storage memory). */
+  readonly memoryType: number = MemoryType.DEVICE_LOCAL;
   declare readonly byteLength: number;
   declare readonly usage: number;
-  declare readonly memoryType: number;
   declare readonly placement: BufferPlacement;
   declare readonly label: string | undefined;
   declare readonly allocation: Allocation<GpuMemory> | undefined;
@@ -36,11 +37,10 @@ export class WebGpuBuffer implements Buffer {
   #base = 0;
 
   constructor(
-    device: Device,
-    owner: BufferOwner,
+    /** Its device, which also owns it (gets `releaseBuffer`). */
+    device: Device & BufferOwner,
     byteLength: number,
     usage: number,
-    memoryType: number,
     placement: BufferPlacement,
     label: string | undefined,
     memory: GpuMemory | undefined,
@@ -50,11 +50,10 @@ export class WebGpuBuffer implements Buffer {
     this.device = device;
     this.byteLength = byteLength;
     this.usage = usage;
-    this.memoryType = memoryType;
     this.placement = placement;
     this.label = label;
     this.allocation = allocation;
-    this.#owner = owner;
+    this.#owner = device;
     this.#memory = memory;
   }
 

@@ -24,7 +24,6 @@ import {
   type DeviceInfo,
   type Executable,
   type ExecutableSource,
-  MemoryType,
   QueueAffinity,
   type TraceOptions,
   type UnhandledFailureHook,
@@ -271,10 +270,8 @@ export class WebGpuDevice
     const scopes = popErrorScopes(gpu);
     const buffer = new WebGpuBuffer(
       this,
-      this,
       byteLength,
       usage,
-      MemoryType.DEVICE_LOCAL,
       { affinity: (params.affinity ?? QueueAffinity.ANY) >>> 0, pool: undefined, queueAllocated: false },
       params.label,
       memory,
@@ -398,10 +395,8 @@ export class WebGpuDevice
     });
     const buffer = new WebGpuBuffer(
       this,
-      this,
       size,
       request.usage,
-      MemoryType.DEVICE_LOCAL,
       { affinity: (params.affinity ?? QueueAffinity.of(queue)) >>> 0, pool, queueAllocated: true },
       params.label,
       undefined,
