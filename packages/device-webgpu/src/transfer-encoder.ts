@@ -100,7 +100,8 @@ export class TransferEncoder {
       const end = start + n;
       const firstWord = start >>> 2;
       const wordCount = ((end + 3) >>> 2) - firstWord;
-      this.#dispatch(kernels.fill, group, firstWord, wordCount, start, end, word, 0);
+      // fill's parameters: first_word, word_count, start, end, pattern
+      this.#dispatch(kernels.fill, group, wordCount, firstWord, wordCount, start, end, word);
       offset += n;
       length -= n;
     }
@@ -108,17 +109,17 @@ export class TransferEncoder {
 
   /**
    * Sets pipeline, bindings and parameters and dispatches one built-in kernel over `wordCount` words.
-   * Parameters are (a, b, c) then first word and word count, in the kernel's order.
+   * `a`..`e` are the kernel's first five parameters in its order; the sixth (row_words) is set here.
    */
   #dispatch(
     pipeline: GPUComputePipeline,
     group: GPUBindGroup,
-    firstWord: number,
     wordCount: number,
     a: number,
     b: number,
     c: number,
-    copy: number,
+    d: number,
+    e: number,
   ): void {
     const ring = this.#ring;
     const at = ring.reserve(BUILTIN_PARAMS_BYTES);
@@ -127,21 +128,11 @@ export class TransferEncoder {
     const groups = Math.ceil(wordCount / BUILTIN_WORKGROUP_SIZE);
     const x = Math.min(groups, this.#limits.maxWorkgroups);
     const y = Math.ceil(groups / x);
-    if (copy === 0) {
-      // fill: first_word, word_count, start, end, pattern, row_words
-      m[i] = firstWord;
-      m[i + 1] = wordCount;
-      m[i + 2] = a;
-      m[i + 3] = b;
-      m[i + 4] = c;
-    } else {
-      // copy: src_start, dst_start, length, first_word, word_count, row_words
-      m[i] = a;
-      m[i + 1] = b;
-      m[i + 2] = c;
-      m[i + 3] = firstWord;
-      m[i + 4] = wordCount;
-    }
+    m[i] = a;
+    m[i + 1] = b;
+    m[i + 2] = c;
+    m[i + 3] = d;
+    m[i + 4] = e;
     m[i + 5] = x * BUILTIN_WORKGROUP_SIZE;
     const pass = this.#encoding.bind(pipeline, group);
     this.#encoding.constants(ring.bindGroup, at);
@@ -208,7 +199,8 @@ export class TransferEncoder {
       const group = layout.bindGroup(this.#device);
       const firstWord = dstStart >>> 2;
       const wordCount = ((dstStart + n + 3) >>> 2) - firstWord;
-      this.#dispatch(kernels.copy, group, firstWord, wordCount, srcStart, dstStart, n, 1);
+      // copy's parameters: src_start, dst_start, length, first_word, word_count
+      this.#dispatch(kernels.copy, group, wordCount, srcStart, dstStart, n, firstWord, wordCount);
       sourceOffset += n;
       targetOffset += n;
       length -= n;
@@ -223,18 +215,10 @@ export class TransferEncoder {
     const length = bytes.byteLength;
     if (length === 0) return;
     const ring = this.#ring;
-    const phase = offset & 3;
-    const staged = alignUp(phase + length, 4);
-    const at = ring.reserve(staged);
-    ring.bytes.set(bytes, at + phase);
-    if (phase === 0 && (length & 3) === 0) {
-      this.#encoding.encoder.copyBufferToBuffer(ring.buffer, at, target.buffer, offset, length);
-      return;
-    }
-    // The ring is bound as a uniform by the kernel, so the bytes go through the scratch buffer.
-    const scratch = this.#scratch.ensure(staged);
-    this.#encoding.encoder.copyBufferToBuffer(ring.buffer, at, scratch.buffer, 0, staged);
-    this.#copyKernel(scratch, phase, target, offset, length);
+    const at = ring.reserve(alignUp((offset & 3) + length, 4));
+    ring.bytes.set(bytes, at + (offset & 3));
+    // (The ring is bound as a uniform by the kernel, so unaligned bytes go through the scratch buffer.)
+    this.#fromStaging(ring.buffer, at, target, offset, length);
   }
 
   /**
@@ -244,16 +228,23 @@ export class TransferEncoder {
    * updates). `alignUp((offset & 3) + length, 4)` bytes of the staging buffer are read.
    */
   copyStaged(staging: GPUBuffer, target: GpuMemory, offset: number, length: number): void {
-    if (length <= 0) return;
+    if (length > 0) this.#fromStaging(staging, 0, target, offset, length);
+  }
+
+  /**
+   * Copies `length` bytes held at byte `at + (offset & 3)` of `source` (a staging or ring buffer) to
+   * `offset` of `target`: directly when 4-byte aligned, else through the scratch buffer and the kernel.
+   */
+  #fromStaging(source: GPUBuffer, at: number, target: GpuMemory, offset: number, length: number): void {
     const encoder = this.#encoding.encoder;
     const phase = offset & 3;
     if (phase === 0 && (length & 3) === 0) {
-      encoder.copyBufferToBuffer(staging, 0, target.buffer, offset, length);
+      encoder.copyBufferToBuffer(source, at, target.buffer, offset, length);
       return;
     }
     const staged = alignUp(phase + length, 4);
     const scratch = this.#scratch.ensure(staged);
-    encoder.copyBufferToBuffer(staging, 0, scratch.buffer, 0, staged);
+    encoder.copyBufferToBuffer(source, at, scratch.buffer, 0, staged);
     this.#copyKernel(scratch, phase, target, offset, length);
   }
 
