@@ -14,7 +14,6 @@
  * lookup allocates nothing.
  */
 import { ErrorCode, KeelError } from '@keel/fence';
-import { CONSTANTS_WINDOW_BYTES } from './device-info';
 import { STAGE_COMPUTE } from './gpu-flags';
 import type { GpuMemory } from './gpu-memory';
 import { NumericKeyCache } from './numeric-key-cache';
@@ -68,33 +67,24 @@ export class BindingLayout {
       const buffer = this.#buffers[i] as GPUBuffer;
       const offset = key[3 * i + 1] as number;
       const size = key[3 * i + 2] as number;
-      const uniform = this.#kinds[i] === 'u';
-      const max = uniform
-        ? device.limits.maxUniformBufferBindingSize
-        : device.limits.maxStorageBufferBindingSize;
-      if (size > max) {
-        this.#buffers.fill(undefined);
-        throw new KeelError(
-          ErrorCode.INVALID_ARGUMENT,
-          `dispatch binding ${i}: ${size} bytes exceed the device's ${uniform ? 'maxUniformBufferBindingSize' : 'maxStorageBufferBindingSize'} of ${max}`,
-        );
-      }
+      const limit = this.#kinds[i] === 'u' ? 'maxUniformBufferBindingSize' : 'maxStorageBufferBindingSize';
+      const max = device.limits[limit];
+      if (size > max)
+        this.#fail(`dispatch binding ${i}: ${size} bytes exceed the device's ${limit} of ${max}`);
       for (let j = 0; j < i; j++) {
         if (key[3 * j] !== key[3 * i]) continue;
         const ki = this.#kinds[i];
         const kj = this.#kinds[j];
         if (ki === 'u' && kj === 'u') continue;
         if (ki !== kj) {
-          throw new KeelError(
-            ErrorCode.INVALID_ARGUMENT,
+          this.#fail(
             `dispatch bindings ${j} and ${i} use one GPU buffer as a uniform and as a storage binding; WebGPU forbids that in one dispatch`,
           );
         }
         const o = key[3 * j + 1] as number;
         const s = key[3 * j + 2] as number;
         if (offset < o + s && o < offset + size) {
-          throw new KeelError(
-            ErrorCode.INVALID_ARGUMENT,
+          this.#fail(
             `dispatch bindings ${j} and ${i} overlap (bytes [${o}, ${o + s}) and [${offset}, ${offset + size}) of one GPU buffer); WebGPU forbids aliasing writable storage bindings`,
           );
         }
@@ -105,6 +95,12 @@ export class BindingLayout {
     this.cache.set(group);
     this.#buffers.fill(undefined);
     return group;
+  }
+
+  /** INVALID_ARGUMENT (`message` names the bindings and the rule), after dropping the lookup's buffers. */
+  #fail(message: string): never {
+    this.#buffers.fill(undefined);
+    throw new KeelError(ErrorCode.INVALID_ARGUMENT, message);
   }
 }
 
@@ -180,7 +176,4 @@ export class BindingLayouts {
   all(): IterableIterator<BindingLayout> {
     return this.#layouts.values();
   }
-
-  /** Bytes of uniform data a dispatch's constants window binds. */
-  static readonly constantsWindow = CONSTANTS_WINDOW_BYTES;
 }

@@ -33,10 +33,6 @@ export class GpuEncoding {
     return this.#used;
   }
 
-  get active(): boolean {
-    return this.#encoder !== undefined;
-  }
-
   /** The command encoder, with no compute pass open (one that was open is ended). */
   get encoder(): GPUCommandEncoder {
     this.#used = true;

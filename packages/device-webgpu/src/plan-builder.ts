@@ -47,7 +47,6 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
   readonly #constantsIndex = new Map<string, number>();
   readonly constants: number[] = [];
   opCount = 0;
-  dispatchCount = 0;
 
   constructor(device: Device, name: string, uniformAlignment: number) {
     super((buffer, what) => acceptBuffer(device, name, buffer, what));
@@ -155,7 +154,6 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
       const paramsRef = this.refs.push(d.params, d.paramsOffset, 12, 'indirect parameters');
       this.#op(OP_DISPATCH_INDIRECT, e, paramsRef, 0, 0, set, this.#constants(compiled, d.constants));
     }
-    this.dispatchCount++;
   }
 
   // barrier: WebGPU orders the commands of a queue, every command sees the results of the ones before it.
@@ -213,7 +211,6 @@ export class ReplayPlanner {
       setUsesSlots: Uint8Array.from(builder.setUsesSlots.toArray()),
       constants: Uint32Array.from(builder.constants),
       slots: Int32Array.from([...builder.refs.slots].sort((a, b) => a - b)),
-      dispatchCount: builder.dispatchCount,
     };
     return new ReplayPlan(data, options.tableCacheSize);
   };

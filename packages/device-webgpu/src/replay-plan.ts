@@ -95,8 +95,6 @@ export interface PlanData {
   readonly constants: Uint32Array;
   /** Binding-table slots the plan uses, ascending. */
   readonly slots: Int32Array;
-  /** Dispatches in the plan (for statistics). */
-  readonly dispatchCount: number;
 }
 
 export class ReplayPlan {
@@ -110,9 +108,6 @@ export class ReplayPlan {
   readonly #tableIndex: Int32Array;
   readonly #tableSets: number;
   readonly #tables: NumericKeyCache<GPUBindGroup[]> | undefined;
-  /** Encodes so far, and table cache misses (bind group arrays built). */
-  encodes = 0;
-  tableMisses = 0;
 
   /** Where the constants live for a reusable plan (placed at the first encode). */
   #resident: ResidentPlacement | undefined;
@@ -136,11 +131,6 @@ export class ReplayPlan {
       k > 0
         ? new NumericKeyCache<GPUBindGroup[]>(3 * Math.max(1, data.slots.length), tableCacheSize)
         : undefined;
-  }
-
-  /** Table cache statistics (undefined when no binding set names a slot). */
-  get tableCacheStats(): { hits: number; misses: number; evictions: number; size: number } | undefined {
-    return this.#tables?.stats;
   }
 
   /** Slot `slot` of `table`; INVALID_ARGUMENT when the table has no binding there. */
@@ -233,7 +223,6 @@ export class ReplayPlan {
     }
     const cached = cache.get();
     if (cached !== undefined) return cached;
-    this.tableMisses++;
     // Building touches only the layouts' own cache keys: this cache's key stays intact until `set`.
     const groups = new Array<GPUBindGroup>(this.#tableSets);
     const sets = this.#tableIndex.length;
@@ -382,12 +371,9 @@ export class ReplayPlan {
           break;
         case OP_END_DEBUG_GROUP:
           encoding.encoder.popDebugGroup();
-          break;
-        default:
-          throw new KeelError(ErrorCode.INTERNAL, `${data.label}: corrupt plan op ${ops[p]} at ${p}`);
+        // PlanBuilder writes no other op.
       }
     }
     this.#memory = undefined;
-    this.encodes++;
   }
 }
