@@ -104,7 +104,7 @@ export function webGpuAdapterOptions(
   if (!entry.selectable) {
     throw new KeelError(
       ErrorCode.UNAVAILABLE,
-      `webGpuAdapterOptions: adapter ${index} ('${entry.name}') has the same name as an earlier adapter; Dawn's node bindings select adapters by name, so only the first of identical adapters can be opened in one process`,
+      `webGpuAdapterOptions: adapter ${index} ('${entry.name}') has the same name as an earlier adapter; Dawn selects adapters by name, so only the first of them can be opened in one process`,
     );
   }
   return entry.backend === 'browser' ? {} : { dawnOptions: [`adapter=${entry.name}`] };

@@ -187,16 +187,11 @@ export async function compileExecutable(
 function lostSoon(gpu: GPUDevice): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
     const timer = setTimeout(() => resolve(false), 0);
-    gpu.lost.then(
-      () => {
-        clearTimeout(timer);
-        resolve(true);
-      },
-      () => {
-        clearTimeout(timer);
-        resolve(true);
-      },
-    );
+    const lost = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    gpu.lost.then(lost, lost);
   });
 }
 
