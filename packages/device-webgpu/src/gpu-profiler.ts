@@ -31,9 +31,9 @@ export class SubmissionProfile {
   declare readonly trace: TraceRecorder;
   declare readonly queue: number;
   declare readonly timestamps: boolean;
-  readonly names: string[] = [];
-  readonly executables: string[] = [];
-  /** Dispatches timed by timestamps: the first `timed` of `names`, queries [first, first + 2·timed). */
+  /** Its dispatches' exports, in encoding order (trace events name them by name and executable). */
+  readonly dispatches: CompiledExport[] = [];
+  /** Dispatches timed by timestamps: the first `timed` of `dispatches`, queries [first, first + 2·timed). */
   timed = 0;
   first = 0;
   staging: GPUBuffer | undefined;
@@ -105,9 +105,8 @@ export class GpuProfiler {
   dispatchPass(encoding: GpuEncoding, exp: CompiledExport): GPUComputePassEncoder | undefined {
     const profile = this.#current;
     if (profile === undefined) return undefined;
-    profile.names.push(exp.name);
-    profile.executables.push(exp.executable);
-    if (!profile.timestamps || profile.timed !== profile.names.length - 1) return undefined;
+    profile.dispatches.push(exp);
+    if (!profile.timestamps || profile.timed !== profile.dispatches.length - 1) return undefined;
     const at = profile.first + 2 * profile.timed;
     if (at + 2 > QUERY_CAPACITY) return undefined;
     profile.timed++;
@@ -161,13 +160,14 @@ export class GpuProfiler {
     try {
       const stamps = new BigUint64Array(staging.getMappedRange(0, profile.timed * 16).slice(0));
       for (let i = 0; i < profile.timed; i++) {
+        const exp = profile.dispatches[i] as CompiledExport;
         profile.trace.gpuDispatch(
           profile.queue,
-          profile.names[i] as string,
+          exp.name,
           stamps[2 * i] as bigint,
           stamps[2 * i + 1] as bigint,
           profile.submitted,
-          { executable: profile.executables[i] as string, execute: profile.execute, timing: 'gpu-timestamp' },
+          { executable: exp.executable, execute: profile.execute, timing: 'gpu-timestamp' },
         );
       }
     } finally {
@@ -190,22 +190,17 @@ export class GpuProfiler {
     const profile = op.profile;
     if (profile === undefined) return;
     op.profile = undefined;
-    const untimed = profile.names.length - profile.timed;
-    if (untimed === 0) return;
+    const count = profile.dispatches.length;
+    if (count === profile.timed) return;
     const start = profile.submitted === 0 ? end : profile.submitted;
-    const step = (end - start) / profile.names.length;
-    for (let i = profile.timed; i < profile.names.length; i++) {
-      profile.trace.dispatch(
-        profile.queue,
-        profile.names[i] as string,
-        start + i * step,
-        start + (i + 1) * step,
-        {
-          executable: profile.executables[i] as string,
-          execute: profile.execute,
-          timing: 'host-estimate',
-        },
-      );
+    const step = (end - start) / count;
+    for (let i = profile.timed; i < count; i++) {
+      const exp = profile.dispatches[i] as CompiledExport;
+      profile.trace.dispatch(profile.queue, exp.name, start + i * step, start + (i + 1) * step, {
+        executable: exp.executable,
+        execute: profile.execute,
+        timing: 'host-estimate',
+      });
     }
   }
 
