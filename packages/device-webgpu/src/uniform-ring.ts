@@ -23,11 +23,12 @@ export class UniformRing {
   readonly #layout: GPUBindGroupLayout;
 
   declare readonly alignment: number;
-  #capacity: number;
-  #buffer: GPUBuffer;
-  #mirror: Uint32Array;
-  #bytes: Uint8Array;
-  #bindGroup: GPUBindGroup;
+  // Set by #allocate (from the constructor on).
+  #capacity = 0;
+  #buffer!: GPUBuffer;
+  #mirror!: Uint32Array;
+  #bytes!: Uint8Array;
+  #bindGroup!: GPUBindGroup;
   /** Next free byte. */
   #cursor = 0;
   /** First byte reserved since the last flush (not uploaded yet). */
@@ -38,31 +39,29 @@ export class UniformRing {
   #wrapped = false;
   #retired: GPUBuffer[] = [];
   #destroyed = false;
-  #grows = 0;
 
   constructor(device: GPUDevice, layout: GPUBindGroupLayout, alignment: number) {
     this.#device = device;
     this.#layout = layout;
     this.alignment = Math.max(4, alignment);
-    this.#capacity = INITIAL_CAPACITY;
-    this.#buffer = this.#createBuffer(INITIAL_CAPACITY);
-    this.#mirror = new Uint32Array(INITIAL_CAPACITY / 4);
-    this.#bytes = new Uint8Array(this.#mirror.buffer);
-    this.#bindGroup = this.#createBindGroup();
+    this.#allocate(INITIAL_CAPACITY);
   }
 
-  #createBuffer(size: number): GPUBuffer {
-    return this.#device.createBuffer({
+  /** Makes a ring GPUBuffer of `capacity` bytes, its host mirror and its bind group (the current ones). */
+  #allocate(capacity: number): void {
+    const device = this.#device;
+    const buffer = device.createBuffer({
       label: 'keel uniform ring',
-      size,
+      size: capacity,
       usage: USAGE_UNIFORM | USAGE_COPY_DST | USAGE_COPY_SRC,
     });
-  }
-
-  #createBindGroup(): GPUBindGroup {
-    return this.#device.createBindGroup({
+    this.#capacity = capacity;
+    this.#buffer = buffer;
+    this.#mirror = new Uint32Array(capacity / 4);
+    this.#bytes = new Uint8Array(this.#mirror.buffer);
+    this.#bindGroup = device.createBindGroup({
       layout: this.#layout,
-      entries: [{ binding: 0, resource: { buffer: this.#buffer, offset: 0, size: CONSTANTS_WINDOW_BYTES } }],
+      entries: [{ binding: 0, resource: { buffer, offset: 0, size: CONSTANTS_WINDOW_BYTES } }],
     });
   }
 
@@ -88,11 +87,6 @@ export class UniformRing {
 
   get capacity(): number {
     return this.#capacity;
-  }
-
-  /** Times the ring grew. */
-  get grows(): number {
-    return this.#grows;
   }
 
   /**
@@ -130,16 +124,11 @@ export class UniformRing {
     this.#retired.push(this.#buffer);
     let capacity = this.#capacity * 2;
     while (capacity < atLeast * 2) capacity *= 2;
-    this.#capacity = capacity;
-    this.#buffer = this.#createBuffer(capacity);
-    this.#mirror = new Uint32Array(capacity / 4);
-    this.#bytes = new Uint8Array(this.#mirror.buffer);
-    this.#bindGroup = this.#createBindGroup();
+    this.#allocate(capacity);
     this.#cursor = 0;
     this.#pendingStart = 0;
     this.#submissionStart = 0;
     this.#wrapped = false;
-    this.#grows++;
   }
 
   #upload(from: number, to: number): void {
