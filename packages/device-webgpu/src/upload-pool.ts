@@ -33,10 +33,8 @@ export function keepFor(size: number): number {
   return Math.min(MAX_KEEP_PER_CLASS, Math.max(MIN_KEEP_PER_CLASS, Math.floor(KEEP_BYTES_PER_CLASS / size)));
 }
 
-/** A staging buffer with its map callbacks (bound once). */
+/** A staging buffer's map callbacks (bound once). */
 interface Staging {
-  readonly buffer: GPUBuffer;
-  readonly sizeClass: SizeClass;
   readonly onMapped: () => void;
   readonly onMapFailed: () => void;
 }
@@ -112,8 +110,6 @@ export class UploadPool {
     });
     const c = this.#class(size);
     this.#staging.set(buffer, {
-      buffer,
-      sizeClass: c,
       onMapped: () => this.#remapped(buffer, c, true),
       onMapFailed: () => this.#remapped(buffer, c, false),
     });
