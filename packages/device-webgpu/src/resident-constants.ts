@@ -76,11 +76,6 @@ export class ResidentConstants {
     return { group, base: block.offset };
   }
 
-  /** Bytes of live resident blocks. */
-  get liveBytes(): number {
-    return this.#pool.stats.liveBytes;
-  }
-
   /** Uniform slabs alive. */
   get live(): number {
     return this.#slabs.live;

@@ -22,8 +22,6 @@ import { prepareWgsl } from './wgsl-source';
 export interface CompiledExport {
   readonly pipeline: GPUComputePipeline;
   readonly bindings: BindingLayout;
-  /** 's'/'u' per binding. */
-  readonly kinds: string;
   readonly constantCount: number;
   /** The export's name and its executable's label (trace events name dispatches by them). */
   readonly name: string;
@@ -85,10 +83,12 @@ export async function compileExecutable(
   }
   const label = source.label;
   const name = label === undefined ? '(unnamed)' : `'${label}'`;
-  if (typeof source.code !== 'string') throw invalid(`executable ${name}: code must be a WGSL string`);
+  // How messages name the executable.
+  const exe = `executable ${name}`;
+  if (typeof source.code !== 'string') throw invalid(`${exe}: code must be a WGSL string`);
   const exports = createExecutableExports(source.exports, name);
   for (const e of exports) {
-    const what = `executable ${name} export '${e.name}'`;
+    const what = `${exe} export '${e.name}'`;
     if (e.bindingCount > limits.maxBindings) {
       throw invalid(
         `${what}: ${e.bindingCount} bindings exceed the device's maxBindings of ${limits.maxBindings}`,
@@ -111,13 +111,12 @@ export async function compileExecutable(
   // A lost device (or a reclaimed instance) is UNAVAILABLE, whatever WebGPU says about it.
   const lostOr = async (error: KeelError): Promise<KeelError> => {
     const lost = unavailable() ?? (await lostSoon(gpu));
-    return lost ? (unavailable() ?? unavailableError(name, error)) : error;
+    return lost ? (unavailable() ?? unavailableError(exe, error)) : error;
   };
   // The scopes keep compilation and layout errors from reaching the device's uncaptured-error handler.
   pushErrorScopes(gpu);
   let module: GPUShaderModule;
   let scope: Promise<GPUError | undefined>;
-  const kindsOf: string[] = [];
   const layoutsOf: GPUPipelineLayout[] = [];
   const bindingsOf: BindingLayout[] = [];
   try {
@@ -126,7 +125,6 @@ export async function compileExecutable(
       let kinds = '';
       for (let i = 0; i < e.bindingCount; i++) kinds += prepared.group0.get(i) ?? 's';
       const bindings = layouts.bindings(kinds);
-      kindsOf.push(kinds);
       bindingsOf.push(bindings);
       layoutsOf.push(layouts.pipelineLayout(bindings, e.constantCount > 0));
     }
@@ -139,17 +137,15 @@ export async function compileExecutable(
     info = await module.getCompilationInfo();
   } catch (cause) {
     await scope;
-    throw await lostOr(
-      invalid(`executable ${name}: WebGPU could not compile it (${describeError(cause)})`, cause),
-    );
+    throw await lostOr(invalid(`${exe}: WebGPU could not compile it (${describeError(cause)})`, cause));
   }
   const scopeError = await scope;
   const errors = info.messages.filter((m) => m.type === 'error');
   if (errors.length > 0) {
     const text = errors.map((m) => `${m.lineNum}:${m.linePos}: ${m.message}`).join('; ');
-    throw await lostOr(invalid(`executable ${name}: WGSL does not compile: ${text}`));
+    throw await lostOr(invalid(`${exe}: WGSL does not compile: ${text}`));
   }
-  if (scopeError !== undefined) throw await lostOr(fromGpuError(scopeError, `executable ${name}`));
+  if (scopeError !== undefined) throw await lostOr(fromGpuError(scopeError, exe));
   const compiled: CompiledExport[] = [];
   for (let k = 0; k < exports.length; k++) {
     const e = exports[k] as ExecutableExport;
@@ -163,7 +159,7 @@ export async function compileExecutable(
     } catch (cause) {
       throw await lostOr(
         invalid(
-          `executable ${name} export '${e.name}': WebGPU could not create its pipeline (${describeError(cause)})`,
+          `${exe} export '${e.name}': WebGPU could not create its pipeline (${describeError(cause)})`,
           cause,
         ),
       );
@@ -171,7 +167,6 @@ export async function compileExecutable(
     compiled.push({
       pipeline,
       bindings: bindingsOf[k] as BindingLayout,
-      kinds: kindsOf[k] as string,
       constantCount: e.constantCount,
       name: e.name,
       executable: label ?? 'wgsl',
@@ -195,10 +190,8 @@ function lostSoon(gpu: GPUDevice): Promise<boolean> {
   });
 }
 
-function unavailableError(name: string, error: KeelError): KeelError {
-  return new KeelError(
-    ErrorCode.UNAVAILABLE,
-    `executable ${name}: the GPU device was lost (${error.message})`,
-    { cause: error },
-  );
+function unavailableError(exe: string, error: KeelError): KeelError {
+  return new KeelError(ErrorCode.UNAVAILABLE, `${exe}: the GPU device was lost (${error.message})`, {
+    cause: error,
+  });
 }
