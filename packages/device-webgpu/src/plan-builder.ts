@@ -34,19 +34,20 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
   readonly #name: string;
   readonly #uniformAlignment: number;
 
-  readonly ops = new TypedArrayBuilder('Int32');
-  readonly exports: CompiledExport[] = [];
+  readonly #ops = new TypedArrayBuilder('Int32');
+  readonly #exports: CompiledExport[] = [];
   readonly #exportIndex = new Map<CompiledExport, number>();
-  readonly labels: string[] = [];
-  readonly payloads: Uint8Array[] = [];
-  readonly setLayouts: BindingLayout[] = [];
-  readonly setFirstRef = new TypedArrayBuilder('Int32');
-  readonly setCount = new TypedArrayBuilder('Int32');
-  readonly setUsesSlots = new TypedArrayBuilder('Int32');
+  readonly #labels: string[] = [];
+  readonly #payloads: Uint8Array[] = [];
+  readonly #setLayouts: BindingLayout[] = [];
+  readonly #setFirstRef = new TypedArrayBuilder('Int32');
+  readonly #setCount = new TypedArrayBuilder('Int32');
+  readonly #setUsesSlots = new TypedArrayBuilder('Int32');
   readonly #setIndex = new Map<string, number>();
   readonly #constantsIndex = new Map<string, number>();
-  readonly constants: number[] = [];
-  opCount = 0;
+  /** The de-duplicated constants block (u32 values). */
+  readonly #block: number[] = [];
+  #opCount = 0;
 
   constructor(device: Device, name: string, uniformAlignment: number) {
     super((buffer, what) => acceptBuffer(device, name, buffer, what));
@@ -57,7 +58,7 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
 
   /** Appends one op record (OP_STRIDE fields; fields an op does not use are 0). */
   #op(op: number, a = 0, b = 0, c = 0, d = 0, e = 0, f = 0): void {
-    const ops = this.ops;
+    const ops = this.#ops;
     ops.push(op);
     ops.push(a);
     ops.push(b);
@@ -65,7 +66,7 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
     ops.push(d);
     ops.push(e);
     ops.push(f);
-    this.opCount++;
+    this.#opCount++;
   }
 
   #export(executable: Executable, entry: number): number {
@@ -76,8 +77,8 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
     if (compiled === undefined) throw invalid(`${this.#name}: dispatch: no export #${entry}`);
     let index = this.#exportIndex.get(compiled);
     if (index === undefined) {
-      index = this.exports.length;
-      this.exports.push(compiled);
+      index = this.#exports.length;
+      this.#exports.push(compiled);
       this.#exportIndex.set(compiled, index);
     }
     return index;
@@ -107,11 +108,11 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
       refs.truncate(firstRef);
       return existing;
     }
-    const set = this.setLayouts.length;
-    this.setLayouts.push(compiled.bindings);
-    this.setFirstRef.push(firstRef);
-    this.setCount.push(count);
-    this.setUsesSlots.push(usesSlots ? 1 : 0);
+    const set = this.#setLayouts.length;
+    this.#setLayouts.push(compiled.bindings);
+    this.#setFirstRef.push(firstRef);
+    this.#setCount.push(count);
+    this.#setUsesSlots.push(usesSlots ? 1 : 0);
     this.#setIndex.set(signature, set);
     return set;
   }
@@ -124,9 +125,9 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
     for (let i = 0; i < n; i++) key += `${constants[i] ?? 0},`;
     const existing = this.#constantsIndex.get(key);
     if (existing !== undefined) return existing;
-    const offset = alignUp(this.constants.length * 4, this.#uniformAlignment);
-    while (this.constants.length * 4 < offset) this.constants.push(0);
-    for (let i = 0; i < n; i++) this.constants.push(constants[i] ?? 0);
+    const offset = alignUp(this.#block.length * 4, this.#uniformAlignment);
+    while (this.#block.length * 4 < offset) this.#block.push(0);
+    for (let i = 0; i < n; i++) this.#block.push(constants[i] ?? 0);
     this.#constantsIndex.set(key, offset);
     return offset;
   }
@@ -136,8 +137,8 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
   }
 
   protected onUpdate(source: Uint8Array, ref: number, length: number): void {
-    this.payloads.push(source.slice(0, length));
-    this.#op(OP_UPDATE, ref, this.payloads.length - 1);
+    this.#payloads.push(source.slice(0, length));
+    this.#op(OP_UPDATE, ref, this.#payloads.length - 1);
   }
 
   protected onCopy(source: number, target: number): void {
@@ -146,7 +147,7 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
 
   protected onDispatch(d: DispatchArgs): void {
     const e = this.#export(d.executable, d.entry);
-    const compiled = this.exports[e] as CompiledExport;
+    const compiled = this.#exports[e] as CompiledExport;
     const set = this.#set(compiled, d.bindings);
     if (d.params === undefined) {
       this.#op(OP_DISPATCH, e, d.x, d.y, d.z, set, this.#constants(compiled, d.constants));
@@ -159,12 +160,33 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
   // barrier: WebGPU orders the commands of a queue, every command sees the results of the ones before it.
 
   override beginDebugGroup(label: string): void {
-    this.labels.push(label);
-    this.#op(OP_BEGIN_DEBUG_GROUP, this.labels.length - 1);
+    this.#labels.push(label);
+    this.#op(OP_BEGIN_DEBUG_GROUP, this.#labels.length - 1);
   }
 
   override endDebugGroup(): void {
     this.#op(OP_END_DEBUG_GROUP);
+  }
+
+  /** The plan's arrays (after `replayStructure`). */
+  data(label: string, reusable: boolean): PlanData {
+    return {
+      label,
+      reusable,
+      ops: this.#ops.toArray(),
+      opCount: this.#opCount,
+      refs: this.refs.values.toArray(),
+      buffers: this.refs.buffers,
+      exports: this.#exports,
+      labels: this.#labels,
+      payloads: this.#payloads,
+      setLayouts: this.#setLayouts,
+      setFirstRef: this.#setFirstRef.toArray(),
+      setCount: this.#setCount.toArray(),
+      setUsesSlots: Uint8Array.from(this.#setUsesSlots.toArray()),
+      constants: Uint32Array.from(this.#block),
+      slots: Int32Array.from([...this.refs.slots].sort((a, b) => a - b)),
+    };
   }
 }
 
@@ -195,23 +217,7 @@ export class ReplayPlanner {
       commandBuffer.label === undefined ? 'command buffer' : `command buffer '${commandBuffer.label}'`;
     const builder = new PlanBuilder(this.#device, name, options.uniformAlignment);
     commandBuffer.replayStructure(builder);
-    const data: PlanData = {
-      label: name,
-      reusable: commandBuffer.mode === 'reusable',
-      ops: builder.ops.toArray(),
-      opCount: builder.opCount,
-      refs: builder.refs.values.toArray(),
-      buffers: builder.refs.buffers,
-      exports: builder.exports,
-      labels: builder.labels,
-      payloads: builder.payloads,
-      setLayouts: builder.setLayouts,
-      setFirstRef: builder.setFirstRef.toArray(),
-      setCount: builder.setCount.toArray(),
-      setUsesSlots: Uint8Array.from(builder.setUsesSlots.toArray()),
-      constants: Uint32Array.from(builder.constants),
-      slots: Int32Array.from([...builder.refs.slots].sort((a, b) => a - b)),
-    };
+    const data = builder.data(name, commandBuffer.mode === 'reusable');
     return new ReplayPlan(data, options.tableCacheSize);
   };
 }
