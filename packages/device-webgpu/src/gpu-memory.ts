@@ -34,6 +34,22 @@ export function alignDown(n: number, alignment: number): number {
 }
 
 /**
+ * The size of a GPUBuffer for `byteLength` bytes: rounded up to a multiple of 4, at least 4 (as WebGPU
+ * buffers are). INVALID_ARGUMENT when that exceeds `maxBufferSize` (WebGPU's rule for createBuffer);
+ * `what` names the object and its size (e.g. "createBuffer: byteLength").
+ */
+export function gpuBufferSize(byteLength: number, maxBufferSize: number, what: string): number {
+  const size = Math.max(4, alignUp(byteLength, 4));
+  if (size > maxBufferSize) {
+    throw new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${what} ${byteLength} rounds up to a GPUBuffer of ${size} bytes (a multiple of 4), above the device's maxBufferSize of ${maxBufferSize}`,
+    );
+  }
+  return size;
+}
+
+/**
  * A new GPUBuffer of at least `byteLength` bytes (rounded up to 4, at least 4) with `usage` (by default
  * the usage every device buffer gets, DEVICE_MEMORY_USAGE). WebGPU zero-fills new buffers.
  */
@@ -43,14 +59,8 @@ export function createGpuMemory(
   label: string | undefined,
   usage: number = DEVICE_MEMORY_USAGE,
 ): GpuMemory {
-  const size = Math.max(4, alignUp(byteLength, 4));
-  if (size > device.limits.maxBufferSize) {
-    // Never handed to WebGPU (which would print a validation error and return an invalid buffer).
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `${label ?? 'GPU memory'}: ${byteLength} bytes round up to a GPUBuffer of ${size} bytes, above the device's maxBufferSize of ${device.limits.maxBufferSize}`,
-    );
-  }
+  // Never handed to WebGPU when too large (it would print a validation error and return an invalid buffer).
+  const size = gpuBufferSize(byteLength, device.limits.maxBufferSize, `${label ?? 'GPU memory'}: size`);
   const descriptor: GPUBufferDescriptor = label === undefined ? { size, usage } : { size, usage, label };
   return { id: nextId++, buffer: device.createBuffer(descriptor), size };
 }

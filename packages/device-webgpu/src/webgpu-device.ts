@@ -33,7 +33,7 @@ import type { BindingLayouts } from './binding-layouts';
 import type { BuiltinKernels } from './builtin-kernels';
 import { GpuEncoding } from './gpu-encoding';
 import { fromGpuError, popErrorScopes, pushErrorScopes } from './gpu-errors';
-import { alignUp, createGpuMemory, type GpuMemory } from './gpu-memory';
+import { alignUp, createGpuMemory, type GpuMemory, gpuBufferSize } from './gpu-memory';
 import { GpuProfiler } from './gpu-profiler';
 import { GpuScratch } from './gpu-scratch';
 import { GpuSlabProvider } from './gpu-slab-provider';
@@ -291,13 +291,7 @@ export class WebGpuDevice
    * would exceed the device's maxBufferSize (WebGPU's validation rule for createBuffer).
    */
   protected override checkSize(byteLength: number, what: string, name: string): void {
-    const size = alignUp(Math.max(4, byteLength), 4);
-    const max = this.info.limits.maxBufferSize;
-    if (size > max) {
-      throw driver.invalid(
-        `${what}: ${name} ${byteLength} rounds up to a GPUBuffer of ${size} bytes (a multiple of 4), above the device's maxBufferSize of ${max}`,
-      );
-    }
+    gpuBufferSize(byteLength, this.info.limits.maxBufferSize, `${what}: ${name}`);
   }
 
   /** @internal BufferOwner: a dedicated buffer was destroyed by its owner. */
