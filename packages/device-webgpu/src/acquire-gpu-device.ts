@@ -41,7 +41,8 @@ const RAISED_LIMITS = [
   'minUniformBufferOffsetAlignment',
 ] as const;
 
-function unavailable(message: string, cause?: unknown): KeelError {
+/** An UNAVAILABLE KeelError (with `cause` when given). */
+export function unavailable(message: string, cause?: unknown): KeelError {
   return new KeelError(ErrorCode.UNAVAILABLE, message, cause === undefined ? undefined : { cause });
 }
 

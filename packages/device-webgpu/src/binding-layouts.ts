@@ -13,7 +13,7 @@
  * group-0 layout owns an LRU cache of bind groups keyed by (memory id, offset, size) per binding; its
  * lookup allocates nothing.
  */
-import { ErrorCode, KeelError } from '@keel/fence';
+import { invalid } from '@keel/hal/driver';
 import { STAGE_COMPUTE } from './gpu-flags';
 import type { GpuMemory } from './gpu-memory';
 import { NumericKeyCache } from './numeric-key-cache';
@@ -100,7 +100,7 @@ export class BindingLayout {
   /** INVALID_ARGUMENT (`message` names the bindings and the rule), after dropping the lookup's buffers. */
   #fail(message: string): never {
     this.#buffers.fill(undefined);
-    throw new KeelError(ErrorCode.INVALID_ARGUMENT, message);
+    throw invalid(message);
   }
 }
 

@@ -2,9 +2,9 @@
  * `createWebGpuDevice`: Keel's WebGPU device on the caller's GPUDevice, on one requested from
  * `navigator.gpu`, or (Node) from the optional `webgpu` package (Dawn).
  */
-import { ErrorCode, KeelError } from '@keel/fence';
+import { KeelError } from '@keel/fence';
 import { checkOptions, type OptionRules } from '@keel/hal';
-import { acquireGpuDevice } from './acquire-gpu-device';
+import { acquireGpuDevice, unavailable } from './acquire-gpu-device';
 import { BindingLayouts } from './binding-layouts';
 import { createBuiltinKernels } from './builtin-kernels';
 import { deviceInfo } from './device-info';
@@ -90,12 +90,6 @@ export async function createWebGpuDevice(options?: WebGpuDeviceOptions): Promise
   } catch (cause) {
     if (acquired.owned) gpu.destroy();
     if (KeelError.is(cause)) throw cause;
-    throw new KeelError(
-      ErrorCode.UNAVAILABLE,
-      `createWebGpuDevice: setting up the device failed (${describeError(cause)})`,
-      {
-        cause,
-      },
-    );
+    throw unavailable(`createWebGpuDevice: setting up the device failed (${describeError(cause)})`, cause);
   }
 }

@@ -3,7 +3,7 @@
  * caches can key bind groups on (id, offset, size) with plain numbers (a destroyed GPUBuffer's id is
  * never seen again, so stale cache entries are never hit, only evicted).
  */
-import { ErrorCode, KeelError } from '@keel/fence';
+import { invalid } from '@keel/hal/driver';
 import { DEVICE_MEMORY_USAGE } from './gpu-flags';
 
 export interface GpuMemory {
@@ -41,8 +41,7 @@ export function alignDown(n: number, alignment: number): number {
 export function gpuBufferSize(byteLength: number, maxBufferSize: number, what: string): number {
   const size = Math.max(4, alignUp(byteLength, 4));
   if (size > maxBufferSize) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
+    throw invalid(
       `${what} ${byteLength} rounds up to a GPUBuffer of ${size} bytes (a multiple of 4), above the device's maxBufferSize of ${maxBufferSize}`,
     );
   }

@@ -23,6 +23,7 @@
  */
 import { ErrorCode, KeelError } from '@keel/fence';
 import type { Binding, BindingTable } from '@keel/hal';
+import { invalid } from '@keel/hal/driver';
 import type { BindingLayout } from './binding-layouts';
 import type { GpuEncoding } from './gpu-encoding';
 import { alignUp, type GpuMemory } from './gpu-memory';
@@ -137,7 +138,7 @@ export class ReplayPlan {
   #binding(table: BindingTable | undefined, slot: number): Binding {
     const binding = table?.[slot];
     if (binding == null) {
-      throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${this.data.label}: binding slot ${slot}: no binding`);
+      throw invalid(`${this.data.label}: binding slot ${slot}: no binding`);
     }
     return binding;
   }

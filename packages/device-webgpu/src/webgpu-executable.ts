@@ -13,6 +13,7 @@ import {
   lookupExport,
 } from '@keel/hal';
 import { invalid } from '@keel/hal/driver';
+import { unavailable } from './acquire-gpu-device';
 import type { BindingLayout, BindingLayouts } from './binding-layouts';
 import { MAX_CONSTANTS } from './device-info';
 import { describeError, fromGpuError, popErrorScopes, pushErrorScopes } from './gpu-errors';
@@ -191,7 +192,5 @@ function lostSoon(gpu: GPUDevice): Promise<boolean> {
 }
 
 function unavailableError(exe: string, error: KeelError): KeelError {
-  return new KeelError(ErrorCode.UNAVAILABLE, `${exe}: the GPU device was lost (${error.message})`, {
-    cause: error,
-  });
+  return unavailable(`${exe}: the GPU device was lost (${error.message})`, error);
 }
