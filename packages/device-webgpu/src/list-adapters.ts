@@ -16,7 +16,7 @@
  */
 import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 import { invalid } from '@keel/hal/driver';
-import { isNode, loadDawn, unavailable } from './acquire-gpu-device';
+import { isNode, loadDawn, navigatorGpu, unavailable } from './acquire-gpu-device';
 import type { WebGpuDeviceOptions } from './webgpu-device-options';
 
 /** One adapter as `listWebGpuAdapters` reports it. */
@@ -53,7 +53,7 @@ export function parseDawnAdapterList(message: string): WebGpuAdapterEntry[] {
  * rejects with UNAVAILABLE only when Dawn answers in a way this function does not understand.
  */
 export async function listWebGpuAdapters(): Promise<WebGpuAdapterEntry[]> {
-  const browserGpu = (globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu;
+  const browserGpu = navigatorGpu();
   if (browserGpu !== undefined || !isNode()) {
     const adapter = await browserGpu?.requestAdapter();
     if (adapter === undefined || adapter === null) return [];

@@ -29,6 +29,7 @@ import {
   type UnhandledFailureHook,
 } from '@keel/hal';
 import * as driver from '@keel/hal/driver';
+import { unavailable } from './acquire-gpu-device';
 import type { BindingLayouts } from './binding-layouts';
 import type { BuiltinKernels } from './builtin-kernels';
 import { GpuEncoding } from './gpu-encoding';
@@ -235,8 +236,7 @@ export class WebGpuDevice
 
   #onLost(info: GPUDeviceLostInfo | undefined): void {
     if (this.destroyed || this.lostReason !== undefined) return;
-    const reason = new KeelError(
-      ErrorCode.UNAVAILABLE,
+    const reason = unavailable(
       `${this.name}: the GPU device was lost (${info?.reason ?? 'unknown'}: ${info?.message ?? 'no message'})`,
     );
     this.lostReason = reason;
@@ -338,10 +338,9 @@ export class WebGpuDevice
   #unavailable(what: driver.FrontMethod): KeelError | undefined {
     const reason = this.lostReason;
     if (reason === undefined && !this.destroyed) return undefined;
-    return new KeelError(
-      ErrorCode.UNAVAILABLE,
+    return unavailable(
       `${this.name} ${what}: the device was ${reason === undefined ? 'destroyed' : 'lost'}`,
-      reason === undefined ? undefined : { cause: reason },
+      reason,
     );
   }
 
