@@ -14,7 +14,7 @@
  */
 import { type AllocatorStats, PoolRegistry } from '@keel/allocator';
 import { createCommandBuffer } from '@keel/command-buffer';
-import { ErrorCode, type Fence, KeelError, type Semaphore, TimelineSemaphore } from '@keel/fence';
+import { type Fence, type KeelError, type Semaphore, TimelineSemaphore } from '@keel/fence';
 import {
   type Buffer,
   type BufferParams,
@@ -521,7 +521,7 @@ export class WebGpuDevice
   async #destroy(): Promise<void> {
     this.destroyed = true;
     this.#runner.gone = true;
-    const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.name}: the device was destroyed`);
+    const reason = unavailable(`${this.name}: the device was destroyed`);
     this.#scheduler.failAll(reason);
     this.#pools.destroy();
     this.#uploads.destroy();
