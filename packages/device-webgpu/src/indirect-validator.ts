@@ -37,18 +37,12 @@ export class IndirectValidator {
   #used = false;
   #destroyed = false;
 
-  constructor(
-    device: GPUDevice,
-    kernels: BuiltinKernels,
-    ring: UniformRing,
-    storageAlignment: number,
-    maxWorkgroups: number,
-  ) {
+  constructor(device: GPUDevice, kernels: BuiltinKernels, ring: UniformRing) {
     this.#device = device;
     this.#kernels = kernels;
     this.#ring = ring;
-    this.#storageAlignment = storageAlignment;
-    this.#maxWorkgroups = maxWorkgroups;
+    this.#storageAlignment = Math.max(4, device.limits.minStorageBufferOffsetAlignment);
+    this.#maxWorkgroups = device.limits.maxComputeWorkgroupsPerDimension;
     this.#memory = createGpuMemory(
       device,
       VALIDATED_BYTES,

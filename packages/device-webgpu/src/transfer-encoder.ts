@@ -22,13 +22,6 @@ import { alignUp, type GpuMemory } from './gpu-memory';
 import type { GpuScratch } from './gpu-scratch';
 import type { UniformRing } from './uniform-ring';
 
-export interface TransferLimits {
-  /** maxStorageBufferBindingSize. */
-  readonly maxBindingSize: number;
-  /** maxComputeWorkgroupsPerDimension. */
-  readonly maxWorkgroups: number;
-}
-
 /** Largest chunk a scratch detour of a copy takes at once. */
 const SCRATCH_CHUNK = 64 * 1024 * 1024;
 
@@ -45,7 +38,8 @@ export class TransferEncoder {
   readonly #ring: UniformRing;
   readonly #kernels: BuiltinKernels;
   readonly #scratch: GpuScratch;
-  readonly #limits: TransferLimits;
+  /** The device's maxComputeWorkgroupsPerDimension. */
+  readonly #maxWorkgroups: number;
 
   /**
    * Kernels bind memory in windows: window k binds bytes [k·W, k·W + 2W) (clamped to the memory), so
@@ -60,16 +54,15 @@ export class TransferEncoder {
     ring: UniformRing,
     kernels: BuiltinKernels,
     scratch: GpuScratch,
-    limits: TransferLimits,
   ) {
     this.#device = device;
     this.#encoding = encoding;
     this.#ring = ring;
     this.#kernels = kernels;
     this.#scratch = scratch;
-    this.#limits = limits;
+    this.#maxWorkgroups = device.limits.maxComputeWorkgroupsPerDimension;
     let window = 256;
-    const max = Math.min(limits.maxBindingSize, 2 ** 31);
+    const max = Math.min(device.limits.maxStorageBufferBindingSize, 2 ** 31);
     while (window * 4 <= max && window < 2 ** 30) window *= 2;
     this.#window = window;
   }
@@ -126,7 +119,7 @@ export class TransferEncoder {
     const m = ring.mirror;
     const i = at >>> 2;
     const groups = Math.ceil(wordCount / BUILTIN_WORKGROUP_SIZE);
-    const x = Math.min(groups, this.#limits.maxWorkgroups);
+    const x = Math.min(groups, this.#maxWorkgroups);
     const y = Math.ceil(groups / x);
     m[i] = a;
     m[i + 1] = b;

@@ -162,20 +162,11 @@ export class WebGpuDevice
     const encoding = new GpuEncoding(gpu);
     this.#ring = new UniformRing(gpu, parts.layouts.constants, this.#uniformAlignment);
     this.#scratch = new GpuScratch(gpu);
-    const transfer = new TransferEncoder(gpu, encoding, this.#ring, parts.kernels, this.#scratch, {
-      maxBindingSize: gpu.limits.maxStorageBufferBindingSize,
-      maxWorkgroups: gpu.limits.maxComputeWorkgroupsPerDimension,
-    });
+    const transfer = new TransferEncoder(gpu, encoding, this.#ring, parts.kernels, this.#scratch);
     this.#readback = new ReadbackPool(gpu);
     this.#uploads = new UploadPool(gpu);
     this.#resident = new ResidentConstants(gpu, parts.layouts.constants, this.#uniformAlignment);
-    this.#indirect = new IndirectValidator(
-      gpu,
-      parts.kernels,
-      this.#ring,
-      Math.max(4, gpu.limits.minStorageBufferOffsetAlignment),
-      gpu.limits.maxComputeWorkgroupsPerDimension,
-    );
+    this.#indirect = new IndirectValidator(gpu, parts.kernels, this.#ring);
     const context: PlanContext = {
       gpu,
       encoding,
