@@ -41,8 +41,14 @@ const RAISED_LIMITS = [
   'minUniformBufferOffsetAlignment',
 ] as const;
 
-function unavailable(message: string, cause?: unknown): KeelError {
+/** An UNAVAILABLE KeelError (with `cause` when given). */
+export function unavailable(message: string, cause?: unknown): KeelError {
   return new KeelError(ErrorCode.UNAVAILABLE, message, cause === undefined ? undefined : { cause });
+}
+
+/** `navigator.gpu` where there is one (browsers, Deno, Node with the globals installed). */
+export function navigatorGpu(): GPU | undefined {
+  return (globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu;
 }
 
 export function isNode(): boolean {
@@ -105,7 +111,7 @@ export async function acquireGpuDevice(options: WebGpuDeviceOptions): Promise<Ac
   let adapter = options.adapter;
   let gpu: GPU | undefined;
   if (adapter === undefined) {
-    gpu = (globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu;
+    gpu = navigatorGpu();
     if (gpu === undefined) {
       if (!isNode()) {
         throw unavailable('createWebGpuDevice: this environment has no WebGPU (navigator.gpu is undefined)');

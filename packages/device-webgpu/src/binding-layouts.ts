@@ -13,9 +13,8 @@
  * group-0 layout owns an LRU cache of bind groups keyed by (memory id, offset, size) per binding; its
  * lookup allocates nothing.
  */
-import { ErrorCode, KeelError } from '@keel/fence';
-import { CONSTANTS_WINDOW_BYTES } from './device-info';
-import { GpuShaderStage } from './gpu-flags';
+import { invalid } from '@keel/hal/driver';
+import { STAGE_COMPUTE } from './gpu-flags';
 import type { GpuMemory } from './gpu-memory';
 import { NumericKeyCache } from './numeric-key-cache';
 
@@ -24,7 +23,7 @@ export type BindingKind = 's' | 'u';
 
 /** An interned group-0 layout and its bind group cache. */
 export class BindingLayout {
-  readonly cache: NumericKeyCache<GPUBindGroup>;
+  declare readonly cache: NumericKeyCache<GPUBindGroup>;
   /** GPUBuffers of the bindings being looked up (set with `setBinding`). */
   readonly #buffers: (GPUBuffer | undefined)[];
   readonly #kinds: string;
@@ -68,33 +67,24 @@ export class BindingLayout {
       const buffer = this.#buffers[i] as GPUBuffer;
       const offset = key[3 * i + 1] as number;
       const size = key[3 * i + 2] as number;
-      const uniform = this.#kinds[i] === 'u';
-      const max = uniform
-        ? device.limits.maxUniformBufferBindingSize
-        : device.limits.maxStorageBufferBindingSize;
-      if (size > max) {
-        this.#buffers.fill(undefined);
-        throw new KeelError(
-          ErrorCode.INVALID_ARGUMENT,
-          `dispatch binding ${i}: ${size} bytes exceed the device's ${uniform ? 'maxUniformBufferBindingSize' : 'maxStorageBufferBindingSize'} of ${max}`,
-        );
-      }
+      const limit = this.#kinds[i] === 'u' ? 'maxUniformBufferBindingSize' : 'maxStorageBufferBindingSize';
+      const max = device.limits[limit];
+      if (size > max)
+        this.#fail(`dispatch binding ${i}: ${size} bytes exceed the device's ${limit} of ${max}`);
       for (let j = 0; j < i; j++) {
         if (key[3 * j] !== key[3 * i]) continue;
         const ki = this.#kinds[i];
         const kj = this.#kinds[j];
         if (ki === 'u' && kj === 'u') continue;
         if (ki !== kj) {
-          throw new KeelError(
-            ErrorCode.INVALID_ARGUMENT,
+          this.#fail(
             `dispatch bindings ${j} and ${i} use one GPU buffer as a uniform and as a storage binding; WebGPU forbids that in one dispatch`,
           );
         }
         const o = key[3 * j + 1] as number;
         const s = key[3 * j + 2] as number;
         if (offset < o + s && o < offset + size) {
-          throw new KeelError(
-            ErrorCode.INVALID_ARGUMENT,
+          this.#fail(
             `dispatch bindings ${j} and ${i} overlap (bytes [${o}, ${o + s}) and [${offset}, ${offset + size}) of one GPU buffer); WebGPU forbids aliasing writable storage bindings`,
           );
         }
@@ -106,12 +96,18 @@ export class BindingLayout {
     this.#buffers.fill(undefined);
     return group;
   }
+
+  /** INVALID_ARGUMENT (`message` names the bindings and the rule), after dropping the lookup's buffers. */
+  #fail(message: string): never {
+    this.#buffers.fill(undefined);
+    throw invalid(message);
+  }
 }
 
 /** Interns layouts of one GPUDevice. */
 export class BindingLayouts {
   /** Group 1: the constants window of the uniform ring (dynamic offset). */
-  readonly constants: GPUBindGroupLayout;
+  declare readonly constants: GPUBindGroupLayout;
   readonly #device: GPUDevice;
   readonly #cacheSize: number;
   readonly #layouts = new Map<string, BindingLayout>();
@@ -125,7 +121,7 @@ export class BindingLayouts {
       entries: [
         {
           binding: 0,
-          visibility: GpuShaderStage.COMPUTE,
+          visibility: STAGE_COMPUTE,
           buffer: { type: 'uniform', hasDynamicOffset: true, minBindingSize: 0 },
         },
       ],
@@ -140,7 +136,7 @@ export class BindingLayouts {
       for (let i = 0; i < kinds.length; i++) {
         entries.push({
           binding: i,
-          visibility: GpuShaderStage.COMPUTE,
+          visibility: STAGE_COMPUTE,
           buffer: { type: kinds[i] === 'u' ? 'uniform' : 'storage' },
         });
       }
@@ -180,7 +176,4 @@ export class BindingLayouts {
   all(): IterableIterator<BindingLayout> {
     return this.#layouts.values();
   }
-
-  /** Bytes of uniform data a dispatch's constants window binds. */
-  static readonly constantsWindow = CONSTANTS_WINDOW_BYTES;
 }

@@ -125,6 +125,22 @@ export interface BuiltinKernels {
   readonly validateIndirect: GPUComputePipeline;
 }
 
+/** One built-in kernel's pipeline (entry point `entry`, its own shader module, constants in group 1). */
+function pipeline(
+  device: GPUDevice,
+  layouts: BindingLayouts,
+  bindings: BindingLayout,
+  code: string,
+  entry: string,
+): Promise<GPUComputePipeline> {
+  const label = `keel ${entry.replace('_', ' ')}`;
+  return device.createComputePipelineAsync({
+    label,
+    layout: layouts.pipelineLayout(bindings, true),
+    compute: { module: device.createShaderModule({ code, label }), entryPoint: entry },
+  });
+}
+
 /** Compiles the built-in kernels on `device` (once per Keel device, at creation). */
 export async function createBuiltinKernels(
   device: GPUDevice,
@@ -133,30 +149,9 @@ export async function createBuiltinKernels(
   const fillBindings = layouts.bindings('s');
   const copyBindings = layouts.bindings('ss');
   const [fill, copy, validateIndirect] = await Promise.all([
-    device.createComputePipelineAsync({
-      label: 'keel fill',
-      layout: layouts.pipelineLayout(fillBindings, true),
-      compute: {
-        module: device.createShaderModule({ code: FILL_WGSL, label: 'keel fill' }),
-        entryPoint: 'fill',
-      },
-    }),
-    device.createComputePipelineAsync({
-      label: 'keel copy',
-      layout: layouts.pipelineLayout(copyBindings, true),
-      compute: {
-        module: device.createShaderModule({ code: COPY_WGSL, label: 'keel copy' }),
-        entryPoint: 'copy',
-      },
-    }),
-    device.createComputePipelineAsync({
-      label: 'keel validate indirect',
-      layout: layouts.pipelineLayout(copyBindings, true),
-      compute: {
-        module: device.createShaderModule({ code: VALIDATE_INDIRECT_WGSL, label: 'keel validate indirect' }),
-        entryPoint: 'validate_indirect',
-      },
-    }),
+    pipeline(device, layouts, fillBindings, FILL_WGSL, 'fill'),
+    pipeline(device, layouts, copyBindings, COPY_WGSL, 'copy'),
+    pipeline(device, layouts, copyBindings, VALIDATE_INDIRECT_WGSL, 'validate_indirect'),
   ]);
   return { fill, fillBindings, copy, copyBindings, validateIndirect };
 }

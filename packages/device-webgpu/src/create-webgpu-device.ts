@@ -2,13 +2,14 @@
  * `createWebGpuDevice`: Keel's WebGPU device on the caller's GPUDevice, on one requested from
  * `navigator.gpu`, or (Node) from the optional `webgpu` package (Dawn).
  */
-import { ErrorCode, KeelError } from '@keel/fence';
+import { KeelError } from '@keel/fence';
 import { checkOptions, type OptionRules } from '@keel/hal';
-import { acquireGpuDevice } from './acquire-gpu-device';
+import { acquireGpuDevice, unavailable } from './acquire-gpu-device';
 import { BindingLayouts } from './binding-layouts';
 import { createBuiltinKernels } from './builtin-kernels';
 import { deviceInfo } from './device-info';
 import { describeError } from './gpu-errors';
+import { gpuBufferSize } from './gpu-memory';
 import { WebGpuDevice } from './webgpu-device';
 import type { WebGpuDeviceOptions } from './webgpu-device-options';
 
@@ -64,15 +65,13 @@ export async function createWebGpuDevice(options?: WebGpuDeviceOptions): Promise
   const acquired = await acquireGpuDevice(options);
   const gpu = acquired.device;
   try {
-    const maxBufferSize = gpu.limits.maxBufferSize;
     const transientSlabSize = options.transientSlabSize ?? DEFAULT_SLAB;
-    // Slabs are GPUBuffers rounded up to 4 bytes.
-    if (Math.ceil(transientSlabSize / 4) * 4 > maxBufferSize) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `createWebGpuDevice: option 'transientSlabSize' of ${transientSlabSize} bytes exceeds the device's maxBufferSize of ${maxBufferSize}`,
-      );
-    }
+    // Slabs are GPUBuffers.
+    gpuBufferSize(
+      transientSlabSize,
+      gpu.limits.maxBufferSize,
+      "createWebGpuDevice: option 'transientSlabSize'",
+    );
     const layouts = new BindingLayouts(gpu, bindGroupCacheSize);
     const kernels = await createBuiltinKernels(gpu, layouts);
     return new WebGpuDevice({
@@ -91,12 +90,6 @@ export async function createWebGpuDevice(options?: WebGpuDeviceOptions): Promise
   } catch (cause) {
     if (acquired.owned) gpu.destroy();
     if (KeelError.is(cause)) throw cause;
-    throw new KeelError(
-      ErrorCode.UNAVAILABLE,
-      `createWebGpuDevice: setting up the device failed (${describeError(cause)})`,
-      {
-        cause,
-      },
-    );
+    throw unavailable(`createWebGpuDevice: setting up the device failed (${describeError(cause)})`, cause);
   }
 }

@@ -7,6 +7,8 @@
  * since the mark added commands.
  */
 export class GpuEncoding {
+  readonly #device: GPUDevice;
+
   #encoder: GPUCommandEncoder | undefined;
   #pass: GPUComputePassEncoder | undefined;
   #pipeline: GPUComputePipeline | undefined;
@@ -18,11 +20,13 @@ export class GpuEncoding {
   #used = false;
   #touched = false;
 
-  constructor(private readonly device: GPUDevice) {}
+  constructor(device: GPUDevice) {
+    this.#device = device;
+  }
 
   /** Starts a new command encoder. */
   begin(): void {
-    this.#encoder = this.device.createCommandEncoder();
+    this.#encoder = this.#device.createCommandEncoder();
     this.#pass = undefined;
     this.#used = false;
   }
@@ -42,31 +46,26 @@ export class GpuEncoding {
     return this.#used;
   }
 
-  get active(): boolean {
-    return this.#encoder !== undefined;
-  }
-
   /** The command encoder, with no compute pass open (one that was open is ended). */
   get encoder(): GPUCommandEncoder {
     this.#used = true;
     this.#touched = true;
-    if (this.#pass !== undefined) this.endPass();
+    this.endPass();
     return this.#encoder as GPUCommandEncoder;
   }
 
   /** The open compute pass (begun if none is open). */
   get pass(): GPUComputePassEncoder {
-    let pass = this.#pass;
     this.#touched = true;
-    if (pass === undefined) {
-      this.#used = true;
-      pass = (this.#encoder as GPUCommandEncoder).beginComputePass();
-      this.#pass = pass;
-      this.#pipeline = undefined;
-      this.#group0 = undefined;
-      this.#group1 = undefined;
-      this.#group1Offset = -1;
-    }
+    return this.#pass ?? this.#open(undefined);
+  }
+
+  /** Begins a compute pass (the open pass until `endPass`), with nothing set on it yet. */
+  #open(descriptor: GPUComputePassDescriptor | undefined): GPUComputePassEncoder {
+    this.#used = true;
+    const pass = (this.#encoder as GPUCommandEncoder).beginComputePass(descriptor);
+    this.#pass = pass;
+    this.invalidate();
     return pass;
   }
 
@@ -75,20 +74,14 @@ export class GpuEncoding {
    * pass, gpu-profiler.ts); it is the open pass until `endPass`.
    */
   timedPass(timestampWrites: GPUComputePassTimestampWrites): GPUComputePassEncoder {
-    if (this.#pass !== undefined) this.endPass();
-    this.#used = true;
     this.#touched = true;
-    const pass = (this.#encoder as GPUCommandEncoder).beginComputePass({ timestampWrites });
-    this.#pass = pass;
-    this.invalidate();
-    return pass;
+    this.endPass();
+    return this.#open({ timestampWrites });
   }
 
   endPass(): void {
-    if (this.#pass !== undefined) {
-      this.#pass.end();
-      this.#pass = undefined;
-    }
+    this.#pass?.end();
+    this.#pass = undefined;
   }
 
   /** Sets pipeline and group 0 on the open pass (skipping what is already set). */
@@ -127,28 +120,22 @@ export class GpuEncoding {
 
   /** Ends the encoder and returns its command buffer; the object is ready for `begin` again. */
   finish(): GPUCommandBuffer {
-    if (this.#pass !== undefined) this.endPass();
+    this.endPass();
     const encoder = this.#encoder as GPUCommandEncoder;
     this.#encoder = undefined;
-    this.#pipeline = undefined;
-    this.#group0 = undefined;
-    this.#group1 = undefined;
+    this.invalidate();
     return encoder.finish();
   }
 
   /** Drops an encoder whose encoding failed (nothing is submitted). */
   abandon(): void {
-    if (this.#pass !== undefined) {
-      try {
-        this.#pass.end();
-      } catch {
-        // The encoder is dropped anyway.
-      }
+    try {
+      this.#pass?.end();
+    } catch {
+      // The encoder is dropped anyway.
     }
     this.#pass = undefined;
     this.#encoder = undefined;
-    this.#pipeline = undefined;
-    this.#group0 = undefined;
-    this.#group1 = undefined;
+    this.invalidate();
   }
 }

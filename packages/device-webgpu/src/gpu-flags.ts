@@ -4,28 +4,23 @@
  * package installed them.
  */
 
-/** GPUBufferUsage bits. */
-export const GpuBufferUsage = {
-  MAP_READ: 0x0001,
-  MAP_WRITE: 0x0002,
-  COPY_SRC: 0x0004,
-  COPY_DST: 0x0008,
-  UNIFORM: 0x0040,
-  STORAGE: 0x0080,
-  INDIRECT: 0x0100,
-  QUERY_RESOLVE: 0x0200,
-} as const;
+// Plain `const` numbers (not objects) so that the bundler folds them into their uses.
+// GPUBufferUsage bits:
+export const USAGE_MAP_READ = 0x0001;
+export const USAGE_MAP_WRITE = 0x0002;
+export const USAGE_COPY_SRC = 0x0004;
+export const USAGE_COPY_DST = 0x0008;
+export const USAGE_UNIFORM = 0x0040;
+export const USAGE_STORAGE = 0x0080;
+export const USAGE_INDIRECT = 0x0100;
+export const USAGE_QUERY_RESOLVE = 0x0200;
 
-/** GPUMapMode bits. */
-export const GpuMapMode = {
-  READ: 0x0001,
-  WRITE: 0x0002,
-} as const;
+// GPUMapMode bits:
+export const MAP_READ = 0x0001;
+export const MAP_WRITE = 0x0002;
 
-/** GPUShaderStage bits. */
-export const GpuShaderStage = {
-  COMPUTE: 0x0004,
-} as const;
+// GPUShaderStage bits:
+export const STAGE_COMPUTE = 0x0004;
 
 /**
  * Usage of every GPUBuffer that backs a Keel buffer (dedicated buffers and pool slabs): storage so that
@@ -33,8 +28,4 @@ export const GpuShaderStage = {
  * Keel's own usage bits are checked by Keel; WebGPU's are the superset every operation may need.
  */
 export const DEVICE_MEMORY_USAGE =
-  GpuBufferUsage.STORAGE |
-  GpuBufferUsage.COPY_SRC |
-  GpuBufferUsage.COPY_DST |
-  GpuBufferUsage.INDIRECT |
-  GpuBufferUsage.UNIFORM;
+  USAGE_STORAGE | USAGE_COPY_SRC | USAGE_COPY_DST | USAGE_INDIRECT | USAGE_UNIFORM;

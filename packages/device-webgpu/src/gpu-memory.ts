@@ -3,7 +3,7 @@
  * caches can key bind groups on (id, offset, size) with plain numbers (a destroyed GPUBuffer's id is
  * never seen again, so stale cache entries are never hit, only evicted).
  */
-import { ErrorCode, KeelError } from '@keel/fence';
+import { invalid } from '@keel/hal/driver';
 import { DEVICE_MEMORY_USAGE } from './gpu-flags';
 
 export interface GpuMemory {
@@ -16,9 +16,11 @@ export interface GpuMemory {
 
 let nextId = 1;
 
-/** The next GPU memory id. */
-export function nextMemoryId(): number {
-  return nextId++;
+/** The size class of a staging buffer for `bytes`: a power of two, at least 256 (readback and upload pools). */
+export function stagingSize(bytes: number): number {
+  let size = 256;
+  while (size < bytes) size *= 2;
+  return size;
 }
 
 /** Rounds `n` up to a multiple of `alignment` (a power of two). */
@@ -32,19 +34,32 @@ export function alignDown(n: number, alignment: number): number {
 }
 
 /**
- * A new GPUBuffer of at least `byteLength` bytes (rounded up to 4, at least 4) with the usage every
- * device buffer gets (DEVICE_MEMORY_USAGE). WebGPU zero-fills new buffers.
+ * The size of a GPUBuffer for `byteLength` bytes: rounded up to a multiple of 4, at least 4 (as WebGPU
+ * buffers are). INVALID_ARGUMENT when that exceeds `maxBufferSize` (WebGPU's rule for createBuffer);
+ * `what` names the object and its size (e.g. "createBuffer: byteLength").
  */
-export function createGpuMemory(device: GPUDevice, byteLength: number, label: string | undefined): GpuMemory {
+export function gpuBufferSize(byteLength: number, maxBufferSize: number, what: string): number {
   const size = Math.max(4, alignUp(byteLength, 4));
-  if (size > device.limits.maxBufferSize) {
-    // Never handed to WebGPU (which would print a validation error and return an invalid buffer).
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
-      `${label ?? 'GPU memory'}: ${byteLength} bytes round up to a GPUBuffer of ${size} bytes, above the device's maxBufferSize of ${device.limits.maxBufferSize}`,
+  if (size > maxBufferSize) {
+    throw invalid(
+      `${what} ${byteLength} rounds up to a GPUBuffer of ${size} bytes (a multiple of 4), above the device's maxBufferSize of ${maxBufferSize}`,
     );
   }
-  const descriptor: GPUBufferDescriptor =
-    label === undefined ? { size, usage: DEVICE_MEMORY_USAGE } : { size, usage: DEVICE_MEMORY_USAGE, label };
+  return size;
+}
+
+/**
+ * A new GPUBuffer of at least `byteLength` bytes (rounded up to 4, at least 4) with `usage` (by default
+ * the usage every device buffer gets, DEVICE_MEMORY_USAGE). WebGPU zero-fills new buffers.
+ */
+export function createGpuMemory(
+  device: GPUDevice,
+  byteLength: number,
+  label: string | undefined,
+  usage: number = DEVICE_MEMORY_USAGE,
+): GpuMemory {
+  // Never handed to WebGPU when too large (it would print a validation error and return an invalid buffer).
+  const size = gpuBufferSize(byteLength, device.limits.maxBufferSize, `${label ?? 'GPU memory'}: size`);
+  const descriptor: GPUBufferDescriptor = label === undefined ? { size, usage } : { size, usage, label };
   return { id: nextId++, buffer: device.createBuffer(descriptor), size };
 }

@@ -17,7 +17,7 @@
  */
 import { type TraceRecorder, traceNow } from '@keel/hal/driver';
 import type { GpuEncoding } from './gpu-encoding';
-import { GpuBufferUsage, GpuMapMode } from './gpu-flags';
+import { MAP_READ, USAGE_COPY_SRC, USAGE_QUERY_RESOLVE } from './gpu-flags';
 import { PendingWork } from './pending-work';
 import type { QueueOp } from './queue-op';
 import { ReadbackPool } from './readback-pool';
@@ -28,22 +28,24 @@ const QUERY_CAPACITY = 4096;
 
 /** One traced execute's dispatches. */
 export class SubmissionProfile {
-  readonly names: string[] = [];
-  readonly executables: string[] = [];
-  /** Dispatches timed by timestamps: the first `timed` of `names`, queries [first, first + 2·timed). */
+  declare readonly trace: TraceRecorder;
+  declare readonly queue: number;
+  declare readonly timestamps: boolean;
+  /** Its dispatches' exports, in encoding order (trace events name them by name and executable). */
+  readonly dispatches: CompiledExport[] = [];
+  /** Dispatches timed by timestamps: the first `timed` of `dispatches`, queries [first, first + 2·timed). */
   timed = 0;
   first = 0;
   staging: GPUBuffer | undefined;
   stagingSize = 0;
   submitted = 0;
   /** The trace's number of this execute (`args.execute` of its dispatch events). */
-  readonly execute: number;
+  declare readonly execute: number;
 
-  constructor(
-    readonly trace: TraceRecorder,
-    readonly queue: number,
-    readonly timestamps: boolean,
-  ) {
+  constructor(trace: TraceRecorder, queue: number, timestamps: boolean) {
+    this.trace = trace;
+    this.queue = queue;
+    this.timestamps = timestamps;
     this.execute = trace.nextExecute();
   }
 }
@@ -83,7 +85,7 @@ export class GpuProfiler {
       this.#resolve = this.#gpu.createBuffer({
         label: 'keel trace resolve',
         size: QUERY_CAPACITY * 8,
-        usage: GpuBufferUsage.QUERY_RESOLVE | GpuBufferUsage.COPY_SRC,
+        usage: USAGE_QUERY_RESOLVE | USAGE_COPY_SRC,
       });
     }
     const profile = new SubmissionProfile(trace, op.queue, timestamps);
@@ -103,9 +105,8 @@ export class GpuProfiler {
   dispatchPass(encoding: GpuEncoding, exp: CompiledExport): GPUComputePassEncoder | undefined {
     const profile = this.#current;
     if (profile === undefined) return undefined;
-    profile.names.push(exp.name);
-    profile.executables.push(exp.executable);
-    if (!profile.timestamps || profile.timed !== profile.names.length - 1) return undefined;
+    profile.dispatches.push(exp);
+    if (!profile.timestamps || profile.timed !== profile.dispatches.length - 1) return undefined;
     const at = profile.first + 2 * profile.timed;
     if (at + 2 > QUERY_CAPACITY) return undefined;
     profile.timed++;
@@ -146,7 +147,7 @@ export class GpuProfiler {
     profile.submitted = traceNow();
     const staging = profile.staging;
     if (staging === undefined) return;
-    const mapped = staging.mapAsync(GpuMapMode.READ, 0, profile.stagingSize).then(
+    const mapped = staging.mapAsync(MAP_READ, 0, profile.stagingSize).then(
       () => this.#read(profile),
       () => this.#release(profile),
     );
@@ -159,13 +160,14 @@ export class GpuProfiler {
     try {
       const stamps = new BigUint64Array(staging.getMappedRange(0, profile.timed * 16).slice(0));
       for (let i = 0; i < profile.timed; i++) {
+        const exp = profile.dispatches[i] as CompiledExport;
         profile.trace.gpuDispatch(
           profile.queue,
-          profile.names[i] as string,
+          exp.name,
           stamps[2 * i] as bigint,
           stamps[2 * i + 1] as bigint,
           profile.submitted,
-          { executable: profile.executables[i] as string, execute: profile.execute, timing: 'gpu-timestamp' },
+          { executable: exp.executable, execute: profile.execute, timing: 'gpu-timestamp' },
         );
       }
     } finally {
@@ -188,22 +190,17 @@ export class GpuProfiler {
     const profile = op.profile;
     if (profile === undefined) return;
     op.profile = undefined;
-    const untimed = profile.names.length - profile.timed;
-    if (untimed === 0) return;
+    const count = profile.dispatches.length;
+    if (count === profile.timed) return;
     const start = profile.submitted === 0 ? end : profile.submitted;
-    const step = (end - start) / profile.names.length;
-    for (let i = profile.timed; i < profile.names.length; i++) {
-      profile.trace.dispatch(
-        profile.queue,
-        profile.names[i] as string,
-        start + i * step,
-        start + (i + 1) * step,
-        {
-          executable: profile.executables[i] as string,
-          execute: profile.execute,
-          timing: 'host-estimate',
-        },
-      );
+    const step = (end - start) / count;
+    for (let i = profile.timed; i < count; i++) {
+      const exp = profile.dispatches[i] as CompiledExport;
+      profile.trace.dispatch(profile.queue, exp.name, start + i * step, start + (i + 1) * step, {
+        executable: exp.executable,
+        execute: profile.execute,
+        timing: 'host-estimate',
+      });
     }
   }
 

@@ -11,10 +11,14 @@ import { createGpuMemory, type GpuMemory } from './gpu-memory';
 const MIN_SIZE = 64 * 1024;
 
 export class GpuScratch {
+  readonly #device: GPUDevice;
+
   #memory: GpuMemory | undefined;
   readonly #retired: GpuMemory[] = [];
 
-  constructor(private readonly device: GPUDevice) {}
+  constructor(device: GPUDevice) {
+    this.#device = device;
+  }
 
   /** The scratch memory, at least `bytes` bytes. */
   ensure(bytes: number): GpuMemory {
@@ -23,7 +27,7 @@ export class GpuScratch {
     if (current !== undefined) this.#retired.push(current);
     let size = Math.max(MIN_SIZE, current === undefined ? 0 : current.size * 2);
     while (size < bytes) size *= 2;
-    const memory = createGpuMemory(this.device, size, 'keel scratch');
+    const memory = createGpuMemory(this.#device, size, 'keel scratch');
     this.#memory = memory;
     return memory;
   }

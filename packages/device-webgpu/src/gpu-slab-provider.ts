@@ -1,25 +1,36 @@
 /**
  * The SlabProvider of the WebGPU device: pool slabs are GPUBuffers with every usage a device buffer
  * needs (see DEVICE_MEMORY_USAGE), so blocks of a slab can be bound, copied, filled and used for
- * indirect parameters like dedicated buffers.
+ * indirect parameters like dedicated buffers; other pools (resident constants) give their own usage.
  */
 import type { SlabProvider } from '@keel/allocator';
 import { createGpuMemory, type GpuMemory } from './gpu-memory';
 
 export class GpuSlabProvider implements SlabProvider<GpuMemory> {
+  readonly #device: GPUDevice;
+  readonly #label: string;
+  readonly #usage: number | undefined;
+  readonly #beforeDestroy: () => void;
+
   /** Slabs created and not yet destroyed. */
   live = 0;
 
   constructor(
-    private readonly device: GPUDevice,
-    private readonly label: string,
+    device: GPUDevice,
+    label: string,
+    usage?: number,
     /** Called before a slab is destroyed (the device submits its open batch, which may use it). */
-    private readonly beforeDestroy: () => void = () => {},
-  ) {}
+    beforeDestroy: () => void = () => {},
+  ) {
+    this.#device = device;
+    this.#label = label;
+    this.#usage = usage;
+    this.#beforeDestroy = beforeDestroy;
+  }
 
   /** A zero-filled GPUBuffer slab of `byteLength` bytes (rounded up to 4). */
   createSlab(byteLength: number): GpuMemory {
-    const memory = createGpuMemory(this.device, byteLength, this.label);
+    const memory = createGpuMemory(this.#device, byteLength, this.#label, this.#usage);
     this.live++;
     return memory;
   }
@@ -30,7 +41,7 @@ export class GpuSlabProvider implements SlabProvider<GpuMemory> {
    * the device's open submission batch is submitted first).
    */
   destroySlab(memory: GpuMemory): void {
-    this.beforeDestroy();
+    this.#beforeDestroy();
     memory.buffer.destroy();
     this.live--;
   }

@@ -15,8 +15,8 @@
 import { ErrorCode, KeelError } from '@keel/fence';
 import type { BuiltinKernels } from './builtin-kernels';
 import type { GpuEncoding } from './gpu-encoding';
-import { GpuBufferUsage } from './gpu-flags';
-import { alignUp, type GpuMemory, nextMemoryId } from './gpu-memory';
+import { USAGE_COPY_DST, USAGE_COPY_SRC, USAGE_INDIRECT, USAGE_STORAGE } from './gpu-flags';
+import { alignUp, createGpuMemory, type GpuMemory } from './gpu-memory';
 import type { UniformRing } from './uniform-ring';
 
 /** Bytes of the validated buffer, and where the violation record starts. */
@@ -26,25 +26,29 @@ const RECORD_OFFSET = 16;
 export const INDIRECT_RECORD_BYTES = 16;
 
 export class IndirectValidator {
+  readonly #device: GPUDevice;
+  readonly #kernels: BuiltinKernels;
+  readonly #ring: UniformRing;
+  readonly #storageAlignment: number;
+  readonly #maxWorkgroups: number;
+
   readonly #memory: GpuMemory;
   /** An indirect dispatch was encoded in the current submission (its record must be read back). */
   #used = false;
   #destroyed = false;
 
-  constructor(
-    private readonly device: GPUDevice,
-    private readonly kernels: BuiltinKernels,
-    private readonly ring: UniformRing,
-    private readonly storageAlignment: number,
-    readonly maxWorkgroups: number,
-  ) {
-    const buffer = device.createBuffer({
-      label: 'keel indirect parameters',
-      size: VALIDATED_BYTES,
-      usage:
-        GpuBufferUsage.STORAGE | GpuBufferUsage.INDIRECT | GpuBufferUsage.COPY_SRC | GpuBufferUsage.COPY_DST,
-    });
-    this.#memory = { id: nextMemoryId(), buffer, size: VALIDATED_BYTES };
+  constructor(device: GPUDevice, kernels: BuiltinKernels, ring: UniformRing) {
+    this.#device = device;
+    this.#kernels = kernels;
+    this.#ring = ring;
+    this.#storageAlignment = Math.max(4, device.limits.minStorageBufferOffsetAlignment);
+    this.#maxWorkgroups = device.limits.maxComputeWorkgroupsPerDimension;
+    this.#memory = createGpuMemory(
+      device,
+      VALIDATED_BYTES,
+      'keel indirect parameters',
+      USAGE_STORAGE | USAGE_INDIRECT | USAGE_COPY_SRC | USAGE_COPY_DST,
+    );
   }
 
   /** True once an indirect dispatch was validated in the current submission. */
@@ -62,19 +66,19 @@ export class IndirectValidator {
       this.#used = true;
       encoding.encoder.clearBuffer(memory.buffer, RECORD_OFFSET, VALIDATED_BYTES - RECORD_OFFSET);
     }
-    const kernels = this.kernels;
+    const kernels = this.#kernels;
     const layout = kernels.copyBindings;
-    const start = offset - (offset % this.storageAlignment);
+    const start = offset - (offset % this.#storageAlignment);
     const size = Math.min(params.size - start, alignUp(offset - start + 12, 4));
     layout.setBinding(0, params, start, size);
     layout.setBinding(1, memory, 0, VALIDATED_BYTES);
-    const group = layout.bindGroup(this.device);
-    const ring = this.ring;
+    const group = layout.bindGroup(this.#device);
+    const ring = this.#ring;
     const at = ring.reserve(16);
     const m = ring.mirror;
     const i = at >>> 2;
     m[i] = (offset - start) >>> 2;
-    m[i + 1] = this.maxWorkgroups;
+    m[i + 1] = this.#maxWorkgroups;
     m[i + 2] = 0;
     m[i + 3] = 0;
     const pass = encoding.bind(kernels.validateIndirect, group);
@@ -102,7 +106,7 @@ export class IndirectValidator {
     if (words[0] === 0) return undefined;
     return new KeelError(
       ErrorCode.OUT_OF_RANGE,
-      `${what}: an indirect dispatch's workgroup count [${words[1]}, ${words[2]}, ${words[3]}] exceeds the device's maxComputeWorkgroupsPerDimension of ${this.maxWorkgroups}; the dispatch was skipped`,
+      `${what}: an indirect dispatch's workgroup count [${words[1]}, ${words[2]}, ${words[3]}] exceeds the device's maxComputeWorkgroupsPerDimension of ${this.#maxWorkgroups}; the dispatch was skipped`,
     );
   }
 

@@ -15,7 +15,8 @@
  * In browsers there is one adapter, `navigator.gpu.requestAdapter()`'s.
  */
 import { describeValue, ErrorCode, KeelError } from '@keel/fence';
-import { isNode, loadDawn } from './acquire-gpu-device';
+import { invalid } from '@keel/hal/driver';
+import { isNode, loadDawn, navigatorGpu, unavailable } from './acquire-gpu-device';
 import type { WebGpuDeviceOptions } from './webgpu-device-options';
 
 /** One adapter as `listWebGpuAdapters` reports it. */
@@ -52,7 +53,7 @@ export function parseDawnAdapterList(message: string): WebGpuAdapterEntry[] {
  * rejects with UNAVAILABLE only when Dawn answers in a way this function does not understand.
  */
 export async function listWebGpuAdapters(): Promise<WebGpuAdapterEntry[]> {
-  const browserGpu = (globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu;
+  const browserGpu = navigatorGpu();
   if (browserGpu !== undefined || !isNode()) {
     const adapter = await browserGpu?.requestAdapter();
     if (adapter === undefined || adapter === null) return [];
@@ -73,9 +74,7 @@ export async function listWebGpuAdapters(): Promise<WebGpuAdapterEntry[]> {
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     if (/no suitable backends|no adapter/.test(message)) return parseDawnAdapterList(message);
-    throw new KeelError(ErrorCode.UNAVAILABLE, `listWebGpuAdapters: Dawn did not list its adapters`, {
-      cause: error,
-    });
+    throw unavailable('listWebGpuAdapters: Dawn did not list its adapters', error);
   }
 }
 
@@ -89,8 +88,7 @@ export function webGpuAdapterOptions(
   index: number,
 ): Pick<WebGpuDeviceOptions, 'dawnOptions'> {
   if (!Number.isSafeInteger(index) || index < 0) {
-    throw new KeelError(
-      ErrorCode.INVALID_ARGUMENT,
+    throw invalid(
       `webGpuAdapterOptions: adapter index must be a non-negative integer, got ${describeValue(index)}`,
     );
   }
@@ -102,9 +100,8 @@ export function webGpuAdapterOptions(
     );
   }
   if (!entry.selectable) {
-    throw new KeelError(
-      ErrorCode.UNAVAILABLE,
-      `webGpuAdapterOptions: adapter ${index} ('${entry.name}') has the same name as an earlier adapter; Dawn's node bindings select adapters by name, so only the first of identical adapters can be opened in one process`,
+    throw unavailable(
+      `webGpuAdapterOptions: adapter ${index} ('${entry.name}') has the same name as an earlier adapter; Dawn selects adapters by name, so only the first of them can be opened in one process`,
     );
   }
   return entry.backend === 'browser' ? {} : { dawnOptions: [`adapter=${entry.name}`] };

@@ -12,9 +12,10 @@ const NONE = -1;
 
 export class NumericKeyCache<V> {
   /** Write the key here before `get()` / `set()`. */
-  readonly key: Float64Array;
-  readonly stride: number;
-  readonly capacity: number;
+  declare readonly key: Float64Array;
+  /** Numbers per key, and entries kept. */
+  readonly #stride: number;
+  readonly #capacity: number;
 
   #size = 0;
   #hits = 0;
@@ -35,18 +36,18 @@ export class NumericKeyCache<V> {
    * @param capacity entries kept (≥ 1)
    */
   constructor(stride: number, capacity: number) {
-    this.stride = Math.max(1, stride | 0);
-    this.capacity = Math.max(1, capacity | 0);
-    this.key = new Float64Array(this.stride);
-    this.#keys = new Float64Array(this.stride * this.capacity);
-    this.#hashes = new Int32Array(this.capacity);
-    this.#values = new Array<V | undefined>(this.capacity).fill(undefined);
+    this.#stride = Math.max(1, stride | 0);
+    this.#capacity = Math.max(1, capacity | 0);
+    this.key = new Float64Array(this.#stride);
+    this.#keys = new Float64Array(this.#stride * this.#capacity);
+    this.#hashes = new Int32Array(this.#capacity);
+    this.#values = new Array<V | undefined>(this.#capacity).fill(undefined);
     let buckets = 1;
-    while (buckets < this.capacity * 2) buckets <<= 1;
+    while (buckets < this.#capacity * 2) buckets <<= 1;
     this.#buckets = new Int32Array(buckets).fill(NONE);
-    this.#chain = new Int32Array(this.capacity).fill(NONE);
-    this.#prev = new Int32Array(this.capacity).fill(NONE);
-    this.#next = new Int32Array(this.capacity).fill(NONE);
+    this.#chain = new Int32Array(this.#capacity).fill(NONE);
+    this.#prev = new Int32Array(this.#capacity).fill(NONE);
+    this.#next = new Int32Array(this.#capacity).fill(NONE);
   }
 
   get size(): number {
@@ -60,8 +61,8 @@ export class NumericKeyCache<V> {
 
   #hash(): number {
     const key = this.key;
-    let h = 0x811c9dc5 ^ this.stride;
-    for (let i = 0; i < this.stride; i++) {
+    let h = 0x811c9dc5 ^ this.#stride;
+    for (let i = 0; i < this.#stride; i++) {
       const x = key[i] as number;
       const lo = x >>> 0;
       const hi = (x / 4294967296) | 0;
@@ -76,8 +77,8 @@ export class NumericKeyCache<V> {
   #matches(entry: number): boolean {
     const key = this.key;
     const keys = this.#keys;
-    const base = entry * this.stride;
-    for (let i = 0; i < this.stride; i++) if (keys[base + i] !== key[i]) return false;
+    const base = entry * this.#stride;
+    for (let i = 0; i < this.#stride; i++) if (keys[base + i] !== key[i]) return false;
     return true;
   }
 
@@ -138,7 +139,7 @@ export class NumericKeyCache<V> {
   set(value: V): void {
     const h = this.#hash();
     let entry: number;
-    if (this.#size < this.capacity) {
+    if (this.#size < this.#capacity) {
       entry = this.#size++;
     } else {
       entry = this.#tail;
@@ -146,7 +147,7 @@ export class NumericKeyCache<V> {
       this.#removeFromBucket(entry);
       this.#evictions++;
     }
-    this.#keys.set(this.key, entry * this.stride);
+    this.#keys.set(this.key, entry * this.#stride);
     this.#hashes[entry] = h;
     this.#values[entry] = value;
     const bucket = h & (this.#buckets.length - 1);

@@ -7,7 +7,15 @@ import type { Buffer, CommandBindings, CommandBuffer, Device, Executable, Struct
 import { type DispatchArgs, invalid, PlanSink, REF_STRIDE, TypedArrayBuilder } from '@keel/hal/driver';
 import type { BindingLayout } from './binding-layouts';
 import { alignUp } from './gpu-memory';
-import { PlanOp } from './plan-format';
+import {
+  OP_BEGIN_DEBUG_GROUP,
+  OP_COPY,
+  OP_DISPATCH,
+  OP_DISPATCH_INDIRECT,
+  OP_END_DEBUG_GROUP,
+  OP_FILL,
+  OP_UPDATE,
+} from './plan-format';
 import { type PlanData, ReplayPlan } from './replay-plan';
 import { WebGpuBuffer } from './webgpu-buffer';
 import { type CompiledExport, WebGpuExecutable } from './webgpu-executable';
@@ -22,31 +30,35 @@ function acceptBuffer(device: Device, name: string, buffer: Buffer, what: string
 
 /** The sink that turns replayed commands into plan arrays. */
 class PlanBuilder extends PlanSink<WebGpuBuffer> {
-  readonly ops = new TypedArrayBuilder('Int32');
-  readonly exports: CompiledExport[] = [];
+  readonly #device: Device;
+  readonly #name: string;
+  readonly #uniformAlignment: number;
+
+  readonly #ops = new TypedArrayBuilder('Int32');
+  readonly #exports: CompiledExport[] = [];
   readonly #exportIndex = new Map<CompiledExport, number>();
-  readonly labels: string[] = [];
-  readonly payloads: Uint8Array[] = [];
-  readonly setLayouts: BindingLayout[] = [];
-  readonly setFirstRef = new TypedArrayBuilder('Int32');
-  readonly setCount = new TypedArrayBuilder('Int32');
-  readonly setUsesSlots = new TypedArrayBuilder('Int32');
+  readonly #labels: string[] = [];
+  readonly #payloads: Uint8Array[] = [];
+  readonly #setLayouts: BindingLayout[] = [];
+  readonly #setFirstRef = new TypedArrayBuilder('Int32');
+  readonly #setCount = new TypedArrayBuilder('Int32');
+  readonly #setUsesSlots = new TypedArrayBuilder('Int32');
   readonly #setIndex = new Map<string, number>();
   readonly #constantsIndex = new Map<string, number>();
-  readonly constants: number[] = [];
-  opCount = 0;
-  dispatchCount = 0;
+  /** The de-duplicated constants block (u32 values). */
+  readonly #block: number[] = [];
+  #opCount = 0;
 
-  constructor(
-    private readonly device: Device,
-    private readonly name: string,
-    private readonly uniformAlignment: number,
-  ) {
+  constructor(device: Device, name: string, uniformAlignment: number) {
     super((buffer, what) => acceptBuffer(device, name, buffer, what));
+    this.#device = device;
+    this.#name = name;
+    this.#uniformAlignment = uniformAlignment;
   }
 
-  #op(op: number, a: number, b: number, c: number, d: number, e: number, f: number): void {
-    const ops = this.ops;
+  /** Appends one op record (OP_STRIDE fields; fields an op does not use are 0). */
+  #op(op: number, a = 0, b = 0, c = 0, d = 0, e = 0, f = 0): void {
+    const ops = this.#ops;
     ops.push(op);
     ops.push(a);
     ops.push(b);
@@ -54,19 +66,19 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
     ops.push(d);
     ops.push(e);
     ops.push(f);
-    this.opCount++;
+    this.#opCount++;
   }
 
   #export(executable: Executable, entry: number): number {
-    if (!(executable instanceof WebGpuExecutable) || executable.device !== this.device) {
-      throw invalid(`${this.name}: dispatch: the executable is not an executable of this webgpu device`);
+    if (!(executable instanceof WebGpuExecutable) || executable.device !== this.#device) {
+      throw invalid(`${this.#name}: dispatch: the executable is not an executable of this webgpu device`);
     }
     const compiled = executable.compiled[entry];
-    if (compiled === undefined) throw invalid(`${this.name}: dispatch: no export #${entry}`);
+    if (compiled === undefined) throw invalid(`${this.#name}: dispatch: no export #${entry}`);
     let index = this.#exportIndex.get(compiled);
     if (index === undefined) {
-      index = this.exports.length;
-      this.exports.push(compiled);
+      index = this.#exports.length;
+      this.#exports.push(compiled);
       this.#exportIndex.set(compiled, index);
     }
     return index;
@@ -96,11 +108,11 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
       refs.truncate(firstRef);
       return existing;
     }
-    const set = this.setLayouts.length;
-    this.setLayouts.push(compiled.bindings);
-    this.setFirstRef.push(firstRef);
-    this.setCount.push(count);
-    this.setUsesSlots.push(usesSlots ? 1 : 0);
+    const set = this.#setLayouts.length;
+    this.#setLayouts.push(compiled.bindings);
+    this.#setFirstRef.push(firstRef);
+    this.#setCount.push(count);
+    this.#setUsesSlots.push(usesSlots ? 1 : 0);
     this.#setIndex.set(signature, set);
     return set;
   }
@@ -113,48 +125,68 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
     for (let i = 0; i < n; i++) key += `${constants[i] ?? 0},`;
     const existing = this.#constantsIndex.get(key);
     if (existing !== undefined) return existing;
-    const offset = alignUp(this.constants.length * 4, this.uniformAlignment);
-    while (this.constants.length * 4 < offset) this.constants.push(0);
-    for (let i = 0; i < n; i++) this.constants.push(constants[i] ?? 0);
+    const offset = alignUp(this.#block.length * 4, this.#uniformAlignment);
+    while (this.#block.length * 4 < offset) this.#block.push(0);
+    for (let i = 0; i < n; i++) this.#block.push(constants[i] ?? 0);
     this.#constantsIndex.set(key, offset);
     return offset;
   }
 
   protected onFill(ref: number, pattern: number, patternLength: 1 | 2 | 4): void {
-    this.#op(PlanOp.FILL, ref, pattern | 0, patternLength, 0, 0, 0);
+    this.#op(OP_FILL, ref, pattern | 0, patternLength);
   }
 
   protected onUpdate(source: Uint8Array, ref: number, length: number): void {
-    this.payloads.push(source.slice(0, length));
-    this.#op(PlanOp.UPDATE, ref, this.payloads.length - 1, 0, 0, 0, 0);
+    this.#payloads.push(source.slice(0, length));
+    this.#op(OP_UPDATE, ref, this.#payloads.length - 1);
   }
 
   protected onCopy(source: number, target: number): void {
-    this.#op(PlanOp.COPY, source, target, 0, 0, 0, 0);
+    this.#op(OP_COPY, source, target);
   }
 
   protected onDispatch(d: DispatchArgs): void {
     const e = this.#export(d.executable, d.entry);
-    const compiled = this.exports[e] as CompiledExport;
+    const compiled = this.#exports[e] as CompiledExport;
     const set = this.#set(compiled, d.bindings);
     if (d.params === undefined) {
-      this.#op(PlanOp.DISPATCH, e, d.x, d.y, d.z, set, this.#constants(compiled, d.constants));
+      this.#op(OP_DISPATCH, e, d.x, d.y, d.z, set, this.#constants(compiled, d.constants));
     } else {
       const paramsRef = this.refs.push(d.params, d.paramsOffset, 12, 'indirect parameters');
-      this.#op(PlanOp.DISPATCH_INDIRECT, e, paramsRef, 0, 0, set, this.#constants(compiled, d.constants));
+      this.#op(OP_DISPATCH_INDIRECT, e, paramsRef, 0, 0, set, this.#constants(compiled, d.constants));
     }
-    this.dispatchCount++;
   }
 
   // barrier: WebGPU orders the commands of a queue, every command sees the results of the ones before it.
 
   override beginDebugGroup(label: string): void {
-    this.labels.push(label);
-    this.#op(PlanOp.BEGIN_DEBUG_GROUP, this.labels.length - 1, 0, 0, 0, 0, 0);
+    this.#labels.push(label);
+    this.#op(OP_BEGIN_DEBUG_GROUP, this.#labels.length - 1);
   }
 
   override endDebugGroup(): void {
-    this.#op(PlanOp.END_DEBUG_GROUP, 0, 0, 0, 0, 0, 0);
+    this.#op(OP_END_DEBUG_GROUP);
+  }
+
+  /** The plan's arrays (after `replayStructure`). */
+  data(label: string, reusable: boolean): PlanData {
+    return {
+      label,
+      reusable,
+      ops: this.#ops.toArray(),
+      opCount: this.#opCount,
+      refs: this.refs.values.toArray(),
+      buffers: this.refs.buffers,
+      exports: this.#exports,
+      labels: this.#labels,
+      payloads: this.#payloads,
+      setLayouts: this.#setLayouts,
+      setFirstRef: this.#setFirstRef.toArray(),
+      setCount: this.#setCount.toArray(),
+      setUsesSlots: Uint8Array.from(this.#setUsesSlots.toArray()),
+      constants: Uint32Array.from(this.#block),
+      slots: Int32Array.from([...this.refs.slots].sort((a, b) => a - b)),
+    };
   }
 }
 
@@ -164,56 +196,34 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
  * back into webgpu-device.ts.
  */
 export class ReplayPlanner {
+  readonly #device: Device;
+  readonly #options: PlanOptions;
+
   /** The key of this device's plans on a command buffer. */
   readonly key = {};
   /** Plans built so far (WebGpuDeviceStats.plansBuilt). */
   built = 0;
 
-  constructor(
-    private readonly device: Device,
-    private readonly options: PlanOptions,
-  ) {}
+  constructor(device: Device, options: PlanOptions) {
+    this.#device = device;
+    this.#options = options;
+  }
 
   /** Builds the plan of `commandBuffer` (CommandBuffer.devicePlan's builder). */
   readonly build = (commandBuffer: CommandBuffer): ReplayPlan => {
     this.built++;
-    return buildReplayPlan(this.device, commandBuffer, this.options);
+    const options = this.#options;
+    const name =
+      commandBuffer.label === undefined ? 'command buffer' : `command buffer '${commandBuffer.label}'`;
+    const builder = new PlanBuilder(this.#device, name, options.uniformAlignment);
+    commandBuffer.replayStructure(builder);
+    const data = builder.data(name, commandBuffer.mode === 'reusable');
+    return new ReplayPlan(data, options.tableCacheSize);
   };
 }
 
-/** Options of `buildReplayPlan`. */
+/** Options of a ReplayPlanner's plans. */
 export interface PlanOptions {
   readonly uniformAlignment: number;
   readonly tableCacheSize: number;
-}
-
-/** Builds the replay plan of `commandBuffer` for `device`. */
-export function buildReplayPlan(
-  device: Device,
-  commandBuffer: CommandBuffer,
-  options: PlanOptions,
-): ReplayPlan {
-  const name =
-    commandBuffer.label === undefined ? 'command buffer' : `command buffer '${commandBuffer.label}'`;
-  const builder = new PlanBuilder(device, name, options.uniformAlignment);
-  commandBuffer.replayStructure(builder);
-  const data: PlanData = {
-    label: name,
-    reusable: commandBuffer.mode === 'reusable',
-    ops: builder.ops.toArray(),
-    opCount: builder.opCount,
-    refs: builder.refs.values.toArray(),
-    buffers: builder.refs.buffers,
-    exports: builder.exports,
-    labels: builder.labels,
-    payloads: builder.payloads,
-    setLayouts: builder.setLayouts,
-    setFirstRef: builder.setFirstRef.toArray(),
-    setCount: builder.setCount.toArray(),
-    setUsesSlots: Uint8Array.from(builder.setUsesSlots.toArray()),
-    constants: Uint32Array.from(builder.constants),
-    slots: Int32Array.from([...builder.refs.slots].sort((a, b) => a - b)),
-    dispatchCount: builder.dispatchCount,
-  };
-  return new ReplayPlan(data, options.tableCacheSize);
 }

@@ -18,36 +18,34 @@
  * relative to the buffer, length concrete); `code` ≥ 0 is binding-table slot `code` (offset relative to
  * the slot's binding; length TO_END (-1) means to the end of the binding's range).
  */
-export const PlanOp = {
-  DISPATCH: 1,
-  DISPATCH_INDIRECT: 2,
-  FILL: 3,
-  UPDATE: 4,
-  COPY: 5,
-  BEGIN_DEBUG_GROUP: 6,
-  END_DEBUG_GROUP: 7,
-} as const;
+// Plain `const` numbers (not objects) so that the bundler inlines them into the replay loop.
+// Op codes:
+export const OP_DISPATCH = 1;
+export const OP_DISPATCH_INDIRECT = 2;
+export const OP_FILL = 3;
+export const OP_UPDATE = 4;
+export const OP_COPY = 5;
+export const OP_BEGIN_DEBUG_GROUP = 6;
+export const OP_END_DEBUG_GROUP = 7;
 
 export const OP_STRIDE = 7;
 /** Length of a slot ref that runs to the end of the binding's range: hal's TO_END (as replayStructure passes it). */
 export { TO_END } from '@keel/hal';
 export { REF_STRIDE } from '@keel/hal/driver';
 
-/** Field offsets within an op record. */
-export const F = {
-  OP: 0,
-  EXPORT: 1, // DISPATCH, DISPATCH_INDIRECT
-  X: 2, // DISPATCH
-  Y: 3, // DISPATCH
-  Z: 4, // DISPATCH
-  PARAMS: 2, // DISPATCH_INDIRECT: the parameters' ref
-  SET: 5, // DISPATCH, DISPATCH_INDIRECT
-  CONSTANTS: 6, // DISPATCH, DISPATCH_INDIRECT: byte offset in the constants block, -1 for none
-  REF: 1, // FILL, UPDATE
-  PATTERN: 2, // FILL
-  PATTERN_LENGTH: 3, // FILL
-  PAYLOAD: 2, // UPDATE: index into payloads
-  SOURCE: 1, // COPY
-  TARGET: 2, // COPY
-  LABEL: 1, // BEGIN_DEBUG_GROUP: index into labels
-} as const;
+// Field offsets within an op record:
+export const F_OP = 0;
+export const F_EXPORT = 1; // DISPATCH, DISPATCH_INDIRECT
+export const F_X = 2; // DISPATCH
+export const F_Y = 3; // DISPATCH
+export const F_Z = 4; // DISPATCH
+export const F_PARAMS = 2; // DISPATCH_INDIRECT: the parameters' ref
+export const F_SET = 5; // DISPATCH, DISPATCH_INDIRECT
+export const F_CONSTANTS = 6; // DISPATCH, DISPATCH_INDIRECT: byte offset in the constants block, -1 for none
+export const F_REF = 1; // FILL, UPDATE
+export const F_PATTERN = 2; // FILL
+export const F_PATTERN_LENGTH = 3; // FILL
+export const F_PAYLOAD = 2; // UPDATE: index into payloads
+export const F_SOURCE = 1; // COPY
+export const F_TARGET = 2; // COPY
+export const F_LABEL = 1; // BEGIN_DEBUG_GROUP: index into labels

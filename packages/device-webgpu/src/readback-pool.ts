@@ -3,29 +3,29 @@
  * bytes; a few buffers per size are kept for reuse (a readback round trip then creates nothing), larger
  * or surplus ones are destroyed when given back.
  */
-import { GpuBufferUsage } from './gpu-flags';
+import { USAGE_COPY_DST, USAGE_MAP_READ } from './gpu-flags';
+import { stagingSize } from './gpu-memory';
 
-const MIN_SIZE = 256;
 /** Buffers kept per size class. */
 const KEEP_PER_CLASS = 4;
 /** Largest size class kept for reuse (bigger staging buffers are made per read). */
 const MAX_KEPT_SIZE = 64 * 1024 * 1024;
 
 export class ReadbackPool {
+  readonly #device: GPUDevice;
+
   readonly #free = new Map<number, GPUBuffer[]>();
   #created = 0;
   #reused = 0;
   /** Staging buffers made and not destroyed (free or in use by a read). */
   #live = 0;
 
-  constructor(private readonly device: GPUDevice) {}
+  constructor(device: GPUDevice) {
+    this.#device = device;
+  }
 
   /** The size class (staging buffer size) for `bytes`. */
-  static sizeFor(bytes: number): number {
-    let size = MIN_SIZE;
-    while (size < bytes) size *= 2;
-    return size;
-  }
+  static sizeFor: (bytes: number) => number = stagingSize;
 
   /** A staging buffer of `size` bytes (a size class), unmapped. */
   acquire(size: number): GPUBuffer {
@@ -37,10 +37,10 @@ export class ReadbackPool {
     }
     this.#created++;
     this.#live++;
-    return this.device.createBuffer({
+    return this.#device.createBuffer({
       label: 'keel readback',
       size,
-      usage: GpuBufferUsage.MAP_READ | GpuBufferUsage.COPY_DST,
+      usage: USAGE_MAP_READ | USAGE_COPY_DST,
     });
   }
 

@@ -27,7 +27,8 @@
  * encoder (WebGPU commands or built-in kernels), in command order.
  */
 import { ErrorCode, KeelError } from '@keel/fence';
-import type { BindingTable } from '@keel/hal';
+import type { Binding, BindingTable } from '@keel/hal';
+import { invalid } from '@keel/hal/driver';
 import type { BindingLayout } from './binding-layouts';
 import type { GpuEncoding } from './gpu-encoding';
 import { alignUp, type GpuMemory } from './gpu-memory';
@@ -35,7 +36,31 @@ import type { GpuProfiler } from './gpu-profiler';
 import type { GpuScratch } from './gpu-scratch';
 import type { IndirectValidator } from './indirect-validator';
 import { NumericKeyCache } from './numeric-key-cache';
-import { F, OP_STRIDE, PlanOp, REF_STRIDE } from './plan-format';
+import {
+  F_CONSTANTS,
+  F_EXPORT,
+  F_LABEL,
+  F_PARAMS,
+  F_PATTERN,
+  F_PATTERN_LENGTH,
+  F_PAYLOAD,
+  F_REF,
+  F_SET,
+  F_SOURCE,
+  F_TARGET,
+  F_X,
+  F_Y,
+  F_Z,
+  OP_BEGIN_DEBUG_GROUP,
+  OP_COPY,
+  OP_DISPATCH,
+  OP_DISPATCH_INDIRECT,
+  OP_END_DEBUG_GROUP,
+  OP_FILL,
+  OP_STRIDE,
+  OP_UPDATE,
+  REF_STRIDE,
+} from './plan-format';
 import type { ResidentConstants, ResidentPlacement } from './resident-constants';
 import type { TransferEncoder } from './transfer-encoder';
 import type { UniformRing } from './uniform-ring';
@@ -76,16 +101,10 @@ export interface PlanData {
   readonly constants: Uint32Array;
   /** Binding-table slots the plan uses, ascending. */
   readonly slots: Int32Array;
-  /** Dispatches in the plan (for statistics). */
-  readonly dispatchCount: number;
-}
-
-function precondition(message: string): KeelError {
-  return new KeelError(ErrorCode.FAILED_PRECONDITION, message);
 }
 
 export class ReplayPlan {
-  readonly data: PlanData;
+  declare readonly data: PlanData;
   /** Bind groups of sets without slots, made at the first encode (undefined before). */
   readonly #fixed: (GPUBindGroup | undefined)[];
   #fixedResolved = false;
@@ -95,9 +114,6 @@ export class ReplayPlan {
   readonly #tableIndex: Int32Array;
   readonly #tableSets: number;
   readonly #tables: NumericKeyCache<GPUBindGroup[]> | undefined;
-  /** Encodes so far, and table cache misses (bind group arrays built). */
-  encodes = 0;
-  tableMisses = 0;
 
   /** Where the constants live for a reusable plan (placed at the first encode). */
   #resident: ResidentPlacement | undefined;
@@ -123,9 +139,9 @@ export class ReplayPlan {
     const ops = data.ops;
     for (let p = 0; p < data.opCount * OP_STRIDE; p += OP_STRIDE) {
       const op = ops[p];
-      if (op === PlanOp.DISPATCH_INDIRECT) loose.push(ops[p + F.PARAMS] as number);
-      else if (op === PlanOp.FILL || op === PlanOp.UPDATE) loose.push(ops[p + F.REF] as number);
-      else if (op === PlanOp.COPY) loose.push(ops[p + F.SOURCE] as number, ops[p + F.TARGET] as number);
+      if (op === OP_DISPATCH_INDIRECT) loose.push(ops[p + F_PARAMS] as number);
+      else if (op === OP_FILL || op === OP_UPDATE) loose.push(ops[p + F_REF] as number);
+      else if (op === OP_COPY) loose.push(ops[p + F_SOURCE] as number, ops[p + F_TARGET] as number);
     }
     this.#looseRefs = Int32Array.from(loose);
     this.#tables =
@@ -134,9 +150,25 @@ export class ReplayPlan {
         : undefined;
   }
 
-  /** Table cache statistics (undefined when no binding set names a slot). */
-  get tableCacheStats(): { hits: number; misses: number; evictions: number; size: number } | undefined {
-    return this.#tables?.stats;
+  /** Slot `slot` of `table`; INVALID_ARGUMENT when the table has no binding there. */
+  #binding(table: BindingTable | undefined, slot: number): Binding {
+    const binding = table?.[slot];
+    if (binding == null) {
+      throw invalid(`${this.data.label}: binding slot ${slot}: no binding`);
+    }
+    return binding;
+  }
+
+  /** `buffer`'s memory; FAILED_PRECONDITION when it has none yet (`where` prefixes the buffer's name). */
+  #memoryOf(buffer: WebGpuBuffer, where: string): GpuMemory {
+    const memory = buffer.memory;
+    if (memory === undefined) {
+      throw new KeelError(
+        ErrorCode.FAILED_PRECONDITION,
+        `${this.data.label}:${where} ${buffer.describe()} has no memory yet; order the submission after its queueAlloca's signal`,
+      );
+    }
+    return memory;
   }
 
   /**
@@ -155,27 +187,14 @@ export class ReplayPlan {
       this.#offset = offset;
       this.#length = length;
     } else {
-      const slot = code;
-      const binding = table?.[slot];
-      if (binding === undefined || binding === null) {
-        throw new KeelError(
-          ErrorCode.INVALID_ARGUMENT,
-          `${this.data.label}: binding slot ${slot}: no binding`,
-        );
-      }
+      const binding = this.#binding(table, code);
       buffer = binding.buffer as WebGpuBuffer;
       const base = binding.offset ?? 0;
       this.#offset = base + offset;
       this.#length = length >= 0 ? length : (binding.length ?? buffer.byteLength - base) - offset;
     }
     if (buffer.gpuFailure !== undefined) throw buffer.gpuFailure;
-    const memory = buffer.memory;
-    if (memory === undefined) {
-      throw precondition(
-        `${this.data.label}: ${buffer.describe()} has no memory yet; order the submission after its queueAlloca's signal`,
-      );
-    }
-    this.#memory = memory;
+    this.#memory = this.#memoryOf(buffer, '');
     this.#offset += buffer.base;
   }
 
@@ -211,20 +230,9 @@ export class ReplayPlan {
     const slots = this.data.slots;
     for (let k = 0; k < slots.length; k++) {
       const slot = slots[k] as number;
-      const binding = table?.[slot];
-      if (binding === undefined || binding === null) {
-        throw new KeelError(
-          ErrorCode.INVALID_ARGUMENT,
-          `${this.data.label}: binding slot ${slot}: no binding`,
-        );
-      }
+      const binding = this.#binding(table, slot);
       const buffer = binding.buffer as WebGpuBuffer;
-      const memory = buffer.memory;
-      if (memory === undefined) {
-        throw precondition(
-          `${this.data.label}: binding slot ${slot}: ${buffer.describe()} has no memory yet; order the submission after its queueAlloca's signal`,
-        );
-      }
+      const memory = this.#memoryOf(buffer, ` binding slot ${slot}:`);
       const offset = binding.offset ?? 0;
       key[3 * k] = memory.id;
       key[3 * k + 1] = buffer.base + offset;
@@ -232,7 +240,6 @@ export class ReplayPlan {
     }
     const cached = cache.get();
     if (cached !== undefined) return cached;
-    this.tableMisses++;
     // Building touches only the layouts' own cache keys: this cache's key stays intact until `set`.
     const groups = new Array<GPUBindGroup>(this.#tableSets);
     const sets = this.#tableIndex.length;
@@ -308,21 +315,19 @@ export class ReplayPlan {
     let constantsOffset = -1;
     for (let p = 0; p < end; p += OP_STRIDE) {
       const op = ops[p];
-      if (op === PlanOp.DISPATCH) {
-        const x = ops[p + F.X] as number;
-        const y = ops[p + F.Y] as number;
-        const z = ops[p + F.Z] as number;
+      if (op === OP_DISPATCH) {
+        const x = ops[p + F_X] as number;
+        const y = ops[p + F_Y] as number;
+        const z = ops[p + F_Z] as number;
         if (x === 0 || y === 0 || z === 0) continue;
-        const exp = exports[ops[p + F.EXPORT] as number] as CompiledExport;
+        const exp = exports[ops[p + F_EXPORT] as number] as CompiledExport;
         const timed = profiling === undefined ? undefined : profiling.dispatchPass(encoding, exp);
-        if (timed !== undefined) {
-          pass = timed;
-          pipeline = undefined;
-          group0 = undefined;
-          constantsOffset = -1;
-        } else if (pass === undefined) {
-          pass = encoding.pass;
-          encoding.invalidate();
+        if (timed !== undefined || pass === undefined) {
+          // A timed dispatch gets a fresh pass of its own; else a run of dispatches starts on the open pass.
+          if (timed === undefined) {
+            pass = encoding.pass;
+            encoding.invalidate();
+          } else pass = timed;
           pipeline = undefined;
           group0 = undefined;
           constantsOffset = -1;
@@ -331,13 +336,13 @@ export class ReplayPlan {
           pipeline = exp.pipeline;
           pass.setPipeline(pipeline);
         }
-        const set = ops[p + F.SET] as number;
+        const set = ops[p + F_SET] as number;
         const group = bySet[set] as GPUBindGroup;
         if (group !== group0) {
           group0 = group;
           pass.setBindGroup(0, group);
         }
-        const c = ops[p + F.CONSTANTS] as number;
+        const c = ops[p + F_CONSTANTS] as number;
         if (c >= 0 && constantsBase + c !== constantsOffset) {
           constantsOffset = constantsBase + c;
           dynamicOffsets[0] = constantsOffset;
@@ -353,63 +358,57 @@ export class ReplayPlan {
       // Any other op may end the pass or use `encoding`'s tracking: the next dispatch starts afresh.
       pass = undefined;
       switch (op) {
-        case PlanOp.DISPATCH_INDIRECT: {
-          const exp = exports[ops[p + F.EXPORT] as number] as CompiledExport;
-          const set = ops[p + F.SET] as number;
-          const k = tableIndex[set] as number;
-          const group =
-            k < 0 ? (fixed[set] as GPUBindGroup) : ((groups as GPUBindGroup[])[k] as GPUBindGroup);
-          this.#resolve(ops[p + F.PARAMS] as number, table);
+        case OP_DISPATCH_INDIRECT: {
+          const exp = exports[ops[p + F_EXPORT] as number] as CompiledExport;
+          const group = bySet[ops[p + F_SET] as number] as GPUBindGroup;
+          this.#resolve(ops[p + F_PARAMS] as number, table);
           // Counts are checked on the device and read from the validator's own buffer, which the
           // dispatch never binds (WebGPU forbids indirect parameters in a writable binding).
           const validated = ctx.indirect.validate(encoding, this.#memory as GpuMemory, this.#offset);
           const timed = profiling === undefined ? undefined : profiling.dispatchPass(encoding, exp);
           const indirect = encoding.bind(exp.pipeline, group);
-          const c = ops[p + F.CONSTANTS] as number;
+          const c = ops[p + F_CONSTANTS] as number;
           if (c >= 0) encoding.constants(constantsGroup as GPUBindGroup, constantsBase + c);
           indirect.dispatchWorkgroupsIndirect(validated, 0);
           if (timed !== undefined) encoding.endPass();
           break;
         }
-        case PlanOp.FILL: {
-          this.#resolve(ops[p + F.REF] as number, table);
+        case OP_FILL: {
+          this.#resolve(ops[p + F_REF] as number, table);
           transfer.fill(
             this.#memory as GpuMemory,
             this.#offset,
             this.#length,
-            (ops[p + F.PATTERN] as number) >>> 0,
-            ops[p + F.PATTERN_LENGTH] as number,
+            (ops[p + F_PATTERN] as number) >>> 0,
+            ops[p + F_PATTERN_LENGTH] as number,
           );
           break;
         }
-        case PlanOp.UPDATE: {
-          this.#resolve(ops[p + F.REF] as number, table);
+        case OP_UPDATE: {
+          this.#resolve(ops[p + F_REF] as number, table);
           transfer.update(
-            data.payloads[ops[p + F.PAYLOAD] as number] as Uint8Array,
+            data.payloads[ops[p + F_PAYLOAD] as number] as Uint8Array,
             this.#memory as GpuMemory,
             this.#offset,
           );
           break;
         }
-        case PlanOp.COPY: {
-          this.#resolve(ops[p + F.SOURCE] as number, table);
+        case OP_COPY: {
+          this.#resolve(ops[p + F_SOURCE] as number, table);
           const source = this.#memory as GpuMemory;
           const sourceOffset = this.#offset;
-          this.#resolve(ops[p + F.TARGET] as number, table);
+          this.#resolve(ops[p + F_TARGET] as number, table);
           transfer.copy(source, sourceOffset, this.#memory as GpuMemory, this.#offset, this.#length);
           break;
         }
-        case PlanOp.BEGIN_DEBUG_GROUP:
-          encoding.encoder.pushDebugGroup(data.labels[ops[p + F.LABEL] as number] as string);
+        case OP_BEGIN_DEBUG_GROUP:
+          encoding.encoder.pushDebugGroup(data.labels[ops[p + F_LABEL] as number] as string);
           break;
-        case PlanOp.END_DEBUG_GROUP:
+        case OP_END_DEBUG_GROUP:
           encoding.encoder.popDebugGroup();
-          break;
-        default:
-          throw new KeelError(ErrorCode.INTERNAL, `${data.label}: corrupt plan op ${ops[p]} at ${p}`);
+        // PlanBuilder writes no other op.
       }
     }
     this.#memory = undefined;
-    this.encodes++;
   }
 }

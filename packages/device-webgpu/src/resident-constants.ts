@@ -9,37 +9,14 @@
  * operation references the plan, so no submitted work reads the block.
  */
 
-import type { Block, SlabProvider } from '@keel/allocator';
+import type { Block } from '@keel/allocator';
 import { TlsfPool } from '@keel/allocator';
 import { CONSTANTS_WINDOW_BYTES } from './device-info';
-import { GpuBufferUsage } from './gpu-flags';
-import { type GpuMemory, nextMemoryId } from './gpu-memory';
+import { USAGE_COPY_DST, USAGE_UNIFORM } from './gpu-flags';
+import type { GpuMemory } from './gpu-memory';
+import { GpuSlabProvider } from './gpu-slab-provider';
 
 const SLAB_BYTES = 256 * 1024;
-
-/** Uniform slabs (UNIFORM | COPY_DST). */
-class UniformSlabProvider implements SlabProvider<GpuMemory> {
-  /** Slabs created and not destroyed. */
-  live = 0;
-
-  constructor(private readonly device: GPUDevice) {}
-
-  createSlab(byteLength: number): GpuMemory {
-    const size = Math.max(4, Math.ceil(byteLength / 4) * 4);
-    const buffer = this.device.createBuffer({
-      label: 'keel resident constants',
-      size,
-      usage: GpuBufferUsage.UNIFORM | GpuBufferUsage.COPY_DST,
-    });
-    this.live++;
-    return { id: nextMemoryId(), buffer, size };
-  }
-
-  destroySlab(memory: GpuMemory): void {
-    memory.buffer.destroy();
-    this.live--;
-  }
-}
 
 /** Where a plan's constants live: bind `group` at dynamic offset `base` + the constants' offset. */
 export interface ResidentPlacement {
@@ -48,18 +25,19 @@ export interface ResidentPlacement {
 }
 
 export class ResidentConstants {
+  readonly #device: GPUDevice;
+  readonly #layout: GPUBindGroupLayout;
+
   readonly #pool: TlsfPool<GpuMemory>;
-  readonly #slabs: UniformSlabProvider;
+  readonly #slabs: GpuSlabProvider;
   readonly #groups = new Map<number, GPUBindGroup>();
   readonly #registry: FinalizationRegistry<Block<GpuMemory>>;
   #destroyed = false;
 
-  constructor(
-    private readonly device: GPUDevice,
-    private readonly layout: GPUBindGroupLayout,
-    alignment: number,
-  ) {
-    this.#slabs = new UniformSlabProvider(device);
+  constructor(device: GPUDevice, layout: GPUBindGroupLayout, alignment: number) {
+    this.#device = device;
+    this.#layout = layout;
+    this.#slabs = new GpuSlabProvider(device, 'keel resident constants', USAGE_UNIFORM | USAGE_COPY_DST);
     this.#pool = new TlsfPool(this.#slabs, {
       label: 'webgpu resident constants',
       alignment,
@@ -77,7 +55,7 @@ export class ResidentConstants {
   place(owner: object, constants: Uint32Array): ResidentPlacement {
     const block = this.#pool.reserve(constants.byteLength + CONSTANTS_WINDOW_BYTES) as Block<GpuMemory>;
     const memory = block.slab.memory;
-    this.device.queue.writeBuffer(
+    this.#device.queue.writeBuffer(
       memory.buffer,
       block.offset,
       constants.buffer,
@@ -86,8 +64,8 @@ export class ResidentConstants {
     );
     let group = this.#groups.get(memory.id);
     if (group === undefined) {
-      group = this.device.createBindGroup({
-        layout: this.layout,
+      group = this.#device.createBindGroup({
+        layout: this.#layout,
         entries: [
           { binding: 0, resource: { buffer: memory.buffer, offset: 0, size: CONSTANTS_WINDOW_BYTES } },
         ],
@@ -96,11 +74,6 @@ export class ResidentConstants {
     }
     this.#registry.register(owner, block);
     return { group, base: block.offset };
-  }
-
-  /** Bytes of live resident blocks. */
-  get liveBytes(): number {
-    return this.#pool.stats.liveBytes;
   }
 
   /** Uniform slabs alive. */

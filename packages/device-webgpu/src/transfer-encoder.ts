@@ -22,13 +22,6 @@ import { alignUp, type GpuMemory } from './gpu-memory';
 import type { GpuScratch } from './gpu-scratch';
 import type { UniformRing } from './uniform-ring';
 
-export interface TransferLimits {
-  /** maxStorageBufferBindingSize. */
-  readonly maxBindingSize: number;
-  /** maxComputeWorkgroupsPerDimension. */
-  readonly maxWorkgroups: number;
-}
-
 /** Largest chunk a scratch detour of a copy takes at once. */
 const SCRATCH_CHUNK = 64 * 1024 * 1024;
 
@@ -40,6 +33,14 @@ export function replicatePattern(pattern: number, patternLength: number): number
 }
 
 export class TransferEncoder {
+  readonly #device: GPUDevice;
+  readonly #encoding: GpuEncoding;
+  readonly #ring: UniformRing;
+  readonly #kernels: BuiltinKernels;
+  readonly #scratch: GpuScratch;
+  /** The device's maxComputeWorkgroupsPerDimension. */
+  readonly #maxWorkgroups: number;
+
   /**
    * Kernels bind memory in windows: window k binds bytes [k·W, k·W + 2W) (clamped to the memory), so
    * every chunk of at most W bytes starting in window k fits, and all kernel work on one GPUBuffer
@@ -48,15 +49,20 @@ export class TransferEncoder {
   readonly #window: number;
 
   constructor(
-    private readonly device: GPUDevice,
-    private readonly encoding: GpuEncoding,
-    private readonly ring: UniformRing,
-    private readonly kernels: BuiltinKernels,
-    private readonly scratch: GpuScratch,
-    private readonly limits: TransferLimits,
+    device: GPUDevice,
+    encoding: GpuEncoding,
+    ring: UniformRing,
+    kernels: BuiltinKernels,
+    scratch: GpuScratch,
   ) {
+    this.#device = device;
+    this.#encoding = encoding;
+    this.#ring = ring;
+    this.#kernels = kernels;
+    this.#scratch = scratch;
+    this.#maxWorkgroups = device.limits.maxComputeWorkgroupsPerDimension;
     let window = 256;
-    const max = Math.min(limits.maxBindingSize, 2 ** 31);
+    const max = Math.min(device.limits.maxStorageBufferBindingSize, 2 ** 31);
     while (window * 4 <= max && window < 2 ** 30) window *= 2;
     this.#window = window;
   }
@@ -74,20 +80,21 @@ export class TransferEncoder {
     if (length <= 0) return;
     const word = replicatePattern(pattern, patternLength);
     if (word === 0 && (offset & 3) === 0 && (length & 3) === 0) {
-      this.encoding.encoder.clearBuffer(memory.buffer, offset, length);
+      this.#encoding.encoder.clearBuffer(memory.buffer, offset, length);
       return;
     }
-    const kernels = this.kernels;
+    const kernels = this.#kernels;
     const layout = kernels.fillBindings;
     while (length > 0) {
       const n = Math.min(length, this.#window);
       const bindStart = this.#bindWindow(layout, 0, memory, offset);
-      const group = layout.bindGroup(this.device);
+      const group = layout.bindGroup(this.#device);
       const start = offset - bindStart;
       const end = start + n;
       const firstWord = start >>> 2;
       const wordCount = ((end + 3) >>> 2) - firstWord;
-      this.#dispatch(kernels.fill, group, firstWord, wordCount, start, end, word, 0);
+      // fill's parameters: first_word, word_count, start, end, pattern
+      this.#dispatch(kernels.fill, group, wordCount, firstWord, wordCount, start, end, word);
       offset += n;
       length -= n;
     }
@@ -95,43 +102,33 @@ export class TransferEncoder {
 
   /**
    * Sets pipeline, bindings and parameters and dispatches one built-in kernel over `wordCount` words.
-   * Parameters are (a, b, c) then first word and word count, in the kernel's order.
+   * `a`..`e` are the kernel's first five parameters in its order; the sixth (row_words) is set here.
    */
   #dispatch(
     pipeline: GPUComputePipeline,
     group: GPUBindGroup,
-    firstWord: number,
     wordCount: number,
     a: number,
     b: number,
     c: number,
-    copy: number,
+    d: number,
+    e: number,
   ): void {
-    const ring = this.ring;
+    const ring = this.#ring;
     const at = ring.reserve(BUILTIN_PARAMS_BYTES);
     const m = ring.mirror;
     const i = at >>> 2;
     const groups = Math.ceil(wordCount / BUILTIN_WORKGROUP_SIZE);
-    const x = Math.min(groups, this.limits.maxWorkgroups);
+    const x = Math.min(groups, this.#maxWorkgroups);
     const y = Math.ceil(groups / x);
-    if (copy === 0) {
-      // fill: first_word, word_count, start, end, pattern, row_words
-      m[i] = firstWord;
-      m[i + 1] = wordCount;
-      m[i + 2] = a;
-      m[i + 3] = b;
-      m[i + 4] = c;
-    } else {
-      // copy: src_start, dst_start, length, first_word, word_count, row_words
-      m[i] = a;
-      m[i + 1] = b;
-      m[i + 2] = c;
-      m[i + 3] = firstWord;
-      m[i + 4] = wordCount;
-    }
+    m[i] = a;
+    m[i + 1] = b;
+    m[i + 2] = c;
+    m[i + 3] = d;
+    m[i + 4] = e;
     m[i + 5] = x * BUILTIN_WORKGROUP_SIZE;
-    const pass = this.encoding.bind(pipeline, group);
-    this.encoding.constants(ring.bindGroup, at);
+    const pass = this.#encoding.bind(pipeline, group);
+    this.#encoding.constants(ring.bindGroup, at);
     pass.dispatchWorkgroups(x, y, 1);
   }
 
@@ -147,7 +144,7 @@ export class TransferEncoder {
     const aligned = ((sourceOffset | targetOffset | length) & 3) === 0;
     if (source.id !== target.id) {
       if (aligned)
-        this.encoding.encoder.copyBufferToBuffer(
+        this.#encoding.encoder.copyBufferToBuffer(
           source.buffer,
           sourceOffset,
           target.buffer,
@@ -162,8 +159,8 @@ export class TransferEncoder {
       const n = Math.min(length, SCRATCH_CHUNK);
       const phase = sourceOffset & 3;
       const staged = alignUp(phase + n, 4);
-      const scratch = this.scratch.ensure(staged);
-      this.encoding.encoder.copyBufferToBuffer(
+      const scratch = this.#scratch.ensure(staged);
+      this.#encoding.encoder.copyBufferToBuffer(
         source.buffer,
         sourceOffset - phase,
         scratch.buffer,
@@ -171,7 +168,7 @@ export class TransferEncoder {
         staged,
       );
       if (aligned)
-        this.encoding.encoder.copyBufferToBuffer(scratch.buffer, 0, target.buffer, targetOffset, n);
+        this.#encoding.encoder.copyBufferToBuffer(scratch.buffer, 0, target.buffer, targetOffset, n);
       else this.#copyKernel(scratch, phase, target, targetOffset, n);
       sourceOffset += n;
       targetOffset += n;
@@ -186,16 +183,17 @@ export class TransferEncoder {
     targetOffset: number,
     length: number,
   ): void {
-    const kernels = this.kernels;
+    const kernels = this.#kernels;
     const layout = kernels.copyBindings;
     while (length > 0) {
       const n = Math.min(length, this.#window);
       const srcStart = sourceOffset - this.#bindWindow(layout, 0, source, sourceOffset);
       const dstStart = targetOffset - this.#bindWindow(layout, 1, target, targetOffset);
-      const group = layout.bindGroup(this.device);
+      const group = layout.bindGroup(this.#device);
       const firstWord = dstStart >>> 2;
       const wordCount = ((dstStart + n + 3) >>> 2) - firstWord;
-      this.#dispatch(kernels.copy, group, firstWord, wordCount, srcStart, dstStart, n, 1);
+      // copy's parameters: src_start, dst_start, length, first_word, word_count
+      this.#dispatch(kernels.copy, group, wordCount, srcStart, dstStart, n, firstWord, wordCount);
       sourceOffset += n;
       targetOffset += n;
       length -= n;
@@ -209,19 +207,11 @@ export class TransferEncoder {
   update(bytes: Uint8Array, target: GpuMemory, offset: number): void {
     const length = bytes.byteLength;
     if (length === 0) return;
-    const ring = this.ring;
-    const phase = offset & 3;
-    const staged = alignUp(phase + length, 4);
-    const at = ring.reserve(staged);
-    ring.bytes.set(bytes, at + phase);
-    if (phase === 0 && (length & 3) === 0) {
-      this.encoding.encoder.copyBufferToBuffer(ring.buffer, at, target.buffer, offset, length);
-      return;
-    }
-    // The ring is bound as a uniform by the kernel, so the bytes go through the scratch buffer.
-    const scratch = this.scratch.ensure(staged);
-    this.encoding.encoder.copyBufferToBuffer(ring.buffer, at, scratch.buffer, 0, staged);
-    this.#copyKernel(scratch, phase, target, offset, length);
+    const ring = this.#ring;
+    const at = ring.reserve(alignUp((offset & 3) + length, 4));
+    ring.bytes.set(bytes, at + (offset & 3));
+    // (The ring is bound as a uniform by the kernel, so unaligned bytes go through the scratch buffer.)
+    this.#fromStaging(ring.buffer, at, target, offset, length);
   }
 
   /**
@@ -231,16 +221,23 @@ export class TransferEncoder {
    * updates). `alignUp((offset & 3) + length, 4)` bytes of the staging buffer are read.
    */
   copyStaged(staging: GPUBuffer, target: GpuMemory, offset: number, length: number): void {
-    if (length <= 0) return;
-    const encoder = this.encoding.encoder;
+    if (length > 0) this.#fromStaging(staging, 0, target, offset, length);
+  }
+
+  /**
+   * Copies `length` bytes held at byte `at + (offset & 3)` of `source` (a staging or ring buffer) to
+   * `offset` of `target`: directly when 4-byte aligned, else through the scratch buffer and the kernel.
+   */
+  #fromStaging(source: GPUBuffer, at: number, target: GpuMemory, offset: number, length: number): void {
+    const encoder = this.#encoding.encoder;
     const phase = offset & 3;
     if (phase === 0 && (length & 3) === 0) {
-      encoder.copyBufferToBuffer(staging, 0, target.buffer, offset, length);
+      encoder.copyBufferToBuffer(source, at, target.buffer, offset, length);
       return;
     }
     const staged = alignUp(phase + length, 4);
-    const scratch = this.scratch.ensure(staged);
-    encoder.copyBufferToBuffer(staging, 0, scratch.buffer, 0, staged);
+    const scratch = this.#scratch.ensure(staged);
+    encoder.copyBufferToBuffer(source, at, scratch.buffer, 0, staged);
     this.#copyKernel(scratch, phase, target, offset, length);
   }
 
@@ -251,7 +248,7 @@ export class TransferEncoder {
   write(bytes: Uint8Array, target: GpuMemory, offset: number): void {
     const length = bytes.byteLength;
     if (length === 0) return;
-    const queue = this.device.queue;
+    const queue = this.#device.queue;
     if (((offset | length) & 3) === 0) {
       queue.writeBuffer(target.buffer, offset, bytes.buffer, bytes.byteOffset, length);
       return;
@@ -262,7 +259,7 @@ export class TransferEncoder {
     const staged = alignUp(phase + length, 4);
     const host = new Uint8Array(staged);
     host.set(bytes, phase);
-    const scratch = this.scratch.ensure(staged);
+    const scratch = this.#scratch.ensure(staged);
     queue.writeBuffer(scratch.buffer, 0, host.buffer, 0, staged);
     this.#copyKernel(scratch, phase, target, offset, length);
   }

@@ -13,18 +13,22 @@
  * that work completes).
  */
 import { CONSTANTS_WINDOW_BYTES } from './device-info';
-import { GpuBufferUsage } from './gpu-flags';
+import { USAGE_COPY_DST, USAGE_COPY_SRC, USAGE_UNIFORM } from './gpu-flags';
 import { alignUp } from './gpu-memory';
 
 const INITIAL_CAPACITY = 256 * 1024;
 
 export class UniformRing {
-  readonly alignment: number;
-  #capacity: number;
-  #buffer: GPUBuffer;
-  #mirror: Uint32Array;
-  #bytes: Uint8Array;
-  #bindGroup: GPUBindGroup;
+  readonly #device: GPUDevice;
+  readonly #layout: GPUBindGroupLayout;
+
+  declare readonly alignment: number;
+  // Set by #allocate (from the constructor on).
+  #capacity = 0;
+  #buffer!: GPUBuffer;
+  #mirror!: Uint32Array;
+  #bytes!: Uint8Array;
+  #bindGroup!: GPUBindGroup;
   /** Next free byte. */
   #cursor = 0;
   /** First byte reserved since the last flush (not uploaded yet). */
@@ -35,33 +39,29 @@ export class UniformRing {
   #wrapped = false;
   #retired: GPUBuffer[] = [];
   #destroyed = false;
-  #grows = 0;
 
-  constructor(
-    private readonly device: GPUDevice,
-    private readonly layout: GPUBindGroupLayout,
-    alignment: number,
-  ) {
+  constructor(device: GPUDevice, layout: GPUBindGroupLayout, alignment: number) {
+    this.#device = device;
+    this.#layout = layout;
     this.alignment = Math.max(4, alignment);
-    this.#capacity = INITIAL_CAPACITY;
-    this.#buffer = this.#createBuffer(INITIAL_CAPACITY);
-    this.#mirror = new Uint32Array(INITIAL_CAPACITY / 4);
-    this.#bytes = new Uint8Array(this.#mirror.buffer);
-    this.#bindGroup = this.#createBindGroup();
+    this.#allocate(INITIAL_CAPACITY);
   }
 
-  #createBuffer(size: number): GPUBuffer {
-    return this.device.createBuffer({
+  /** Makes a ring GPUBuffer of `capacity` bytes, its host mirror and its bind group (the current ones). */
+  #allocate(capacity: number): void {
+    const device = this.#device;
+    const buffer = device.createBuffer({
       label: 'keel uniform ring',
-      size,
-      usage: GpuBufferUsage.UNIFORM | GpuBufferUsage.COPY_DST | GpuBufferUsage.COPY_SRC,
+      size: capacity,
+      usage: USAGE_UNIFORM | USAGE_COPY_DST | USAGE_COPY_SRC,
     });
-  }
-
-  #createBindGroup(): GPUBindGroup {
-    return this.device.createBindGroup({
-      layout: this.layout,
-      entries: [{ binding: 0, resource: { buffer: this.#buffer, offset: 0, size: CONSTANTS_WINDOW_BYTES } }],
+    this.#capacity = capacity;
+    this.#buffer = buffer;
+    this.#mirror = new Uint32Array(capacity / 4);
+    this.#bytes = new Uint8Array(this.#mirror.buffer);
+    this.#bindGroup = device.createBindGroup({
+      layout: this.#layout,
+      entries: [{ binding: 0, resource: { buffer, offset: 0, size: CONSTANTS_WINDOW_BYTES } }],
     });
   }
 
@@ -87,11 +87,6 @@ export class UniformRing {
 
   get capacity(): number {
     return this.#capacity;
-  }
-
-  /** Times the ring grew. */
-  get grows(): number {
-    return this.#grows;
   }
 
   /**
@@ -129,23 +124,18 @@ export class UniformRing {
     this.#retired.push(this.#buffer);
     let capacity = this.#capacity * 2;
     while (capacity < atLeast * 2) capacity *= 2;
-    this.#capacity = capacity;
-    this.#buffer = this.#createBuffer(capacity);
-    this.#mirror = new Uint32Array(capacity / 4);
-    this.#bytes = new Uint8Array(this.#mirror.buffer);
-    this.#bindGroup = this.#createBindGroup();
+    this.#allocate(capacity);
     this.#cursor = 0;
     this.#pendingStart = 0;
     this.#submissionStart = 0;
     this.#wrapped = false;
-    this.#grows++;
   }
 
   #upload(from: number, to: number): void {
     if (to <= from) return;
     const start = from & ~3;
     const end = alignUp(to, 4);
-    this.device.queue.writeBuffer(this.#buffer, start, this.#mirror.buffer, start, end - start);
+    this.#device.queue.writeBuffer(this.#buffer, start, this.#mirror.buffer, start, end - start);
   }
 
   /** Uploads what was reserved since the last flush; call right before the submit that reads it. */

@@ -16,9 +16,9 @@
  * each re-mapping buffer when its map settles; `settled()` resolves once none is left. Each buffer's
  * map callbacks are bound once, when it is created, so a write allocates no closure.
  */
-import { GpuBufferUsage, GpuMapMode } from './gpu-flags';
+import { MAP_WRITE, USAGE_COPY_SRC, USAGE_MAP_WRITE } from './gpu-flags';
+import { stagingSize } from './gpu-memory';
 
-const MIN_SIZE = 256;
 /** Largest staging buffer (and size class): writes are split into chunks of at most this many bytes. */
 export const UPLOAD_CHUNK = 4 * 1024 * 1024;
 /** Bytes worth of buffers kept per size class, and the bounds on their number. */
@@ -33,10 +33,8 @@ export function keepFor(size: number): number {
   return Math.min(MAX_KEEP_PER_CLASS, Math.max(MIN_KEEP_PER_CLASS, Math.floor(KEEP_BYTES_PER_CLASS / size)));
 }
 
-/** A staging buffer with its map callbacks (bound once). */
+/** A staging buffer's map callbacks (bound once). */
 interface Staging {
-  readonly buffer: GPUBuffer;
-  readonly sizeClass: SizeClass;
   readonly onMapped: () => void;
   readonly onMapFailed: () => void;
 }
@@ -67,6 +65,8 @@ export interface UploadPoolStats {
 }
 
 export class UploadPool {
+  readonly #device: GPUDevice;
+
   readonly #classes = new Map<number, SizeClass>();
   /** Every buffer the pool made and has not destroyed. */
   readonly #staging = new Map<GPUBuffer, Staging>();
@@ -79,13 +79,8 @@ export class UploadPool {
   #destroyedCount = 0;
   #destroyed = false;
 
-  constructor(private readonly device: GPUDevice) {}
-
-  /** The size class (staging buffer size) for `bytes` (at most UPLOAD_CHUNK). */
-  static sizeFor(bytes: number): number {
-    let size = MIN_SIZE;
-    while (size < bytes) size *= 2;
-    return size;
+  constructor(device: GPUDevice) {
+    this.#device = device;
   }
 
   #class(size: number): SizeClass {
@@ -99,7 +94,7 @@ export class UploadPool {
 
   /** A mapped staging buffer of at least `bytes` bytes (its size is a size class). */
   acquire(bytes: number): GPUBuffer {
-    const size = UploadPool.sizeFor(bytes);
+    const size = stagingSize(bytes);
     const reused = this.#classes.get(size)?.free.pop();
     if (reused !== undefined) {
       this.#keptBytes -= size;
@@ -107,16 +102,14 @@ export class UploadPool {
       return reused;
     }
     this.#created++;
-    const buffer = this.device.createBuffer({
+    const buffer = this.#device.createBuffer({
       label: 'keel upload',
       size,
-      usage: GpuBufferUsage.MAP_WRITE | GpuBufferUsage.COPY_SRC,
+      usage: USAGE_MAP_WRITE | USAGE_COPY_SRC,
       mappedAtCreation: true,
     });
     const c = this.#class(size);
     this.#staging.set(buffer, {
-      buffer,
-      sizeClass: c,
       onMapped: () => this.#remapped(buffer, c, true),
       onMapFailed: () => this.#remapped(buffer, c, false),
     });
@@ -148,7 +141,7 @@ export class UploadPool {
     const staging = this.#staging.get(buffer) as Staging;
     c.remapping++;
     this.#remapping.add(buffer);
-    buffer.mapAsync(GpuMapMode.WRITE, 0, size).then(staging.onMapped, staging.onMapFailed);
+    buffer.mapAsync(MAP_WRITE, 0, size).then(staging.onMapped, staging.onMapFailed);
   }
 
   #remapped(buffer: GPUBuffer, c: SizeClass, ok: boolean): void {

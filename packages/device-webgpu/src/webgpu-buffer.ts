@@ -6,7 +6,7 @@
  */
 import type { Allocation } from '@keel/allocator';
 import { ErrorCode, KeelError } from '@keel/fence';
-import type { Buffer, BufferPlacement, BufferState, Device } from '@keel/hal';
+import { type Buffer, type BufferPlacement, type BufferState, type Device, MemoryType } from '@keel/hal';
 import type { GpuMemory } from './gpu-memory';
 
 /** What a buffer needs from its device. */
@@ -18,6 +18,16 @@ export interface BufferOwner {
 let nextBufferId = 1;
 
 export class WebGpuBuffer implements Buffer {
+  declare readonly device: Device;
+  /** Always DEVICE_LOCAL (WebGPU has no host-visible storage memory). */
+  readonly memoryType: number = MemoryType.DEVICE_LOCAL;
+  declare readonly byteLength: number;
+  declare readonly usage: number;
+  declare readonly placement: BufferPlacement;
+  declare readonly label: string | undefined;
+  declare readonly allocation: Allocation<GpuMemory> | undefined;
+  readonly #owner: BufferOwner;
+
   /** @internal Unique per buffer object (never reused). */
   readonly id = nextBufferId++;
   #state: BufferState = 'live';
@@ -27,17 +37,23 @@ export class WebGpuBuffer implements Buffer {
   #base = 0;
 
   constructor(
-    readonly device: Device,
-    private readonly owner: BufferOwner,
-    readonly byteLength: number,
-    readonly usage: number,
-    readonly memoryType: number,
-    readonly placement: BufferPlacement,
-    readonly label: string | undefined,
+    /** Its device, which also owns it (gets `releaseBuffer`). */
+    device: Device & BufferOwner,
+    byteLength: number,
+    usage: number,
+    placement: BufferPlacement,
+    label: string | undefined,
     memory: GpuMemory | undefined,
     /** The allocation of a queue-allocated buffer. */
-    readonly allocation: Allocation<GpuMemory> | undefined,
+    allocation: Allocation<GpuMemory> | undefined,
   ) {
+    this.device = device;
+    this.byteLength = byteLength;
+    this.usage = usage;
+    this.placement = placement;
+    this.label = label;
+    this.allocation = allocation;
+    this.#owner = device;
     this.#memory = memory;
   }
 
@@ -82,7 +98,7 @@ export class WebGpuBuffer implements Buffer {
     }
     if (this.#state !== 'live') return;
     this.#state = 'destroyed';
-    this.owner.releaseBuffer(this);
+    this.#owner.releaseBuffer(this);
   }
 
   /** @internal Marks a queue-allocated buffer as released by queueDealloca. */

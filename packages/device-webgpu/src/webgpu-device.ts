@@ -16,7 +16,7 @@
  */
 import { type AllocatorStats, PoolRegistry } from '@keel/allocator';
 import { createCommandBuffer } from '@keel/command-buffer';
-import { ErrorCode, type Fence, KeelError, type Semaphore, TimelineSemaphore } from '@keel/fence';
+import { type Fence, type KeelError, type Semaphore, TimelineSemaphore } from '@keel/fence';
 import {
   type Buffer,
   type BufferParams,
@@ -26,17 +26,17 @@ import {
   type DeviceInfo,
   type Executable,
   type ExecutableSource,
-  MemoryType,
   QueueAffinity,
   type TraceOptions,
   type UnhandledFailureHook,
 } from '@keel/hal';
 import * as driver from '@keel/hal/driver';
+import { unavailable } from './acquire-gpu-device';
 import type { BindingLayouts } from './binding-layouts';
 import type { BuiltinKernels } from './builtin-kernels';
 import { GpuEncoding } from './gpu-encoding';
 import { fromGpuError, popErrorScopes, pushErrorScopes } from './gpu-errors';
-import { alignUp, createGpuMemory, type GpuMemory } from './gpu-memory';
+import { alignUp, createGpuMemory, type GpuMemory, gpuBufferSize } from './gpu-memory';
 import { GpuProfiler } from './gpu-profiler';
 import { GpuScratch } from './gpu-scratch';
 import { GpuSlabProvider } from './gpu-slab-provider';
@@ -114,11 +114,11 @@ export class WebGpuDevice
   extends driver.QueueFront<WebGpuBuffer, driver.QueueRecord<WebGpuBuffer>>
   implements Device
 {
-  readonly info: DeviceInfo;
-  readonly lost: Promise<KeelError>;
+  declare readonly info: DeviceInfo;
+  declare readonly lost: Promise<KeelError>;
   /** The GPUDevice Keel runs on (shared with the caller when one was given). */
-  readonly gpuDevice: GPUDevice;
-  readonly name: string;
+  declare readonly gpuDevice: GPUDevice;
+  declare readonly name: string;
 
   readonly #owned: boolean;
   /** The GPU instance the device came from (Dawn's, in Node): held so it outlives the device. */
@@ -169,20 +169,11 @@ export class WebGpuDevice
     const encoding = new GpuEncoding(gpu);
     this.#ring = new UniformRing(gpu, parts.layouts.constants, this.#uniformAlignment);
     this.#scratch = new GpuScratch(gpu);
-    const transfer = new TransferEncoder(gpu, encoding, this.#ring, parts.kernels, this.#scratch, {
-      maxBindingSize: gpu.limits.maxStorageBufferBindingSize,
-      maxWorkgroups: gpu.limits.maxComputeWorkgroupsPerDimension,
-    });
+    const transfer = new TransferEncoder(gpu, encoding, this.#ring, parts.kernels, this.#scratch);
     this.#readback = new ReadbackPool(gpu);
     this.#uploads = new UploadPool(gpu);
     this.#resident = new ResidentConstants(gpu, parts.layouts.constants, this.#uniformAlignment);
-    this.#indirect = new IndirectValidator(
-      gpu,
-      parts.kernels,
-      this.#ring,
-      Math.max(4, gpu.limits.minStorageBufferOffsetAlignment),
-      gpu.limits.maxComputeWorkgroupsPerDimension,
-    );
+    this.#indirect = new IndirectValidator(gpu, parts.kernels, this.#ring);
     const context: PlanContext = {
       gpu,
       encoding,
@@ -196,7 +187,7 @@ export class WebGpuDevice
     this.#profiler = new GpuProfiler(gpu, this.#readback);
     // A GPUBuffer destroyed before the submit of work that uses it fails that submit: the open batch
     // (operations of this turn, not submitted yet) goes first.
-    this.#slabs = new GpuSlabProvider(gpu, 'keel transient slab', () => this.#scheduler.flush());
+    this.#slabs = new GpuSlabProvider(gpu, 'keel transient slab', undefined, () => this.#scheduler.flush());
     this.#pools = new PoolRegistry(this.#slabs, {
       poolLabel: 'webgpu alloca',
       deviceLabel: parts.info.name,
@@ -245,8 +236,7 @@ export class WebGpuDevice
 
   #onLost(info: GPUDeviceLostInfo | undefined): void {
     if (this.destroyed || this.lostReason !== undefined) return;
-    const reason = new KeelError(
-      ErrorCode.UNAVAILABLE,
+    const reason = unavailable(
       `${this.name}: the GPU device was lost (${info?.reason ?? 'unknown'}: ${info?.message ?? 'no message'})`,
     );
     this.lostReason = reason;
@@ -280,10 +270,8 @@ export class WebGpuDevice
     const scopes = popErrorScopes(gpu);
     const buffer = new WebGpuBuffer(
       this,
-      this,
       byteLength,
       usage,
-      MemoryType.DEVICE_LOCAL,
       { affinity: (params.affinity ?? QueueAffinity.ANY) >>> 0, pool: undefined, queueAllocated: false },
       params.label,
       memory,
@@ -303,13 +291,7 @@ export class WebGpuDevice
    * would exceed the device's maxBufferSize (WebGPU's validation rule for createBuffer).
    */
   protected override checkSize(byteLength: number, what: string, name: string): void {
-    const size = alignUp(Math.max(4, byteLength), 4);
-    const max = this.info.limits.maxBufferSize;
-    if (size > max) {
-      throw driver.invalid(
-        `${what}: ${name} ${byteLength} rounds up to a GPUBuffer of ${size} bytes (a multiple of 4), above the device's maxBufferSize of ${max}`,
-      );
-    }
+    gpuBufferSize(byteLength, this.info.limits.maxBufferSize, `${what}: ${name}`);
   }
 
   /** @internal BufferOwner: a dedicated buffer was destroyed by its owner. */
@@ -362,10 +344,9 @@ export class WebGpuDevice
   #unavailable(what: driver.FrontMethod): KeelError | undefined {
     const reason = this.lostReason;
     if (reason === undefined && !this.destroyed) return undefined;
-    return new KeelError(
-      ErrorCode.UNAVAILABLE,
+    return unavailable(
       `${this.name} ${what}: the device was ${reason === undefined ? 'destroyed' : 'lost'}`,
-      reason === undefined ? undefined : { cause: reason },
+      reason,
     );
   }
 
@@ -413,10 +394,8 @@ export class WebGpuDevice
     });
     const buffer = new WebGpuBuffer(
       this,
-      this,
       size,
       request.usage,
-      MemoryType.DEVICE_LOCAL,
       { affinity: (params.affinity ?? QueueAffinity.of(queue)) >>> 0, pool, queueAllocated: true },
       params.label,
       undefined,
@@ -555,7 +534,7 @@ export class WebGpuDevice
   async #destroy(): Promise<void> {
     this.destroyed = true;
     this.#runner.gone = true;
-    const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.name}: the device was destroyed`);
+    const reason = unavailable(`${this.name}: the device was destroyed`);
     this.#scheduler.failAll(reason);
     this.#pools.destroy();
     this.#uploads.destroy();

@@ -13,6 +13,7 @@ import {
   lookupExport,
 } from '@keel/hal';
 import { invalid } from '@keel/hal/driver';
+import { unavailable } from './acquire-gpu-device';
 import type { BindingLayout, BindingLayouts } from './binding-layouts';
 import { MAX_CONSTANTS } from './device-info';
 import { describeError, fromGpuError, popErrorScopes, pushErrorScopes } from './gpu-errors';
@@ -22,8 +23,6 @@ import { prepareWgsl } from './wgsl-source';
 export interface CompiledExport {
   readonly pipeline: GPUComputePipeline;
   readonly bindings: BindingLayout;
-  /** 's'/'u' per binding. */
-  readonly kinds: string;
   readonly constantCount: number;
   /** The export's name and its executable's label (trace events name dispatches by them). */
   readonly name: string;
@@ -31,13 +30,22 @@ export interface CompiledExport {
 }
 
 export class WebGpuExecutable implements Executable {
+  declare readonly device: Device;
+  declare readonly label: string | undefined;
+  declare readonly exports: readonly ExecutableExport[];
+  declare readonly compiled: readonly CompiledExport[];
   constructor(
-    readonly device: Device,
-    readonly label: string | undefined,
-    readonly exports: readonly ExecutableExport[],
+    device: Device,
+    label: string | undefined,
+    exports: readonly ExecutableExport[],
     /** Indexed like `exports`. */
-    readonly compiled: readonly CompiledExport[],
-  ) {}
+    compiled: readonly CompiledExport[],
+  ) {
+    this.device = device;
+    this.label = label;
+    this.exports = exports;
+    this.compiled = compiled;
+  }
 
   lookupExport(entry: string | number): ExecutableExport {
     return lookupExport(this.exports, entry, this.label === undefined ? '(unnamed)' : `'${this.label}'`);
@@ -76,10 +84,12 @@ export async function compileExecutable(
   }
   const label = source.label;
   const name = label === undefined ? '(unnamed)' : `'${label}'`;
-  if (typeof source.code !== 'string') throw invalid(`executable ${name}: code must be a WGSL string`);
+  // How messages name the executable.
+  const exe = `executable ${name}`;
+  if (typeof source.code !== 'string') throw invalid(`${exe}: code must be a WGSL string`);
   const exports = createExecutableExports(source.exports, name);
   for (const e of exports) {
-    const what = `executable ${name} export '${e.name}'`;
+    const what = `${exe} export '${e.name}'`;
     if (e.bindingCount > limits.maxBindings) {
       throw invalid(
         `${what}: ${e.bindingCount} bindings exceed the device's maxBindings of ${limits.maxBindings}`,
@@ -102,13 +112,12 @@ export async function compileExecutable(
   // A lost device (or a reclaimed instance) is UNAVAILABLE, whatever WebGPU says about it.
   const lostOr = async (error: KeelError): Promise<KeelError> => {
     const lost = unavailable() ?? (await lostSoon(gpu));
-    return lost ? (unavailable() ?? unavailableError(name, error)) : error;
+    return lost ? (unavailable() ?? unavailableError(exe, error)) : error;
   };
   // The scopes keep compilation and layout errors from reaching the device's uncaptured-error handler.
   pushErrorScopes(gpu);
   let module: GPUShaderModule;
   let scope: Promise<GPUError | undefined>;
-  const kindsOf: string[] = [];
   const layoutsOf: GPUPipelineLayout[] = [];
   const bindingsOf: BindingLayout[] = [];
   try {
@@ -117,7 +126,6 @@ export async function compileExecutable(
       let kinds = '';
       for (let i = 0; i < e.bindingCount; i++) kinds += prepared.group0.get(i) ?? 's';
       const bindings = layouts.bindings(kinds);
-      kindsOf.push(kinds);
       bindingsOf.push(bindings);
       layoutsOf.push(layouts.pipelineLayout(bindings, e.constantCount > 0));
     }
@@ -130,17 +138,15 @@ export async function compileExecutable(
     info = await module.getCompilationInfo();
   } catch (cause) {
     await scope;
-    throw await lostOr(
-      invalid(`executable ${name}: WebGPU could not compile it (${describeError(cause)})`, cause),
-    );
+    throw await lostOr(invalid(`${exe}: WebGPU could not compile it (${describeError(cause)})`, cause));
   }
   const scopeError = await scope;
   const errors = info.messages.filter((m) => m.type === 'error');
   if (errors.length > 0) {
     const text = errors.map((m) => `${m.lineNum}:${m.linePos}: ${m.message}`).join('; ');
-    throw await lostOr(invalid(`executable ${name}: WGSL does not compile: ${text}`));
+    throw await lostOr(invalid(`${exe}: WGSL does not compile: ${text}`));
   }
-  if (scopeError !== undefined) throw await lostOr(fromGpuError(scopeError, `executable ${name}`));
+  if (scopeError !== undefined) throw await lostOr(fromGpuError(scopeError, exe));
   const compiled: CompiledExport[] = [];
   for (let k = 0; k < exports.length; k++) {
     const e = exports[k] as ExecutableExport;
@@ -154,7 +160,7 @@ export async function compileExecutable(
     } catch (cause) {
       throw await lostOr(
         invalid(
-          `executable ${name} export '${e.name}': WebGPU could not create its pipeline (${describeError(cause)})`,
+          `${exe} export '${e.name}': WebGPU could not create its pipeline (${describeError(cause)})`,
           cause,
         ),
       );
@@ -162,7 +168,6 @@ export async function compileExecutable(
     compiled.push({
       pipeline,
       bindings: bindingsOf[k] as BindingLayout,
-      kinds: kindsOf[k] as string,
       constantCount: e.constantCount,
       name: e.name,
       executable: label ?? 'wgsl',
@@ -178,23 +183,14 @@ export async function compileExecutable(
 function lostSoon(gpu: GPUDevice): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
     const timer = setTimeout(() => resolve(false), 0);
-    gpu.lost.then(
-      () => {
-        clearTimeout(timer);
-        resolve(true);
-      },
-      () => {
-        clearTimeout(timer);
-        resolve(true);
-      },
-    );
+    const lost = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    gpu.lost.then(lost, lost);
   });
 }
 
-function unavailableError(name: string, error: KeelError): KeelError {
-  return new KeelError(
-    ErrorCode.UNAVAILABLE,
-    `executable ${name}: the GPU device was lost (${error.message})`,
-    { cause: error },
-  );
+function unavailableError(exe: string, error: KeelError): KeelError {
+  return unavailable(`${exe}: the GPU device was lost (${error.message})`, error);
 }
