@@ -116,6 +116,28 @@ export class CommandRecorder {
     }
   }
 
+  /**
+   * With validation off, what recording itself needs of a ref (so that bad input is an INVALID_ARGUMENT,
+   * never a TypeError or a slot number read as a direct buffer): an object with a `slot` that is a
+   * non-negative integer, or with a `buffer` object. O(1); everything else is replayed as given.
+   */
+  #shape(ref: BufferRef, what: string): void {
+    if (ref !== null && typeof ref === 'object') {
+      const slot = (ref as { slot?: unknown }).slot;
+      const buffer = (ref as { buffer?: unknown }).buffer;
+      if (
+        typeof slot === 'number'
+          ? Number.isInteger(slot) && slot >= 0
+          : buffer !== null && typeof buffer === 'object'
+      )
+        return;
+    }
+    fail(
+      this,
+      `${what}: expected a buffer ref ({ buffer } or { slot: a non-negative integer }), got ${describeValue(ref)}`,
+    );
+  }
+
   // ---------------------------------------------------------------------------------------------------
   // Recording
 
@@ -169,7 +191,7 @@ export class CommandRecorder {
         );
       }
       checkRef(this, target, Role.FILL_TARGET, patternLength, -1);
-    }
+    } else this.#shape(target, 'fill target');
     const at = rec.start(Op.FILL, 6);
     this.#encodeRef(target, at + 1, -1, Role.FILL_TARGET, patternLength);
     rec.words[at + 4] = pattern;
@@ -203,7 +225,7 @@ export class CommandRecorder {
         fail(this, `update target: length ${describeValue(given)} differs from the source's ${length} bytes`);
       }
       checkRef(this, target, Role.UPDATE_TARGET, 4, length);
-    }
+    } else this.#shape(target, 'update target');
     const arenaOffset = rec.bytes.put(
       source instanceof Uint8Array ? source : new Uint8Array(source.buffer, source.byteOffset, length),
       length,
@@ -247,6 +269,9 @@ export class CommandRecorder {
       checkRef(this, source, Role.COPY_SOURCE, 4, length);
       checkRef(this, target, Role.COPY_TARGET, 4, length);
       this.#checkOverlap(source, target, length);
+    } else {
+      this.#shape(source, 'copy source');
+      this.#shape(target, 'copy target');
     }
     const at = rec.start(Op.COPY, 7);
     this.#encodeRef(source, at + 1, length, Role.COPY_SOURCE, 4);
@@ -328,6 +353,10 @@ export class CommandRecorder {
     const constants = config.constants;
     const constantCount = constants === undefined ? 0 : constants.length;
     if (this.validation) checkDispatch(this, exp, count, workload, params, bindings, constants);
+    else {
+      if (params !== undefined) this.#shape(params, 'dispatch indirect parameters');
+      for (let i = 0; i < bindings.length; i++) this.#shape(bindings[i]!, `dispatch binding ${i}`);
+    }
     const bindingCount = bindings.length;
 
     let at = rec.start(params === undefined ? Op.DISPATCH : Op.DISPATCH_INDIRECT, 10 + 3 * bindingCount);

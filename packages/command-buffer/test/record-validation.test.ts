@@ -659,4 +659,45 @@ describe('validation: false', () => {
     );
     trusted.validateSubmission([undefined, undefined, undefined, { buffer: noUsage }]);
   });
+
+  it('still refuses refs recording cannot encode (INVALID_ARGUMENT, never a TypeError) and records nothing for them', () => {
+    const trusted = createCommandBuffer(device, { validation: false, bindingCapacity: 1, mode: 'reusable' });
+    const b = device.buffer(64);
+    trusted.begin();
+    const bad = [null, 7, {}, { slot: [] }, { slot: -1 }, { slot: 1.5 }, { buffer: null }, { buffer: 3 }];
+    for (const ref of bad) {
+      expectKeelError(
+        () => trusted.fill(ref as never, 0, 4),
+        'INVALID_ARGUMENT',
+        /fill target: expected a buffer ref/,
+      );
+      expectKeelError(
+        () => trusted.copy({ buffer: b, length: 4 }, ref as never),
+        'INVALID_ARGUMENT',
+        /copy target/,
+      );
+      expectKeelError(
+        () => trusted.update(new Uint8Array(4), ref as never),
+        'INVALID_ARGUMENT',
+        /update target/,
+      );
+      expectKeelError(
+        () =>
+          trusted.dispatch(kernel, 'k', {
+            workgroupCount: [1, 1, 1],
+            bindings: [{ buffer: b }, ref as never],
+          }),
+        'INVALID_ARGUMENT',
+        /dispatch binding 1: expected a buffer ref/,
+      );
+      expectKeelError(
+        () => trusted.dispatch(kernel, 'k', { indirect: ref as never }),
+        'INVALID_ARGUMENT',
+        /dispatch indirect parameters/,
+      );
+    }
+    trusted.fill({ slot: 0 }, 0, 4);
+    trusted.end();
+    expect(trusted.commandCount).toBe(1);
+  });
 });
