@@ -34,32 +34,37 @@ export class CpuBuffer implements Buffer {
   readonly placement: BufferPlacement;
   /** @internal Operations in flight that use this buffer (destroy waits for them). */
   uses = 0;
-  private st: BufferState = 'live';
-  private released = false;
+  #st: BufferState = 'live';
+  #released = false;
+
+  readonly #owner: BufferOwner;
+  readonly #ownBlock: Block<ArrayBufferLike> | undefined;
 
   constructor(
     readonly device: Device,
-    private readonly owner: BufferOwner,
+    owner: BufferOwner,
     readonly byteLength: number,
     readonly usage: BufferUsage,
     readonly memoryType: MemoryType,
     placement: BufferPlacement,
     readonly label: string | undefined,
     /** The block of a device buffer. */
-    private readonly ownBlock: Block<ArrayBufferLike> | undefined,
+    ownBlock: Block<ArrayBufferLike> | undefined,
     /** The allocation of a queue-allocated buffer. */
     readonly allocation: Allocation<ArrayBufferLike> | undefined,
   ) {
+    this.#owner = owner;
+    this.#ownBlock = ownBlock;
     this.placement = placement;
   }
 
   get state(): BufferState {
-    return this.st;
+    return this.#st;
   }
 
   /** @internal The block holding the bytes, or undefined (a queue allocation without memory yet, or failed). */
   get block(): Block<ArrayBufferLike> | undefined {
-    return this.ownBlock ?? this.allocation?.block;
+    return this.#ownBlock ?? this.allocation?.block;
   }
 
   /**
@@ -73,21 +78,21 @@ export class CpuBuffer implements Buffer {
         `${describeBuffer(this)}: a queue-allocated buffer is released with queueDealloca, not destroy()`,
       );
     }
-    if (this.st === 'destroyed') return;
-    this.st = 'destroyed';
-    this.owner.forget(this);
-    if (this.uses === 0) this.release();
+    if (this.#st === 'destroyed') return;
+    this.#st = 'destroyed';
+    this.#owner.forget(this);
+    if (this.uses === 0) this.#release();
   }
 
   /** @internal Marks a queue-allocated buffer deallocated (queueDealloca). */
   markDeallocated(): void {
-    this.st = 'deallocated';
+    this.#st = 'deallocated';
   }
 
   /** @internal Marks the buffer destroyed because its device was destroyed (memory goes with the device). */
   markDeviceDestroyed(): void {
-    this.st = 'destroyed';
-    this.released = true;
+    this.#st = 'destroyed';
+    this.#released = true;
   }
 
   /** @internal One more operation in flight uses the buffer. */
@@ -97,19 +102,19 @@ export class CpuBuffer implements Buffer {
 
   /** @internal One operation fewer; releases the memory of a destroyed device buffer with the last one. */
   unretain(): void {
-    if (--this.uses === 0 && this.st === 'destroyed') this.release();
+    if (--this.uses === 0 && this.#st === 'destroyed') this.#release();
   }
 
-  private release(): void {
-    if (this.released || this.ownBlock === undefined) return;
-    this.released = true;
-    this.owner.releaseBlock(this.ownBlock);
+  #release(): void {
+    if (this.#released || this.#ownBlock === undefined) return;
+    this.#released = true;
+    this.#owner.releaseBlock(this.#ownBlock);
   }
 
   /** @internal The bytes, for an operation about to run; FAILED_PRECONDITION when there is no memory. */
   resolve(what: string): ResolvedMemory {
     const block = this.block;
-    if (block === undefined || (this.st === 'destroyed' && this.released)) {
+    if (block === undefined || (this.#st === 'destroyed' && this.#released)) {
       const why =
         this.allocation?.state === 'failed'
           ? `its queueAlloca failed (${this.allocation.failure?.message ?? 'unknown'})`

@@ -116,30 +116,31 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   readonly lost: Promise<KeelError>;
   readonly mode: CpuDeviceMode;
   readonly workersPerQueue: number;
-  private resolveLost!: (reason: KeelError) => void;
-  private destroyPromise: Promise<void> | undefined;
+  #resolveLost!: (reason: KeelError) => void;
+  #destroyPromise: Promise<void> | undefined;
 
-  private readonly slabs: SlabTable;
-  private readonly bufferPool: TlsfPool<ArrayBufferLike>;
-  private readonly pools: PoolRegistry<ArrayBufferLike>;
-  private readonly liveBuffers = new Set<CpuBuffer>();
-  private readonly executables: CpuExecutable[] = [];
+  readonly #slabs: SlabTable;
+  readonly #bufferPool: TlsfPool<ArrayBufferLike>;
+  readonly #pools: PoolRegistry<ArrayBufferLike>;
+  readonly #liveBuffers = new Set<CpuBuffer>();
+  readonly #executables: CpuExecutable[] = [];
   /** Builds and frees the device's plans (cpu-planner.ts). */
-  private readonly planner: CpuPlanner;
+  readonly #planner: CpuPlanner;
 
   /** Runs operations once their waits are reached, and completes them (cpu-run-loop.ts). */
-  private readonly loop: CpuRunLoop;
-  private readonly taskQueues: TaskQueue[];
-  private readonly bufferOwner: BufferOwner = {
+  readonly #loop: CpuRunLoop;
+  /** @internal The loop's task queues (test/release.test.ts reads them). */
+  readonly taskQueues: TaskQueue[];
+  readonly #bufferOwner: BufferOwner = {
     releaseBlock: (block: Block<ArrayBufferLike>) => {
-      if (!this.destroyed) this.bufferPool.release(block);
+      if (!this.destroyed) this.#bufferPool.release(block);
     },
     forget: (buffer: CpuBuffer) => {
-      this.liveBuffers.delete(buffer);
+      this.#liveBuffers.delete(buffer);
     },
   };
-  private readonly syncKernel = (executable: number, entry: number): LoadedKernel | undefined =>
-    this.executables[executable]?.kernels?.[entry];
+  readonly #syncKernel = (executable: number, entry: number): LoadedKernel | undefined =>
+    this.#executables[executable]?.kernels?.[entry];
 
   constructor(rawOptions?: CpuDeviceOptions) {
     const options = checkOptions<CpuDeviceOptions>('createCpuDevice', rawOptions, OPTION_RULES);
@@ -168,30 +169,30 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       ),
     });
     this.lost = new Promise<KeelError>((resolve) => {
-      this.resolveLost = resolve;
+      this.#resolveLost = resolve;
     });
-    this.slabs = new SlabTable(mode === 'task');
-    this.loop = new CpuRunLoop({
+    this.#slabs = new SlabTable(mode === 'task');
+    this.#loop = new CpuRunLoop({
       name: this.info.name,
       device: this,
-      slabs: this.slabs,
+      slabs: this.#slabs,
       report: driver.unhandledFailureReporter(options.onUnhandledFailure, this.deviceName),
-      lose: (reason) => this.lose(reason),
+      lose: (reason) => this.#lose(reason),
     });
-    this.taskQueues = this.loop.taskQueues;
-    this.planner = new CpuPlanner(
+    this.taskQueues = this.#loop.taskQueues;
+    this.#planner = new CpuPlanner(
       this,
       this.names.queueExecute,
-      this.loop,
+      this.#loop,
       mode === 'task',
       MAX_WORKGROUP_COUNT,
     );
-    this.bufferPool = new TlsfPool(this.slabs, {
+    this.#bufferPool = new TlsfPool(this.#slabs, {
       label: `${label} buffers`,
       slabSize,
       alignment: BLOCK_ALIGNMENT,
     });
-    this.pools = new PoolRegistry(this.slabs, {
+    this.#pools = new PoolRegistry(this.#slabs, {
       poolLabel: 'alloca',
       deviceLabel: this.info.name,
       backend: 'cpu',
@@ -201,9 +202,9 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     });
     if (mode === 'task') {
       for (let q = 0; q < queueCount; q++) {
-        this.taskQueues.push(new TaskQueue(q, this.workersPerQueue, this.loop, MAX_WORKGROUP_COUNT, []));
+        this.taskQueues.push(new TaskQueue(q, this.workersPerQueue, this.#loop, MAX_WORKGROUP_COUNT, []));
       }
-      this.slabs.setListener({
+      this.#slabs.setListener({
         slabCreated: (index, memory) => {
           for (const queue of this.taskQueues) {
             queue.broadcast({ t: 'slab', index, memory: memory as SharedArrayBuffer });
@@ -215,8 +216,8 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       });
     } else {
       for (let q = 0; q < queueCount; q++) {
-        this.loop.syncQueues.push(
-          new SyncQueue(this.slabs.memories, this.syncKernel, MAX_WORKGROUP_COUNT, this.loop.syncDone),
+        this.#loop.syncQueues.push(
+          new SyncQueue(this.#slabs.memories, this.#syncKernel, MAX_WORKGROUP_COUNT, this.#loop.syncDone),
         );
       }
     }
@@ -229,14 +230,14 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     const what = this.names.createBuffer;
     const usage = this.checkCreateBuffer(params);
     const byteLength = params.byteLength;
-    const block = this.bufferPool.reserve(byteLength, BLOCK_ALIGNMENT);
+    const block = this.#bufferPool.reserve(byteLength, BLOCK_ALIGNMENT);
     if (block === undefined) {
       throw new KeelError(ErrorCode.RESOURCE_EXHAUSTED, `${what}: no memory for ${byteLength} bytes`);
     }
     fillBytes(block.slab.memory, block.offset, byteLength, 0, 1);
     const buffer = new CpuBuffer(
       this,
-      this.bufferOwner,
+      this.#bufferOwner,
       byteLength,
       usage,
       params.memoryType ?? MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE | MemoryType.HOST_COHERENT,
@@ -245,7 +246,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       block,
       undefined,
     );
-    this.liveBuffers.add(buffer);
+    this.#liveBuffers.add(buffer);
     return buffer;
   }
 
@@ -289,9 +290,9 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     const label = source.label ?? url.slice(url.lastIndexOf('/') + 1);
     const exports = createExecutableExports(source.exports, `'${label}'`);
     // The id is taken now: concurrent createExecutable calls must not share one.
-    const id = this.executables.length;
+    const id = this.#executables.length;
     const executable = new CpuExecutable(this, id, url, exports, label);
-    this.executables[id] = executable;
+    this.#executables[id] = executable;
     if (this.mode === 'sync') {
       let namespace: Record<string, unknown>;
       try {
@@ -337,14 +338,14 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
 
   protected allocate(queue: number, wait: Fence, signal: Fence, request: driver.AllocaRequest): Buffer {
     const { params, size, pool } = request;
-    const allocator = this.pools.allocator(pool, this.names.queueAlloca);
+    const allocator = this.#pools.allocator(pool, this.names.queueAlloca);
     const allocation = allocator.alloca(QueueAffinity.of(queue), wait, signal, size, {
       alignment: BLOCK_ALIGNMENT,
       label: params.label,
     });
     const buffer = new CpuBuffer(
       this,
-      this.bufferOwner,
+      this.#bufferOwner,
       size,
       request.usage,
       params.memoryType ?? MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE | MemoryType.HOST_COHERENT,
@@ -353,14 +354,14 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       undefined,
       allocation,
     );
-    this.liveBuffers.add(buffer);
+    this.#liveBuffers.add(buffer);
     return buffer;
   }
 
   protected deallocate(queue: number, wait: Fence, signal: Fence, buffer: CpuBuffer): void {
-    this.pools.dealloca(queue, wait, signal, buffer, buffer.allocation, this.names.queueDealloca);
+    this.#pools.dealloca(queue, wait, signal, buffer, buffer.allocation, this.names.queueDealloca);
     buffer.markDeallocated();
-    this.liveBuffers.delete(buffer);
+    this.#liveBuffers.delete(buffer);
   }
 
   /** Worker threads of this device still running (0 in sync mode, and after `destroy()` resolved). */
@@ -375,12 +376,12 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
    * blocks whose death frontier is pending, and blocks kept back after a failed dealloca.
    */
   heldQueueBytes(): number {
-    return this.pools.heldBytes();
+    return this.#pools.heldBytes();
   }
 
   /** Snapshots of the queue allocators' statistics, by pool name. */
   allocatorStats(): Map<string, AllocatorStats> {
-    return this.pools.stats();
+    return this.#pools.stats();
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -392,7 +393,12 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     wait: Fence,
     signal: Fence,
   ): driver.QueueRecord<CpuBuffer> {
-    const op = new Operation(kind, this.names[driver.OP_NAMES[kind] as driver.FrontMethod], queue, this.loop);
+    const op = new Operation(
+      kind,
+      this.names[driver.OP_NAMES[kind] as driver.FrontMethod],
+      queue,
+      this.#loop,
+    );
     op.wait = wait;
     op.signal = signal;
     return op;
@@ -411,7 +417,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       for (const buffer of buffers) buffer.retain();
       op.buffers = buffers;
     }
-    this.loop.enqueue(op);
+    this.#loop.enqueue(op);
   }
 
   protected submitExecute(record: driver.QueueRecord<CpuBuffer>): void {
@@ -421,7 +427,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     const count = commandBuffers.length;
     const plans: CpuPlan[] = [];
     for (let i = 0; i < count; i++)
-      plans.push(commandBuffers[i]!.devicePlan(this.planner.key, this.planner.build));
+      plans.push(commandBuffers[i]!.devicePlan(this.#planner.key, this.#planner.build));
     for (let i = 0; i < count; i++) commandBuffers[i]!.markSubmitted();
     if (count === 0) {
       this.submit(this.record(driver.OpKind.BARRIER, op.queue, op.wait, op.signal));
@@ -457,14 +463,14 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     op.plans = plans;
     op.tables = tables;
     op.buffers = retained;
-    this.loop.enqueue(op);
+    this.#loop.enqueue(op);
   }
 
   // ---------------------------------------------------------------------------------------------------
   // Traces (hal Trace; startTrace is the driver kit's)
 
   /** Per queue: its dispatch profile ring, made at the first trace that wants dispatch times. */
-  private readonly profileRings: (ProfileRing | undefined)[] = [];
+  readonly #profileRings: (ProfileRing | undefined)[] = [];
 
   protected override traceTiming(options: TraceOptions): 'cpu-wall' | 'none' {
     return options.dispatches === false ? 'none' : 'cpu-wall';
@@ -476,17 +482,17 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     const task = this.mode === 'task';
     for (let q = 0; q < this.info.queueCount; q++) {
       const executors = task ? this.workersPerQueue : 1;
-      let ring = this.profileRings[q];
+      let ring = this.#profileRings[q];
       if (recording) {
         ring ??= createProfileRing(executors, task);
-        this.profileRings[q] = ring;
-        this.loop.profileReaders[q] = new ProfileReader(ring, executors);
+        this.#profileRings[q] = ring;
+        this.#loop.profileReaders[q] = new ProfileReader(ring, executors);
       }
       if (task) this.taskQueues[q]?.setProfile(recording ? ring : undefined);
-      else this.loop.syncQueues[q]?.setProfile(recording ? ring : undefined);
+      else this.#loop.syncQueues[q]?.setProfile(recording ? ring : undefined);
     }
-    this.loop.kernelNamer ??= (executable, entry) => {
-      const e = this.executables[executable];
+    this.#loop.kernelNamer ??= (executable, entry) => {
+      const e = this.#executables[executable];
       return {
         name: e?.exports[entry]?.name ?? `entry ${entry}`,
         executable: e?.label ?? `#${executable}`,
@@ -498,32 +504,32 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   // Loss and destruction
 
   /** A worker died. The device is lost: pending work fails UNAVAILABLE, workers end. */
-  private lose(reason: KeelError): void {
+  #lose(reason: KeelError): void {
     if (this.lostReason !== undefined || this.destroyed) return;
     this.lostReason = reason;
-    this.loop.gone = true;
-    this.loop.failPending(reason);
+    this.#loop.gone = true;
+    this.#loop.failPending(reason);
     for (const queue of this.taskQueues) void queue.terminate(reason);
-    this.resolveLost(reason);
+    this.#resolveLost(reason);
   }
 
   destroy(): Promise<void> {
-    this.destroyPromise ??= this.doDestroy();
-    return this.destroyPromise;
+    this.#destroyPromise ??= this.#doDestroy();
+    return this.#destroyPromise;
   }
 
-  private async doDestroy(): Promise<void> {
+  async #doDestroy(): Promise<void> {
     this.destroyed = true;
-    this.loop.gone = true;
+    this.#loop.gone = true;
     const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.deviceName}: the device was destroyed`);
-    this.loop.failPending(reason);
-    this.pools.destroy();
-    for (const buffer of this.liveBuffers) buffer.markDeviceDestroyed();
-    this.liveBuffers.clear();
-    this.bufferPool.destroy();
-    this.slabs.setListener(undefined);
+    this.#loop.failPending(reason);
+    this.#pools.destroy();
+    for (const buffer of this.#liveBuffers) buffer.markDeviceDestroyed();
+    this.#liveBuffers.clear();
+    this.#bufferPool.destroy();
+    this.#slabs.setListener(undefined);
     await Promise.all(this.taskQueues.map((queue) => queue.terminate(reason)));
-    this.resolveLost(this.lostReason ?? reason);
+    this.#resolveLost(this.lostReason ?? reason);
   }
 
   [Symbol.asyncDispose](): Promise<void> {

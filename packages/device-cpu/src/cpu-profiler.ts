@@ -76,14 +76,17 @@ export type KernelNamer = (executable: number, entry: number) => { name: string;
 /** The main thread's reader of one queue's ring. */
 export class ProfileReader {
   /** Entries consumed, per executor. */
-  private readonly read: Int32Array;
+  readonly #read: Int32Array;
+
+  readonly #executors: number;
 
   constructor(
     readonly ring: ProfileRing,
-    private readonly executors: number,
+    executors: number,
   ) {
-    this.read = new Int32Array(executors);
-    for (let w = 0; w < executors; w++) this.read[w] = Atomics.load(ring.counts, w);
+    this.#executors = executors;
+    this.#read = new Int32Array(executors);
+    for (let w = 0; w < executors; w++) this.#read[w] = Atomics.load(ring.counts, w);
   }
 
   /**
@@ -98,9 +101,9 @@ export class ProfileReader {
     const spans = new Map<number, { start: number; end: number; workers: number }>();
     const commandKey = (plan: number, command: number): number => plan * 1_000_000 + command;
     const shares: { key: number; worker: number; start: number; end: number }[] = [];
-    for (let w = 0; w < this.executors; w++) {
+    for (let w = 0; w < this.#executors; w++) {
       const written = Atomics.load(counts, w);
-      let at = this.read[w]!;
+      let at = this.#read[w]!;
       if (written - at > PROFILE_CAPACITY) at = written - PROFILE_CAPACITY;
       for (; at < written; at++) {
         const o = (w * PROFILE_CAPACITY + (at % PROFILE_CAPACITY)) * ENTRY_STRIDE;
@@ -119,7 +122,7 @@ export class ProfileReader {
           span.workers++;
         }
       }
-      this.read[w] = at;
+      this.#read[w] = at;
     }
     const names = new Map<number, { name: string; executable: string; workgroups: number }>();
     for (const key of spans.keys()) {

@@ -42,10 +42,10 @@ export class CpuRunLoop implements OperationSink {
   /** Names kernels in trace events (set by the device). */
   kernelNamer: KernelNamer | undefined;
   /** Operations not completed yet. */
-  private readonly pending = new Set<Operation>();
+  readonly #pending = new Set<Operation>();
   /** Operations whose waits were reached, run in order by one trampoline. */
-  private readonly ready = new RunList<Operation>((op) => this.runReady(op));
-  private warnedSemaphore = false;
+  readonly #ready = new RunList<Operation>((op) => this.#runReady(op));
+  #warnedSemaphore = false;
   /** Set by the device once it is destroyed or lost: failures then are not reported. */
   gone = false;
   /** A sync queue's completion callback. */
@@ -63,13 +63,13 @@ export class CpuRunLoop implements OperationSink {
 
   /** Fails every pending operation with `reason`. */
   failPending(reason: KeelError): void {
-    const ops = [...this.pending];
+    const ops = [...this.#pending];
     for (const op of ops) this.complete(op, reason);
   }
 
   /** Tracks `op` and registers it on its wait fence. */
   enqueue(op: Operation): void {
-    this.pending.add(op);
+    this.#pending.add(op);
     const registration = op.wait.onReached(op.onReady);
     if (op.state === 'waiting') op.registration = registration;
   }
@@ -84,20 +84,20 @@ export class CpuRunLoop implements OperationSink {
     }
     op.state = 'ready';
     if (op.trace !== undefined) op.traceStarted = traceNow();
-    this.ready.push(op);
+    this.#ready.push(op);
   }
 
-  private runReady(op: Operation): void {
+  #runReady(op: Operation): void {
     if (op.state !== 'ready') return;
     op.state = 'running';
     try {
-      this.run(op);
+      this.#run(op);
     } catch (error) {
       this.complete(op, error);
     }
   }
 
-  private run(op: Operation): void {
+  #run(op: Operation): void {
     switch (op.kind) {
       case OpKind.FILL: {
         const target = op.target!.resolve(op.name);
@@ -136,19 +136,19 @@ export class CpuRunLoop implements OperationSink {
         this.complete(op);
         return;
       case OpKind.HOST_CALL:
-        this.runHostCall(op);
+        this.#runHostCall(op);
         return;
       case OpKind.EXECUTE:
         if (this.taskQueues.length > 0) {
           this.taskQueues[op.queue]!.execute(op);
         } else {
-          this.runSync(op);
+          this.#runSync(op);
         }
         return;
     }
   }
 
-  private runHostCall(op: Operation): void {
+  #runHostCall(op: Operation): void {
     const callback = op.callback!;
     op.callback = undefined;
     let result: void | Promise<void>;
@@ -173,7 +173,7 @@ export class CpuRunLoop implements OperationSink {
     this.complete(op);
   }
 
-  private runSync(op: Operation): void {
+  #runSync(op: Operation): void {
     const tables = resolveTables(op, this.parts.slabs, this.parts.device);
     const runtimes: PlanRuntime[] = [];
     for (const plan of op.plans!) {
@@ -184,7 +184,7 @@ export class CpuRunLoop implements OperationSink {
   }
 
   /** Hands a traced operation's dispatch times (if any) and its own event to its trace. */
-  private traceDone(op: Operation, trace: NonNullable<Operation['trace']>, error: unknown): void {
+  #traceDone(op: Operation, trace: NonNullable<Operation['trace']>, error: unknown): void {
     const reader = this.profileReaders[op.queue];
     if (op.kind === OpKind.EXECUTE && reader !== undefined && this.kernelNamer !== undefined) {
       reader.collect(op, this.taskQueues.length > 0 ? op.seq : -1, trace, this.kernelNamer);
@@ -196,11 +196,11 @@ export class CpuRunLoop implements OperationSink {
   complete(op: Operation, error?: unknown): void {
     if (op.state === 'done') return;
     op.state = 'done';
-    this.pending.delete(op);
+    this.#pending.delete(op);
     op.registration?.cancel();
     op.registration = undefined;
     const trace = op.trace;
-    if (trace !== undefined) this.traceDone(op, trace, error);
+    if (trace !== undefined) this.#traceDone(op, trace, error);
     const buffers = op.buffers;
     if (buffers !== undefined) {
       op.buffers = undefined;
@@ -210,9 +210,9 @@ export class CpuRunLoop implements OperationSink {
     const signal = op.signal;
     op.resetRecord();
     const thrown = completeSignal(signal, error, op.name, this.gone ? undefined : this.parts.report);
-    if (thrown !== undefined && !this.warnedSemaphore) {
+    if (thrown !== undefined && !this.#warnedSemaphore) {
       // A foreign semaphore threw while the operation completed: warned once per device.
-      this.warnedSemaphore = true;
+      this.#warnedSemaphore = true;
       globalThis.console?.warn(`${this.parts.name}: a semaphore threw while an operation completed:`, thrown);
     }
   }

@@ -99,64 +99,73 @@ class MutableContext implements KernelContext {
 
 export class Executor {
   /** True while this executor holds a claimed item index it has not run yet. */
-  private holding = false;
-  private held = 0;
+  #holding = false;
+  #held = 0;
   /** Index of the first item of the command being walked (int32, wrapping). */
-  private cursor = 0;
+  #cursor = 0;
   /** Sequence number of the operation being executed. */
-  private seq = 0;
-  private failed = false;
+  #seq = 0;
+  #failed = false;
 
   // The operation being walked (kept across a suspension on an async kernel).
-  private opPlans: readonly PlanRuntime[] = NO_PLANS;
-  private opTables: readonly Float64Array[] = NO_TABLES;
-  private opScratch: readonly (Int32Array | undefined)[] | undefined;
-  private planIndex = 0;
-  private commandIndex = 0;
-  private inCommand = false;
-  private commandStart = 0;
-  private commandEnd = 0;
-  private suspendedOp = 0;
+  #opPlans: readonly PlanRuntime[] = NO_PLANS;
+  #opTables: readonly Float64Array[] = NO_TABLES;
+  #opScratch: readonly (Int32Array | undefined)[] | undefined;
+  #planIndex = 0;
+  #commandIndex = 0;
+  #inCommand = false;
+  #commandStart = 0;
+  #commandEnd = 0;
+  #suspendedOp = 0;
 
   // The dispatch set up for this executor's items (lazily, at its first item).
-  private setupPlan: PlanRuntime | undefined;
-  private setupCommand = -1;
-  private setupEpoch = -1;
-  private epoch = 0;
-  private kernelFn: Kernel | undefined;
-  private kernelName = 'kernel';
-  private readonly context: MutableContext;
-  private readonly bindingSlots: KernelBindingSlot[] = [];
-  private readonly bindingLists: KernelBindingSlot[][] = [[]];
+  #setupPlan: PlanRuntime | undefined;
+  #setupCommand = -1;
+  #setupEpoch = -1;
+  #epoch = 0;
+  #kernelFn: Kernel | undefined;
+  #kernelName = 'kernel';
+  readonly #context: MutableContext;
+  readonly #bindingSlots: KernelBindingSlot[] = [];
+  readonly #bindingLists: KernelBindingSlot[][] = [[]];
 
   // Workgroup count of the indirect dispatch being walked.
-  private indirectX = 0;
-  private indirectY = 0;
-  private indirectZ = 0;
+  #indirectX = 0;
+  #indirectY = 0;
+  #indirectZ = 0;
 
   // Dispatch profiling (cpu-profiler.ts): no ring when no trace wants dispatch times. The entry being
   // written (float64 index) and the first item of the command it times (0.5: none).
-  private profile: ProfileRing | undefined;
-  private profileAt = 0;
-  private profileCommand = 0.5;
+  #profile: ProfileRing | undefined;
+  #profileAt = 0;
+  #profileCommand = 0.5;
 
   // Result of resolve().
-  private rMemory: ArrayBufferLike | undefined;
-  private rOffset = 0;
-  private rLength = 0;
+  #rMemory: ArrayBufferLike | undefined;
+  #rOffset = 0;
+  #rLength = 0;
+
+  readonly #control: Int32Array;
+  readonly #shared: boolean;
+  readonly #host: ExecutorHost;
+  readonly #maxWorkgroupCount: number;
 
   /**
    * @param control the queue's control block (shared with the other executors of the queue).
    * @param shared true when other executors share `control` (then barriers may sleep).
    */
   constructor(
-    private readonly control: Int32Array,
-    private readonly shared: boolean,
-    private readonly host: ExecutorHost,
+    control: Int32Array,
+    shared: boolean,
+    host: ExecutorHost,
     workerIndex: number,
-    private readonly maxWorkgroupCount: number,
+    maxWorkgroupCount: number,
   ) {
-    this.context = new MutableContext(workerIndex);
+    this.#control = control;
+    this.#shared = shared;
+    this.#host = host;
+    this.#maxWorkgroupCount = maxWorkgroupCount;
+    this.#context = new MutableContext(workerIndex);
   }
 
   /**
@@ -171,25 +180,25 @@ export class Executor {
     tables: readonly Float64Array[],
     scratch: readonly (Int32Array | undefined)[] | undefined,
   ): Suspension | undefined {
-    this.beginOperation(seq);
-    this.opPlans = plans;
-    this.opTables = tables;
-    this.opScratch = scratch;
-    this.planIndex = 0;
-    this.commandIndex = 0;
-    this.inCommand = false;
-    return this.proceed();
+    this.#beginOperation(seq);
+    this.#opPlans = plans;
+    this.#opTables = tables;
+    this.#opScratch = scratch;
+    this.#planIndex = 0;
+    this.#commandIndex = 0;
+    this.#inCommand = false;
+    return this.#proceed();
   }
 
   /** Starts (a ring) or stops writing per-dispatch wall times for traces, from the next dispatch. */
   setProfile(ring: ProfileRing | undefined): void {
-    this.profile = ring;
-    this.profileCommand = 0.5;
+    this.#profile = ring;
+    this.#profileCommand = 0.5;
   }
 
   /** True while suspended on an async kernel (the host must call `resume` first). */
   get suspended(): boolean {
-    return this.suspendedOp !== 0;
+    return this.#suspendedOp !== 0;
   }
 
   /**
@@ -197,10 +206,10 @@ export class Executor {
    * operation as a throwing kernel would. Returns as `execute` does.
    */
   resume(rejected: boolean, reason: unknown): Suspension | undefined {
-    this.suspendedOp = 0;
-    if (rejected) this.fail(this.kernelError(reason));
-    this.finishItem();
-    return this.proceed();
+    this.#suspendedOp = 0;
+    if (rejected) this.#fail(this.#kernelError(reason));
+    this.#finishItem();
+    return this.#proceed();
   }
 
   /**
@@ -222,88 +231,88 @@ export class Executor {
     }
   }
 
-  private proceed(): Suspension | undefined {
-    const plans = this.opPlans;
-    while (this.planIndex < plans.length) {
-      const p = this.planIndex;
-      if (p > 0 && this.commandIndex === 0 && !this.inCommand) this.waitDone(this.cursor);
-      const pending = this.runPlan(plans[p]!, this.opTables[p]!, this.opScratch?.[p]);
+  #proceed(): Suspension | undefined {
+    const plans = this.#opPlans;
+    while (this.#planIndex < plans.length) {
+      const p = this.#planIndex;
+      if (p > 0 && this.#commandIndex === 0 && !this.#inCommand) this.#waitDone(this.#cursor);
+      const pending = this.#runPlan(plans[p]!, this.#opTables[p]!, this.#opScratch?.[p]);
       if (pending !== undefined) {
-        this.suspendedOp = 1;
+        this.#suspendedOp = 1;
         return pending;
       }
-      this.planIndex = p + 1;
-      this.commandIndex = 0;
+      this.#planIndex = p + 1;
+      this.#commandIndex = 0;
     }
-    this.opPlans = NO_PLANS;
-    this.opTables = NO_TABLES;
-    this.opScratch = undefined;
-    this.completeOperation();
+    this.#opPlans = NO_PLANS;
+    this.#opTables = NO_TABLES;
+    this.#opScratch = undefined;
+    this.#completeOperation();
     return undefined;
   }
 
-  private beginOperation(seq: number): void {
-    this.seq = seq;
-    this.epoch = (this.epoch + 1) | 0;
-    this.failed = false;
+  #beginOperation(seq: number): void {
+    this.#seq = seq;
+    this.#epoch = (this.#epoch + 1) | 0;
+    this.#failed = false;
     // Every item of earlier operations finished: the completion of each operation is its last item.
-    this.waitDone(this.cursor);
-    this.failed = Atomics.load(this.control, CTL_FAILED_BASE + (seq & RING_MASK)) !== 0;
+    this.#waitDone(this.#cursor);
+    this.#failed = Atomics.load(this.#control, CTL_FAILED_BASE + (seq & RING_MASK)) !== 0;
   }
 
-  private fail(error: unknown): void {
-    if (this.failed) return;
-    this.failed = true;
-    const word = CTL_FAILED_BASE + (this.seq & RING_MASK);
-    if (Atomics.compareExchange(this.control, word, 0, 1) === 0) this.host.reportFailure(this.seq, error);
+  #fail(error: unknown): void {
+    if (this.#failed) return;
+    this.#failed = true;
+    const word = CTL_FAILED_BASE + (this.#seq & RING_MASK);
+    if (Atomics.compareExchange(this.#control, word, 0, 1) === 0) this.#host.reportFailure(this.#seq, error);
   }
 
-  private refreshFailed(): void {
-    if (!this.failed) {
-      this.failed = Atomics.load(this.control, CTL_FAILED_BASE + (this.seq & RING_MASK)) !== 0;
+  #refreshFailed(): void {
+    if (!this.#failed) {
+      this.#failed = Atomics.load(this.#control, CTL_FAILED_BASE + (this.#seq & RING_MASK)) !== 0;
     }
   }
 
   /** The completion item: waits for all other items of the operation, then reports it. */
-  private completeOperation(): void {
-    const index = this.cursor;
-    this.cursor = (index + 1) | 0;
-    if (!this.holding) {
-      this.held = Atomics.add(this.control, CTL_CLAIM, 1);
-      this.holding = true;
+  #completeOperation(): void {
+    const index = this.#cursor;
+    this.#cursor = (index + 1) | 0;
+    if (!this.#holding) {
+      this.#held = Atomics.add(this.#control, CTL_CLAIM, 1);
+      this.#holding = true;
     }
-    if (this.held !== index) return; // another executor claimed it (or ours lies further on)
-    this.holding = false;
-    this.waitDone(index);
-    this.host.reportComplete(this.seq);
-    this.finishItem();
+    if (this.#held !== index) return; // another executor claimed it (or ours lies further on)
+    this.#holding = false;
+    this.#waitDone(index);
+    this.#host.reportComplete(this.#seq);
+    this.#finishItem();
   }
 
-  private finishItem(): void {
-    Atomics.add(this.control, CTL_DONE, 1);
-    if (this.shared && Atomics.load(this.control, CTL_SLEEPERS) !== 0) {
-      Atomics.notify(this.control, CTL_DONE);
+  #finishItem(): void {
+    Atomics.add(this.#control, CTL_DONE, 1);
+    if (this.#shared && Atomics.load(this.#control, CTL_SLEEPERS) !== 0) {
+      Atomics.notify(this.#control, CTL_DONE);
     }
   }
 
   /** Blocks (spins, then sleeps) until every item before `index` finished. */
-  private waitDone(index: number): void {
-    let done = Atomics.load(this.control, CTL_DONE);
+  #waitDone(index: number): void {
+    let done = Atomics.load(this.#control, CTL_DONE);
     if (((done - index) | 0) >= 0) return;
-    if (!this.shared) {
+    if (!this.#shared) {
       // A private control block has one executor, which ran every earlier item itself.
       throw new KeelError(ErrorCode.INTERNAL, 'cpu executor: barrier not reached on a private queue');
     }
     for (let spin = 0; spin < SPIN_LIMIT; spin++) {
-      done = Atomics.load(this.control, CTL_DONE);
+      done = Atomics.load(this.#control, CTL_DONE);
       if (((done - index) | 0) >= 0) return;
     }
     for (;;) {
-      Atomics.add(this.control, CTL_SLEEPERS, 1);
-      done = Atomics.load(this.control, CTL_DONE);
-      if (((done - index) | 0) < 0) Atomics.wait(this.control, CTL_DONE, done, 50);
-      Atomics.sub(this.control, CTL_SLEEPERS, 1);
-      done = Atomics.load(this.control, CTL_DONE);
+      Atomics.add(this.#control, CTL_SLEEPERS, 1);
+      done = Atomics.load(this.#control, CTL_DONE);
+      if (((done - index) | 0) < 0) Atomics.wait(this.#control, CTL_DONE, done, 50);
+      Atomics.sub(this.#control, CTL_SLEEPERS, 1);
+      done = Atomics.load(this.#control, CTL_DONE);
       if (((done - index) | 0) >= 0) return;
     }
   }
@@ -313,30 +322,26 @@ export class Executor {
    * a time and runs those it gets; the first claim beyond the command's range is kept for a later
    * command or operation. Returns an async kernel's promise to suspend on (its item unfinished).
    */
-  private runPlan(
-    plan: PlanRuntime,
-    table: Float64Array,
-    scratch: Int32Array | undefined,
-  ): Suspension | undefined {
+  #runPlan(plan: PlanRuntime, table: Float64Array, scratch: Int32Array | undefined): Suspension | undefined {
     const a = plan.arrays;
     const commands = a.commands;
-    for (; this.commandIndex < a.commandCount; this.commandIndex++) {
-      const c = this.commandIndex;
+    for (; this.#commandIndex < a.commandCount; this.#commandIndex++) {
+      const c = this.#commandIndex;
       const base = c * CMD_STRIDE;
       const op = commands[base + Field.OP]!;
-      if (!this.inCommand) {
+      if (!this.#inCommand) {
         let count = 0;
         switch (op) {
           case Opcode.BARRIER:
-            this.waitDone(this.cursor);
+            this.#waitDone(this.#cursor);
             continue;
           case Opcode.FILL:
-            this.resolve(a, table, commands[base + Field.REF]!);
-            count = Math.ceil(this.rLength / TRANSFER_CHUNK);
+            this.#resolve(a, table, commands[base + Field.REF]!);
+            count = Math.ceil(this.#rLength / TRANSFER_CHUNK);
             break;
           case Opcode.COPY:
-            this.resolve(a, table, commands[base + Field.TARGET]!);
-            count = Math.ceil(this.rLength / TRANSFER_CHUNK);
+            this.#resolve(a, table, commands[base + Field.TARGET]!);
+            count = Math.ceil(this.#rLength / TRANSFER_CHUNK);
             break;
           case Opcode.UPDATE:
             count = commands[base + Field.DATA_LENGTH]! > 0 ? 1 : 0;
@@ -345,68 +350,74 @@ export class Executor {
             count = commands[base + Field.X]! * commands[base + Field.Y]! * commands[base + Field.Z]!;
             break;
           case Opcode.DISPATCH_INDIRECT:
-            this.waitDone(this.cursor);
-            count = this.indirectCount(plan, table, base, scratch);
+            this.#waitDone(this.#cursor);
+            count = this.#indirectCount(plan, table, base, scratch);
             break;
           default:
             continue;
         }
         if (count === 0) continue;
-        this.commandStart = this.cursor;
-        this.commandEnd = (this.cursor + count) | 0;
-        this.inCommand = true;
+        this.#commandStart = this.#cursor;
+        this.#commandEnd = (this.#cursor + count) | 0;
+        this.#inCommand = true;
       }
-      const start = this.commandStart;
-      const end = this.commandEnd;
+      const start = this.#commandStart;
+      const end = this.#commandEnd;
       for (;;) {
-        if (!this.holding) {
-          this.held = Atomics.add(this.control, CTL_CLAIM, 1);
-          this.holding = true;
+        if (!this.#holding) {
+          this.#held = Atomics.add(this.#control, CTL_CLAIM, 1);
+          this.#holding = true;
         }
-        if (((this.held - end) | 0) >= 0) break;
-        const item = (this.held - start) | 0;
-        this.holding = false;
-        if (!this.failed) this.refreshFailed();
-        if (!this.failed) {
+        if (((this.#held - end) | 0) >= 0) break;
+        const item = (this.#held - start) | 0;
+        this.#holding = false;
+        if (!this.#failed) this.#refreshFailed();
+        if (!this.#failed) {
           try {
-            const ring = this.profile;
+            const ring = this.#profile;
             const timed = ring !== undefined && (op === Opcode.DISPATCH || op === Opcode.DISPATCH_INDIRECT);
-            if (timed && this.profileCommand !== start) {
-              this.profileAt = openProfileEntry(ring, this.context.workerIndex, this.seq, this.planIndex, c);
-              this.profileCommand = start;
+            if (timed && this.#profileCommand !== start) {
+              this.#profileAt = openProfileEntry(
+                ring,
+                this.#context.workerIndex,
+                this.#seq,
+                this.#planIndex,
+                c,
+              );
+              this.#profileCommand = start;
             }
-            const pending = this.runItem(plan, table, c, base, op, item);
-            if (timed) ring.data[this.profileAt + 5] = profileNow();
+            const pending = this.#runItem(plan, table, c, base, op, item);
+            if (timed) ring.data[this.#profileAt + 5] = profileNow();
             if (pending !== undefined) return pending; // finished in resume()
           } catch (error) {
-            this.fail(
-              op === Opcode.DISPATCH || op === Opcode.DISPATCH_INDIRECT ? this.kernelError(error) : error,
+            this.#fail(
+              op === Opcode.DISPATCH || op === Opcode.DISPATCH_INDIRECT ? this.#kernelError(error) : error,
             );
           }
         }
-        this.finishItem();
+        this.#finishItem();
       }
-      this.cursor = end;
-      this.inCommand = false;
+      this.#cursor = end;
+      this.#inCommand = false;
     }
     return undefined;
   }
 
   /** Resolves reference `ref` of plan `a` through `table` into rMemory / rOffset / rLength. */
-  private resolve(a: PlanArrays, table: Float64Array, ref: number): void {
+  #resolve(a: PlanArrays, table: Float64Array, ref: number): void {
     const refs = a.refs;
     const source = refs[ref * REF_STRIDE]!;
     const entry = source >= 0 ? source : a.slotCount + (-source - 1);
     const slab = table[entry * RESOLVED_STRIDE]!;
     const refOffset = refs[ref * REF_STRIDE + 1]!;
     const refLength = refs[ref * REF_STRIDE + 2]!;
-    this.rMemory = slab >= 0 ? this.host.slabs[slab] : undefined;
-    this.rOffset = table[entry * RESOLVED_STRIDE + 1]! + refOffset;
-    this.rLength = refLength >= 0 ? refLength : table[entry * RESOLVED_STRIDE + 2]! - refOffset;
+    this.#rMemory = slab >= 0 ? this.#host.slabs[slab] : undefined;
+    this.#rOffset = table[entry * RESOLVED_STRIDE + 1]! + refOffset;
+    this.#rLength = refLength >= 0 ? refLength : table[entry * RESOLVED_STRIDE + 2]! - refOffset;
   }
 
-  private memory(what: string): ArrayBufferLike {
-    const memory = this.rMemory;
+  #memory(what: string): ArrayBufferLike {
+    const memory = this.#rMemory;
     if (memory === undefined) {
       throw new KeelError(ErrorCode.INTERNAL, `cpu executor: ${what} names memory this thread does not have`);
     }
@@ -414,7 +425,7 @@ export class Executor {
   }
 
   /** The workgroup count of an indirect dispatch, agreed on by every executor of the queue. */
-  private indirectCount(
+  #indirectCount(
     plan: PlanRuntime,
     table: Float64Array,
     base: number,
@@ -426,24 +437,24 @@ export class Executor {
       if (Atomics.compareExchange(scratch, index, 0, 1) !== 0) {
         // Another executor reads the parameters; wait for what it publishes.
         while (Atomics.load(scratch, index) !== 2) Atomics.wait(scratch, index, 1, 50);
-        this.indirectX = scratch[index + 1]!;
-        this.indirectY = scratch[index + 2]!;
-        this.indirectZ = scratch[index + 3]!;
-        return this.indirectX * this.indirectY * this.indirectZ;
+        this.#indirectX = scratch[index + 1]!;
+        this.#indirectY = scratch[index + 2]!;
+        this.#indirectZ = scratch[index + 3]!;
+        return this.#indirectX * this.#indirectY * this.#indirectZ;
       }
     }
     let x = 0;
     let y = 0;
     let z = 0;
-    if (!this.failed) {
+    if (!this.#failed) {
       try {
-        this.resolve(plan.arrays, table, commands[base + Field.PARAMS_REF]!);
-        const memory = this.memory('indirect dispatch parameters');
-        const view = new DataView(memory, this.rOffset, 12);
+        this.#resolve(plan.arrays, table, commands[base + Field.PARAMS_REF]!);
+        const memory = this.#memory('indirect dispatch parameters');
+        const view = new DataView(memory, this.#rOffset, 12);
         x = view.getUint32(0, true);
         y = view.getUint32(4, true);
         z = view.getUint32(8, true);
-        const max = this.maxWorkgroupCount;
+        const max = this.#maxWorkgroupCount;
         if (x > max || y > max || z > max || x * y * z > MAX_DISPATCH_ITEMS) {
           throw new KeelError(
             ErrorCode.OUT_OF_RANGE,
@@ -454,7 +465,7 @@ export class Executor {
         x = 0;
         y = 0;
         z = 0;
-        this.fail(error);
+        this.#fail(error);
       }
     }
     if (scratch !== undefined) {
@@ -464,12 +475,12 @@ export class Executor {
       Atomics.store(scratch, index, 2);
       Atomics.notify(scratch, index);
     }
-    this.indirectX = x;
-    this.indirectY = y;
-    this.indirectZ = z;
+    this.#indirectX = x;
+    this.#indirectY = y;
+    this.#indirectZ = z;
     return x * y * z;
   }
-  private runItem(
+  #runItem(
     plan: PlanRuntime,
     table: Float64Array,
     command: number,
@@ -482,10 +493,10 @@ export class Executor {
     switch (op) {
       case Opcode.DISPATCH:
       case Opcode.DISPATCH_INDIRECT: {
-        if (this.setupPlan !== plan || this.setupCommand !== command || this.setupEpoch !== this.epoch) {
-          this.setupDispatch(plan, table, command, base);
+        if (this.#setupPlan !== plan || this.#setupCommand !== command || this.#setupEpoch !== this.#epoch) {
+          this.#setupDispatch(plan, table, command, base);
         }
-        const ctx = this.context;
+        const ctx = this.#context;
         const cx = ctx.workgroupCount[0];
         const cy = ctx.workgroupCount[1];
         const id = ctx.workgroupId;
@@ -493,17 +504,17 @@ export class Executor {
         const rest = (item / cx) | 0;
         id[1] = rest % cy;
         id[2] = (rest / cy) | 0;
-        const result: unknown = this.kernelFn!(ctx);
+        const result: unknown = this.#kernelFn!(ctx);
         return isThenable(result) ? result : undefined;
       }
       case Opcode.FILL: {
-        this.resolve(a, table, commands[base + Field.REF]!);
-        const memory = this.memory('fill target');
+        this.#resolve(a, table, commands[base + Field.REF]!);
+        const memory = this.#memory('fill target');
         const from = item * TRANSFER_CHUNK;
-        const length = Math.min(TRANSFER_CHUNK, this.rLength - from);
+        const length = Math.min(TRANSFER_CHUNK, this.#rLength - from);
         fillBytes(
           memory,
-          this.rOffset + from,
+          this.#rOffset + from,
           length,
           commands[base + Field.PATTERN]!,
           commands[base + Field.PATTERN_LENGTH]!,
@@ -511,22 +522,22 @@ export class Executor {
         return undefined;
       }
       case Opcode.COPY: {
-        this.resolve(a, table, commands[base + Field.SOURCE]!);
-        const source = this.memory('copy source');
-        const sourceOffset = this.rOffset;
-        this.resolve(a, table, commands[base + Field.TARGET]!);
-        const target = this.memory('copy target');
+        this.#resolve(a, table, commands[base + Field.SOURCE]!);
+        const source = this.#memory('copy source');
+        const sourceOffset = this.#rOffset;
+        this.#resolve(a, table, commands[base + Field.TARGET]!);
+        const target = this.#memory('copy target');
         const from = item * TRANSFER_CHUNK;
-        const length = Math.min(TRANSFER_CHUNK, this.rLength - from);
-        copyBytes(source, sourceOffset + from, target, this.rOffset + from, length);
+        const length = Math.min(TRANSFER_CHUNK, this.#rLength - from);
+        copyBytes(source, sourceOffset + from, target, this.#rOffset + from, length);
         return undefined;
       }
       case Opcode.UPDATE: {
-        this.resolve(a, table, commands[base + Field.REF]!);
-        const target = this.memory('update target');
+        this.#resolve(a, table, commands[base + Field.REF]!);
+        const target = this.#memory('update target');
         const start = commands[base + Field.DATA_START]!;
         const length = commands[base + Field.DATA_LENGTH]!;
-        new Uint8Array(target, this.rOffset, length).set(a.data.subarray(start, start + length));
+        new Uint8Array(target, this.#rOffset, length).set(a.data.subarray(start, start + length));
         return undefined;
       }
       default:
@@ -535,40 +546,40 @@ export class Executor {
   }
 
   /** Wraps what a kernel threw: same code for a KeelError, INTERNAL otherwise; the message names it. */
-  private kernelError(error: unknown): KeelError {
-    const what = this.kernelName;
+  #kernelError(error: unknown): KeelError {
+    const what = this.#kernelName;
     if (KeelError.is(error)) return new KeelError(error.code, `${what}: ${error.message}`, { cause: error });
     const message = error instanceof Error ? `${error.name}: ${error.message}` : describeValue(error);
     return new KeelError(ErrorCode.INTERNAL, `${what} threw ${message}`, { cause: error });
   }
 
-  private setupDispatch(plan: PlanRuntime, table: Float64Array, command: number, base: number): void {
+  #setupDispatch(plan: PlanRuntime, table: Float64Array, command: number, base: number): void {
     const a = plan.arrays;
     const commands = a.commands;
-    this.setupPlan = plan;
-    this.setupCommand = command;
-    this.setupEpoch = this.epoch;
-    const ctx = this.context;
-    const kernel = this.host.kernel(commands[base + Field.EXECUTABLE]!, commands[base + Field.ENTRY]!);
+    this.#setupPlan = plan;
+    this.#setupCommand = command;
+    this.#setupEpoch = this.#epoch;
+    const ctx = this.#context;
+    const kernel = this.#host.kernel(commands[base + Field.EXECUTABLE]!, commands[base + Field.ENTRY]!);
     if (kernel === undefined) {
-      this.setupPlan = undefined;
-      this.kernelName = 'kernel';
+      this.#setupPlan = undefined;
+      this.#kernelName = 'kernel';
       throw new KeelError(
         ErrorCode.INTERNAL,
         'cpu executor: dispatch of a kernel this thread has not loaded',
       );
     }
-    this.kernelFn = kernel.fn;
-    this.kernelName = kernel.name;
+    this.#kernelFn = kernel.fn;
+    this.#kernelName = kernel.name;
     ctx.workgroupSize = kernel.workgroupSize;
     if (commands[base + Field.OP] === Opcode.DISPATCH) {
       ctx.workgroupCount[0] = commands[base + Field.X]!;
       ctx.workgroupCount[1] = commands[base + Field.Y]!;
       ctx.workgroupCount[2] = commands[base + Field.Z]!;
     } else {
-      ctx.workgroupCount[0] = this.indirectX;
-      ctx.workgroupCount[1] = this.indirectY;
-      ctx.workgroupCount[2] = this.indirectZ;
+      ctx.workgroupCount[0] = this.#indirectX;
+      ctx.workgroupCount[1] = this.#indirectY;
+      ctx.workgroupCount[2] = this.#indirectZ;
     }
     let constants = plan.constantViews[command];
     let constantsF32 = plan.constantF32Views[command];
@@ -585,22 +596,22 @@ export class Executor {
     ctx.constantsF32 = constantsF32;
     const bindStart = commands[base + Field.BIND_START]!;
     const bindCount = commands[base + Field.BIND_COUNT]!;
-    const list = this.bindingList(bindCount);
+    const list = this.#bindingList(bindCount);
     for (let i = 0; i < bindCount; i++) {
-      this.resolve(a, table, a.bindingRefs[bindStart + i]!);
-      list[i]!.reset(this.memory(`dispatch binding ${i}`), this.rOffset, this.rLength);
+      this.#resolve(a, table, a.bindingRefs[bindStart + i]!);
+      list[i]!.reset(this.#memory(`dispatch binding ${i}`), this.#rOffset, this.#rLength);
     }
     ctx.bindings = list;
   }
 
-  private bindingList(count: number): KernelBindingSlot[] {
-    let list = this.bindingLists[count];
+  #bindingList(count: number): KernelBindingSlot[] {
+    let list = this.#bindingLists[count];
     if (list === undefined) {
-      while (this.bindingSlots.length < count) {
-        this.bindingSlots.push(new KernelBindingSlot(this.bindingSlots.length));
+      while (this.#bindingSlots.length < count) {
+        this.#bindingSlots.push(new KernelBindingSlot(this.#bindingSlots.length));
       }
-      list = this.bindingSlots.slice(0, count);
-      this.bindingLists[count] = list;
+      list = this.#bindingSlots.slice(0, count);
+      this.#bindingLists[count] = list;
     }
     return list;
   }

@@ -81,12 +81,12 @@ export class KernelBindingSlot implements KernelBinding {
   buffer: ArrayBufferLike = new ArrayBuffer(0);
   byteOffset = 0;
   byteLength = 0;
-  private _u8: Uint8Array | undefined;
-  private _i32: Int32Array | undefined;
-  private _u32: Uint32Array | undefined;
-  private _f32: Float32Array | undefined;
-  private _f64: Float64Array | undefined;
-  private _view: DataView | undefined;
+  #_u8: Uint8Array | undefined;
+  #_i32: Int32Array | undefined;
+  #_u32: Uint32Array | undefined;
+  #_f32: Float32Array | undefined;
+  #_f64: Float64Array | undefined;
+  #_view: DataView | undefined;
 
   constructor(readonly index: number) {}
 
@@ -96,48 +96,48 @@ export class KernelBindingSlot implements KernelBinding {
     this.buffer = buffer;
     this.byteOffset = byteOffset;
     this.byteLength = byteLength;
-    this._u8 = undefined;
-    this._i32 = undefined;
-    this._u32 = undefined;
-    this._f32 = undefined;
-    this._f64 = undefined;
-    this._view = undefined;
+    this.#_u8 = undefined;
+    this.#_i32 = undefined;
+    this.#_u32 = undefined;
+    this.#_f32 = undefined;
+    this.#_f64 = undefined;
+    this.#_view = undefined;
   }
 
   get u8(): Uint8Array {
-    if (this._u8 === undefined) this._u8 = new Uint8Array(this.buffer, this.byteOffset, this.byteLength);
-    return this._u8;
+    if (this.#_u8 === undefined) this.#_u8 = new Uint8Array(this.buffer, this.byteOffset, this.byteLength);
+    return this.#_u8;
   }
   get i32(): Int32Array {
-    if (this._i32 === undefined) {
+    if (this.#_i32 === undefined) {
       if ((this.byteOffset & 3) !== 0) throw misaligned(this.index, this.byteOffset, 'i32', 4);
-      this._i32 = new Int32Array(this.buffer, this.byteOffset, this.byteLength >>> 2);
+      this.#_i32 = new Int32Array(this.buffer, this.byteOffset, this.byteLength >>> 2);
     }
-    return this._i32;
+    return this.#_i32;
   }
   get u32(): Uint32Array {
-    if (this._u32 === undefined) {
+    if (this.#_u32 === undefined) {
       if ((this.byteOffset & 3) !== 0) throw misaligned(this.index, this.byteOffset, 'u32', 4);
-      this._u32 = new Uint32Array(this.buffer, this.byteOffset, this.byteLength >>> 2);
+      this.#_u32 = new Uint32Array(this.buffer, this.byteOffset, this.byteLength >>> 2);
     }
-    return this._u32;
+    return this.#_u32;
   }
   get f32(): Float32Array {
-    if (this._f32 === undefined) {
+    if (this.#_f32 === undefined) {
       if ((this.byteOffset & 3) !== 0) throw misaligned(this.index, this.byteOffset, 'f32', 4);
-      this._f32 = new Float32Array(this.buffer, this.byteOffset, this.byteLength >>> 2);
+      this.#_f32 = new Float32Array(this.buffer, this.byteOffset, this.byteLength >>> 2);
     }
-    return this._f32;
+    return this.#_f32;
   }
   get f64(): Float64Array {
-    if (this._f64 === undefined) {
+    if (this.#_f64 === undefined) {
       if ((this.byteOffset & 7) !== 0) throw misaligned(this.index, this.byteOffset, 'f64', 8);
-      this._f64 = new Float64Array(this.buffer, this.byteOffset, this.byteLength >>> 3);
+      this.#_f64 = new Float64Array(this.buffer, this.byteOffset, this.byteLength >>> 3);
     }
-    return this._f64;
+    return this.#_f64;
   }
   get view(): DataView {
-    if (this._view === undefined) this._view = new DataView(this.buffer, this.byteOffset, this.byteLength);
-    return this._view;
+    if (this.#_view === undefined) this.#_view = new DataView(this.buffer, this.byteOffset, this.byteLength);
+    return this.#_view;
   }
 }

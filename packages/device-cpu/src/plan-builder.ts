@@ -23,73 +23,75 @@ export type PlanMemory = (byteLength: number) => ArrayBufferLike;
 
 /** Replayed commands → plan arrays (refs through the driver kit's PlanSink, one encoding). */
 class PlanBuilder extends PlanSink<Buffer> {
-  private readonly commands = new TypedArrayBuilder('Int32');
-  private readonly bindingRefs = new TypedArrayBuilder('Int32');
-  private readonly constants = new TypedArrayBuilder('Uint32');
-  private readonly data = new TypedArrayBuilder('Uint8', 256);
-  private indirectCount = 0;
-  private commandCount = 0;
+  readonly #commands = new TypedArrayBuilder('Int32');
+  readonly #bindingRefs = new TypedArrayBuilder('Int32');
+  readonly #constants = new TypedArrayBuilder('Uint32');
+  readonly #data = new TypedArrayBuilder('Uint8', 256);
+  #indirectCount = 0;
+  #commandCount = 0;
 
-  constructor(
-    private readonly executableId: ExecutableId,
-    private readonly maxWorkgroupCount: number,
-  ) {
+  readonly #executableId: ExecutableId;
+  readonly #maxWorkgroupCount: number;
+
+  constructor(executableId: ExecutableId, maxWorkgroupCount: number) {
     // Direct buffers are checked by the device once the plan is built (cpu-device.ts buildPlan).
     super((buffer) => buffer);
+    this.#executableId = executableId;
+    this.#maxWorkgroupCount = maxWorkgroupCount;
   }
 
-  private command(op: number): number {
-    const c = this.commands;
+  #command(op: number): number {
+    const c = this.#commands;
     c.reserve(CMD_STRIDE);
     const at = c.length;
     c.array.fill(0, at, at + CMD_STRIDE);
     c.array[at] = op;
     c.length = at + CMD_STRIDE;
-    this.commandCount++;
+    this.#commandCount++;
     return at;
   }
 
   protected onFill(ref: number, pattern: number, patternLength: 1 | 2 | 4): void {
-    const at = this.command(Opcode.FILL);
-    const a = this.commands.array;
+    const at = this.#command(Opcode.FILL);
+    const a = this.#commands.array;
     a[at + Field.REF] = ref;
     a[at + Field.PATTERN] = pattern | 0;
     a[at + Field.PATTERN_LENGTH] = patternLength;
   }
 
   protected onUpdate(source: Uint8Array, ref: number, length: number): void {
-    const start = this.data.length;
-    this.data.append(source.subarray(0, length));
-    const at = this.command(Opcode.UPDATE);
-    const a = this.commands.array;
+    const start = this.#data.length;
+    this.#data.append(source.subarray(0, length));
+    const at = this.#command(Opcode.UPDATE);
+    const a = this.#commands.array;
     a[at + Field.REF] = ref;
     a[at + Field.DATA_START] = start;
     a[at + Field.DATA_LENGTH] = length;
   }
 
   protected onCopy(source: number, target: number): void {
-    const at = this.command(Opcode.COPY);
-    const a = this.commands.array;
+    const at = this.#command(Opcode.COPY);
+    const a = this.#commands.array;
     a[at + Field.SOURCE] = source;
     a[at + Field.TARGET] = target;
   }
 
   protected onDispatch(d: DispatchArgs): void {
     const { x, y, z } = d;
-    const max = this.maxWorkgroupCount;
+    const max = this.#maxWorkgroupCount;
     if (d.params === undefined && !(x <= max && y <= max && z <= max && x * y * z <= MAX_DISPATCH_ITEMS)) {
       throw new KeelError(
         ErrorCode.OUT_OF_RANGE,
         `cpu device: dispatch of [${x}, ${y}, ${z}] workgroups exceeds ${max} per dimension or ${MAX_DISPATCH_ITEMS} in all`,
       );
     }
-    const id = this.executableId(d.executable);
-    const constStart = this.constants.length;
+    const id = this.#executableId(d.executable);
+    const constStart = this.#constants.length;
     const n = d.constants.length;
-    this.constants.append(d.constants);
+    this.#constants.append(d.constants);
     const bindings = d.bindings;
     const count = bindings.count;
-    const b = this.bindingRefs;
+    const b = this.#bindingRefs;
     b.reserve(count);
     const bindStart = b.length;
     for (let i = 0; i < count; i++) {
@@ -101,8 +103,8 @@ class PlanBuilder extends PlanSink<Buffer> {
       );
     }
     b.length = bindStart + count;
-    const at = this.command(d.params === undefined ? Opcode.DISPATCH : Opcode.DISPATCH_INDIRECT);
-    const a = this.commands.array;
+    const at = this.#command(d.params === undefined ? Opcode.DISPATCH : Opcode.DISPATCH_INDIRECT);
+    const a = this.#commands.array;
     a[at + Field.EXECUTABLE] = id;
     a[at + Field.ENTRY] = d.entry;
     a[at + Field.CONST_START] = constStart;
@@ -116,22 +118,22 @@ class PlanBuilder extends PlanSink<Buffer> {
     } else {
       // The params ref is made after the bindings' refs; its index goes in the command.
       a[at + Field.PARAMS_REF] = this.refs.push(d.params, d.paramsOffset, 12, 'indirect parameters');
-      a[at + Field.INDIRECT_INDEX] = this.indirectCount++;
+      a[at + Field.INDIRECT_INDEX] = this.#indirectCount++;
     }
   }
 
   override barrier(): void {
-    this.command(Opcode.BARRIER);
+    this.#command(Opcode.BARRIER);
   }
 
   /** Lays the arrays out in one block of `memory` (8-byte aligned sections). */
   finish(memory: PlanMemory): BuiltPlan {
-    const commandBytes = this.commands.length * 4;
+    const commandBytes = this.#commands.length * 4;
     const refTable = this.refs;
     const refBytes = refTable.values.length * 8;
-    const bindBytes = this.bindingRefs.length * 4;
-    const constBytes = this.constants.length * 4;
-    const dataBytes = this.data.length;
+    const bindBytes = this.#bindingRefs.length * 4;
+    const constBytes = this.#constants.length * 4;
+    const dataBytes = this.#data.length;
     const align = (n: number) => (n + 7) & ~7;
     const oRefs = 0;
     const oCommands = align(oRefs + refBytes);
@@ -142,20 +144,20 @@ class PlanBuilder extends PlanSink<Buffer> {
     const buffer = memory(total);
     const refs = new Float64Array(buffer, oRefs, refTable.values.length);
     refs.set(refTable.values.array.subarray(0, refTable.values.length));
-    const commands = new Int32Array(buffer, oCommands, this.commands.length);
-    commands.set(this.commands.array.subarray(0, this.commands.length));
-    const bindingRefs = new Int32Array(buffer, oBind, this.bindingRefs.length);
-    bindingRefs.set(this.bindingRefs.array.subarray(0, this.bindingRefs.length));
-    const constants = new Uint32Array(buffer, oConst, this.constants.length);
-    constants.set(this.constants.array.subarray(0, this.constants.length));
+    const commands = new Int32Array(buffer, oCommands, this.#commands.length);
+    commands.set(this.#commands.array.subarray(0, this.#commands.length));
+    const bindingRefs = new Int32Array(buffer, oBind, this.#bindingRefs.length);
+    bindingRefs.set(this.#bindingRefs.array.subarray(0, this.#bindingRefs.length));
+    const constants = new Uint32Array(buffer, oConst, this.#constants.length);
+    constants.set(this.#constants.array.subarray(0, this.#constants.length));
     const data = new Uint8Array(buffer, oData, dataBytes);
-    data.set(this.data.array.subarray(0, dataBytes));
+    data.set(this.#data.array.subarray(0, dataBytes));
     return {
       arrays: {
-        commandCount: this.commandCount,
+        commandCount: this.#commandCount,
         slotCount: refTable.slotCount,
         directCount: refTable.buffers.length,
-        indirectCount: this.indirectCount,
+        indirectCount: this.#indirectCount,
         commands,
         refs,
         bindingRefs,

@@ -27,35 +27,38 @@ interface WaitingRun<T> {
 }
 
 export class SyncQueue<T> {
-  private readonly control = new Int32Array(CTL_WORDS);
-  private readonly executor: Executor;
-  private seq = 0;
-  private error: unknown;
-  private failed = false;
-  private busy = false;
-  private readonly waiting: WaitingRun<T>[] = [];
+  readonly #control = new Int32Array(CTL_WORDS);
+  readonly #executor: Executor;
+  #seq = 0;
+  #error: unknown;
+  #failed = false;
+  #busy = false;
+  readonly #waiting: WaitingRun<T>[] = [];
+
+  readonly #done: SyncRunDone<T>;
 
   constructor(
     slabs: readonly (ArrayBufferLike | undefined)[],
     kernel: (executable: number, entry: number) => LoadedKernel | undefined,
     maxWorkgroupCount: number,
-    private readonly done: SyncRunDone<T>,
+    done: SyncRunDone<T>,
   ) {
+    this.#done = done;
     const host: ExecutorHost = {
       slabs,
       kernel,
       reportFailure: (_seq: number, error: unknown) => {
-        this.failed = true;
-        this.error = error;
+        this.#failed = true;
+        this.#error = error;
       },
       reportComplete: () => {},
     };
-    this.executor = new Executor(this.control, false, host, 0, maxWorkgroupCount);
+    this.#executor = new Executor(this.#control, false, host, 0, maxWorkgroupCount);
   }
 
   /** Starts or stops per-dispatch timing for traces (cpu-profiler.ts). */
   setProfile(ring: ProfileRing | undefined): void {
-    this.executor.setProfile(ring);
+    this.#executor.setProfile(ring);
   }
 
   /**
@@ -63,38 +66,38 @@ export class SyncQueue<T> {
    * rejected, or a command that could not run): inside this call unless a kernel is async.
    */
   run(plans: readonly PlanRuntime[], tables: readonly Float64Array[], token: T): void {
-    if (this.busy) {
-      this.waiting.push({ plans, tables, token });
+    if (this.#busy) {
+      this.#waiting.push({ plans, tables, token });
       return;
     }
-    const seq = this.seq;
-    this.seq = (seq + 1) | 0;
-    this.control[CTL_FAILED_BASE + (seq & RING_MASK)] = 0;
-    this.failed = false;
-    this.error = undefined;
-    const pending = this.executor.execute(seq, plans, tables, undefined);
+    const seq = this.#seq;
+    this.#seq = (seq + 1) | 0;
+    this.#control[CTL_FAILED_BASE + (seq & RING_MASK)] = 0;
+    this.#failed = false;
+    this.#error = undefined;
+    const pending = this.#executor.execute(seq, plans, tables, undefined);
     if (pending === undefined) {
-      this.done(token, this.outcome());
+      this.#done(token, this.#outcome());
       return;
     }
-    this.busy = true;
-    void this.settle(pending, token);
+    this.#busy = true;
+    void this.#settle(pending, token);
   }
 
-  private outcome(): { error: unknown } | undefined {
-    if (!this.failed) return undefined;
-    const error = this.error;
-    this.error = undefined;
+  #outcome(): { error: unknown } | undefined {
+    if (!this.#failed) return undefined;
+    const error = this.#error;
+    this.#error = undefined;
     return { error };
   }
 
   /** Waits for each suspension of the executor, then reports and starts the next waiting run. */
-  private async settle(first: Suspension, token: T): Promise<void> {
-    await this.executor.settle(first);
-    this.busy = false;
-    this.done(token, this.outcome());
-    while (!this.busy && this.waiting.length > 0) {
-      const next = this.waiting.shift()!;
+  async #settle(first: Suspension, token: T): Promise<void> {
+    await this.#executor.settle(first);
+    this.#busy = false;
+    this.#done(token, this.#outcome());
+    while (!this.#busy && this.#waiting.length > 0) {
+      const next = this.#waiting.shift()!;
       this.run(next.plans, next.tables, next.token);
     }
   }
