@@ -130,9 +130,7 @@ export class Executor {
   readonly #bindingLists: KernelBindingSlot[][] = [[]];
 
   // Workgroup count of the indirect dispatch being walked.
-  #indirectX = 0;
-  #indirectY = 0;
-  #indirectZ = 0;
+  readonly #indirect = new Uint32Array(3);
 
   // Dispatch profiling (cpu-profiler.ts): no ring when no trace wants dispatch times. The entry being
   // written (float64 index) and the first item of the command it times (0.5: none).
@@ -257,7 +255,7 @@ export class Executor {
     this.#failed = false;
     // Every item of earlier operations finished: the completion of each operation is its last item.
     this.#waitDone(this.#cursor);
-    this.#failed = Atomics.load(this.#control, CTL_FAILED_BASE + (seq & RING_MASK)) !== 0;
+    this.#refreshFailed();
   }
 
   #fail(error: unknown): void {
@@ -277,15 +275,20 @@ export class Executor {
   #completeOperation(): void {
     const index = this.#cursor;
     this.#cursor = (index + 1) | 0;
-    if (!this.#holding) {
-      this.#held = Atomics.add(this.#control, CTL_CLAIM, 1);
-      this.#holding = true;
-    }
-    if (this.#held !== index) return; // another executor claimed it (or ours lies further on)
+    if (this.#claim() !== index) return; // another executor claimed it (or ours lies further on)
     this.#holding = false;
     this.#waitDone(index);
     this.#host.reportComplete(this.#seq);
     this.#finishItem();
+  }
+
+  /** The item index this executor holds: the one it claimed last, or a new claim when it holds none. */
+  #claim(): number {
+    if (!this.#holding) {
+      this.#held = Atomics.add(this.#control, CTL_CLAIM, 1);
+      this.#holding = true;
+    }
+    return this.#held;
   }
 
   #finishItem(): void {
@@ -297,23 +300,18 @@ export class Executor {
 
   /** Blocks (spins, then sleeps) until every item before `index` finished. */
   #waitDone(index: number): void {
-    let done = Atomics.load(this.#control, CTL_DONE);
-    if (((done - index) | 0) >= 0) return;
-    if (!this.#shared) {
-      // A private control block has one executor, which ran every earlier item itself.
-      throw new KeelError(ErrorCode.INTERNAL, 'cpu executor: barrier not reached on a private queue');
-    }
-    for (let spin = 0; spin < SPIN_LIMIT; spin++) {
-      done = Atomics.load(this.#control, CTL_DONE);
-      if (((done - index) | 0) >= 0) return;
-    }
-    for (;;) {
-      Atomics.add(this.#control, CTL_SLEEPERS, 1);
-      done = Atomics.load(this.#control, CTL_DONE);
-      if (((done - index) | 0) < 0) Atomics.wait(this.#control, CTL_DONE, done, 50);
-      Atomics.sub(this.#control, CTL_SLEEPERS, 1);
-      done = Atomics.load(this.#control, CTL_DONE);
-      if (((done - index) | 0) >= 0) return;
+    const control = this.#control;
+    for (let spin = 0; ((Atomics.load(control, CTL_DONE) - index) | 0) < 0; spin++) {
+      if (!this.#shared) {
+        // A private control block has one executor, which ran every earlier item itself.
+        throw new KeelError(ErrorCode.INTERNAL, 'cpu executor: barrier not reached on a private queue');
+      }
+      if (spin >= SPIN_LIMIT) {
+        Atomics.add(control, CTL_SLEEPERS, 1);
+        const done = Atomics.load(control, CTL_DONE);
+        if (((done - index) | 0) < 0) Atomics.wait(control, CTL_DONE, done, 50);
+        Atomics.sub(control, CTL_SLEEPERS, 1);
+      }
     }
   }
 
@@ -364,12 +362,9 @@ export class Executor {
       const start = this.#commandStart;
       const end = this.#commandEnd;
       for (;;) {
-        if (!this.#holding) {
-          this.#held = Atomics.add(this.#control, CTL_CLAIM, 1);
-          this.#holding = true;
-        }
-        if (((this.#held - end) | 0) >= 0) break;
-        const item = (this.#held - start) | 0;
+        const held = this.#claim();
+        if (((held - end) | 0) >= 0) break;
+        const item = (held - start) | 0;
         this.#holding = false;
         if (!this.#failed) this.#refreshFailed();
         if (!this.#failed) {
@@ -433,52 +428,44 @@ export class Executor {
   ): number {
     const commands = plan.arrays.commands;
     const index = commands[base + Field.INDIRECT_INDEX]! * 4;
-    if (scratch !== undefined) {
-      if (Atomics.compareExchange(scratch, index, 0, 1) !== 0) {
-        // Another executor reads the parameters; wait for what it publishes.
-        while (Atomics.load(scratch, index) !== 2) Atomics.wait(scratch, index, 1, 50);
-        this.#indirectX = scratch[index + 1]!;
-        this.#indirectY = scratch[index + 2]!;
-        this.#indirectZ = scratch[index + 3]!;
-        return this.#indirectX * this.#indirectY * this.#indirectZ;
-      }
-    }
-    let x = 0;
-    let y = 0;
-    let z = 0;
-    if (!this.#failed) {
-      try {
-        this.#resolve(plan.arrays, table, commands[base + Field.PARAMS_REF]!);
-        const memory = this.#memory('indirect dispatch parameters');
-        const view = new DataView(memory, this.#rOffset, 12);
-        x = view.getUint32(0, true);
-        y = view.getUint32(4, true);
-        z = view.getUint32(8, true);
-        const max = this.#maxWorkgroupCount;
-        if (x > max || y > max || z > max || x * y * z > MAX_DISPATCH_ITEMS) {
-          throw new KeelError(
-            ErrorCode.OUT_OF_RANGE,
-            `indirect dispatch: workgroup count [${x}, ${y}, ${z}] exceeds the device limit (${max} per dimension, ${MAX_DISPATCH_ITEMS} in all)`,
-          );
+    const counts = this.#indirect;
+    if (scratch !== undefined && Atomics.compareExchange(scratch, index, 0, 1) !== 0) {
+      // Another executor reads the parameters; wait for what it publishes.
+      while (Atomics.load(scratch, index) !== 2) Atomics.wait(scratch, index, 1, 50);
+      for (let i = 0; i < 3; i++) counts[i] = scratch[index + 1 + i]!;
+    } else {
+      counts.fill(0);
+      if (!this.#failed) {
+        try {
+          this.#resolve(plan.arrays, table, commands[base + Field.PARAMS_REF]!);
+          const view = new DataView(this.#memory('indirect dispatch parameters'), this.#rOffset, 12);
+          const max = this.#maxWorkgroupCount;
+          let items = 1;
+          let over = false;
+          for (let i = 0; i < 3; i++) {
+            const n = view.getUint32(4 * i, true);
+            counts[i] = n;
+            items *= n;
+            over ||= n > max;
+          }
+          if (over || items > MAX_DISPATCH_ITEMS) {
+            throw new KeelError(
+              ErrorCode.OUT_OF_RANGE,
+              `indirect dispatch: workgroup count [${counts.join(', ')}] exceeds the device limit (${max} per dimension, ${MAX_DISPATCH_ITEMS} in all)`,
+            );
+          }
+        } catch (error) {
+          counts.fill(0);
+          this.#fail(error);
         }
-      } catch (error) {
-        x = 0;
-        y = 0;
-        z = 0;
-        this.#fail(error);
+      }
+      if (scratch !== undefined) {
+        scratch.set(counts, index + 1);
+        Atomics.store(scratch, index, 2);
+        Atomics.notify(scratch, index);
       }
     }
-    if (scratch !== undefined) {
-      scratch[index + 1] = x;
-      scratch[index + 2] = y;
-      scratch[index + 3] = z;
-      Atomics.store(scratch, index, 2);
-      Atomics.notify(scratch, index);
-    }
-    this.#indirectX = x;
-    this.#indirectY = y;
-    this.#indirectZ = z;
-    return x * y * z;
+    return counts[0]! * counts[1]! * counts[2]!;
   }
   #runItem(
     plan: PlanRuntime,
@@ -572,15 +559,9 @@ export class Executor {
     this.#kernelFn = kernel.fn;
     this.#kernelName = kernel.name;
     ctx.workgroupSize = kernel.workgroupSize;
-    if (commands[base + Field.OP] === Opcode.DISPATCH) {
-      ctx.workgroupCount[0] = commands[base + Field.X]!;
-      ctx.workgroupCount[1] = commands[base + Field.Y]!;
-      ctx.workgroupCount[2] = commands[base + Field.Z]!;
-    } else {
-      ctx.workgroupCount[0] = this.#indirectX;
-      ctx.workgroupCount[1] = this.#indirectY;
-      ctx.workgroupCount[2] = this.#indirectZ;
-    }
+    const direct = commands[base + Field.OP] === Opcode.DISPATCH;
+    for (let i = 0; i < 3; i++)
+      ctx.workgroupCount[i] = direct ? commands[base + Field.X + i]! : this.#indirect[i]!;
     let constants = plan.constantViews[command];
     let constantsF32 = plan.constantF32Views[command];
     if (constants === undefined || constantsF32 === undefined) {
