@@ -6,6 +6,7 @@
 import type { Allocation, Block } from '@keel/allocator';
 import {
   type Buffer,
+  type BufferParams,
   type BufferPlacement,
   type BufferState,
   type BufferUsage,
@@ -13,7 +14,7 @@ import {
   describeBuffer,
   ErrorCode,
   KeelError,
-  type MemoryType,
+  MemoryType,
 } from '@keel/hal';
 
 /** Where a CpuBuffer's bytes are once it has memory: slab index and absolute offset. */
@@ -32,6 +33,8 @@ export interface BufferOwner {
 
 export class CpuBuffer implements Buffer {
   readonly placement: BufferPlacement;
+  readonly memoryType: MemoryType;
+  readonly label: string | undefined;
   /** @internal Operations in flight that use this buffer (destroy waits for them). */
   uses = 0;
   #st: BufferState = 'live';
@@ -40,22 +43,32 @@ export class CpuBuffer implements Buffer {
   readonly #owner: BufferOwner;
   readonly #ownBlock: Block<ArrayBufferLike> | undefined;
 
+  /**
+   * `params` gives the memory type (default: device-local, host-visible and coherent), the label and
+   * the affinity (default `affinity`); a queue-allocated buffer has `allocation`, a device buffer
+   * `ownBlock`.
+   */
   constructor(
     readonly device: Device,
     owner: BufferOwner,
+    params: BufferParams,
     readonly byteLength: number,
     readonly usage: BufferUsage,
-    readonly memoryType: MemoryType,
-    placement: BufferPlacement,
-    readonly label: string | undefined,
-    /** The block of a device buffer. */
+    affinity: number,
+    pool: string | undefined,
     ownBlock: Block<ArrayBufferLike> | undefined,
-    /** The allocation of a queue-allocated buffer. */
     readonly allocation: Allocation<ArrayBufferLike> | undefined,
   ) {
     this.#owner = owner;
     this.#ownBlock = ownBlock;
-    this.placement = placement;
+    this.memoryType =
+      params.memoryType ?? MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE | MemoryType.HOST_COHERENT;
+    this.label = params.label;
+    this.placement = {
+      affinity: (params.affinity ?? affinity) >>> 0,
+      pool,
+      queueAllocated: allocation !== undefined,
+    };
   }
 
   get state(): BufferState {

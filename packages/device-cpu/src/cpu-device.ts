@@ -238,11 +238,11 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     const buffer = new CpuBuffer(
       this,
       this.#bufferOwner,
+      params,
       byteLength,
       usage,
-      params.memoryType ?? MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE | MemoryType.HOST_COHERENT,
-      { affinity: (params.affinity ?? QueueAffinity.ANY) >>> 0, pool: undefined, queueAllocated: false },
-      params.label,
+      QueueAffinity.ANY,
+      undefined,
       block,
       undefined,
     );
@@ -346,11 +346,11 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     const buffer = new CpuBuffer(
       this,
       this.#bufferOwner,
+      params,
       size,
       request.usage,
-      params.memoryType ?? MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE | MemoryType.HOST_COHERENT,
-      { affinity: (params.affinity ?? QueueAffinity.of(queue)) >>> 0, pool, queueAllocated: true },
-      params.label,
+      QueueAffinity.of(queue),
+      pool,
       undefined,
       allocation,
     );

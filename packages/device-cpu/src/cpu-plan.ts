@@ -20,12 +20,7 @@ export class CpuPlan {
     readonly arrays: PlanArrays,
     readonly directBuffers: readonly CpuBuffer[],
     readonly oneShot: boolean,
-    readonly label: string,
   ) {}
-}
-
-function badBinding(what: string, detail: string): KeelError {
-  return new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: ${detail}`);
 }
 
 /** Float64 words the resolved table of `plan` takes. */
@@ -59,7 +54,10 @@ export function resolveTableInto(
     }
     const buffer = binding.buffer;
     if (!(buffer instanceof CpuBuffer) || buffer.device !== device) {
-      throw badBinding(what, `binding slot ${s} is not a buffer of this device`);
+      throw new KeelError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${what}: binding slot ${s} is not a buffer of this device`,
+      );
     }
     const block = buffer.block;
     if (block === undefined) buffer.resolve(`${what}: binding slot ${s}`); // throws the reason

@@ -58,13 +58,7 @@ export class CpuPlanner {
       }
       direct.push(buffer);
     }
-    const plan = new CpuPlan(
-      this.#nextId++,
-      built.arrays,
-      direct,
-      commandBuffer.mode === 'one-shot',
-      commandBuffer.label ?? 'command buffer',
-    );
+    const plan = new CpuPlan(this.#nextId++, built.arrays, direct, commandBuffer.mode === 'one-shot');
     if (!plan.oneShot) this.#registry?.register(commandBuffer, plan);
     return plan;
   };

@@ -18,8 +18,6 @@ export class SlabTable implements SlabProvider<ArrayBufferLike> {
   readonly #indices = new Map<ArrayBufferLike, number>();
   readonly #holes: number[] = [];
   #listener: SlabListener | undefined;
-  /** Bytes of slabs held. */
-  bytes = 0;
 
   readonly #shared: boolean;
 
@@ -38,7 +36,6 @@ export class SlabTable implements SlabProvider<ArrayBufferLike> {
     const index = this.#holes.pop() ?? this.memories.length;
     this.memories[index] = memory;
     this.#indices.set(memory, index);
-    this.bytes += byteLength;
     this.#listener?.slabCreated(index, memory);
     return memory;
   }
@@ -49,7 +46,6 @@ export class SlabTable implements SlabProvider<ArrayBufferLike> {
     this.#indices.delete(memory);
     this.memories[index] = undefined;
     this.#holes.push(index);
-    this.bytes -= memory.byteLength;
     this.#listener?.slabDestroyed(index);
   }
 

@@ -34,7 +34,7 @@ interface PendingLoad {
 }
 
 export class TaskQueue {
-  readonly workers: WorkerThread[] = [];
+  readonly #workers: WorkerThread[] = [];
   /** Workers whose thread has not exited yet. */
   liveWorkers = 0;
   readonly #control: Int32Array;
@@ -87,7 +87,7 @@ export class TaskQueue {
       });
       worker.unref();
       this.liveWorkers++;
-      this.workers.push(worker);
+      this.#workers.push(worker);
     }
     for (let i = 0; i < slabs.length; i++) {
       const memory = slabs[i];
@@ -98,15 +98,15 @@ export class TaskQueue {
   /** Posts `message` to every worker of the queue. */
   broadcast(message: ToWorker): void {
     if (this.#terminating) return;
-    for (const worker of this.workers) worker.postMessage(message);
+    for (const worker of this.#workers) worker.postMessage(message);
   }
 
   #retainBusy(): void {
-    if (this.#busy++ === 0) for (const worker of this.workers) worker.ref();
+    if (this.#busy++ === 0) for (const worker of this.#workers) worker.ref();
   }
 
   #releaseBusy(): void {
-    if (--this.#busy === 0) for (const worker of this.workers) worker.unref();
+    if (--this.#busy === 0) for (const worker of this.#workers) worker.unref();
   }
 
   #workerDied(worker: number, what: string): void {
@@ -123,7 +123,7 @@ export class TaskQueue {
         reject(new KeelError(ErrorCode.UNAVAILABLE, `cpu device: queue ${this.index} is shut down`));
         return;
       }
-      this.#loads.set(executable.id, { remaining: this.workers.length, error: undefined, resolve, reject });
+      this.#loads.set(executable.id, { remaining: this.#workers.length, error: undefined, resolve, reject });
       this.#retainBusy();
       const sizes: number[] = [];
       for (const exp of executable.exports) sizes.push(...exp.workgroupSize);
@@ -195,7 +195,7 @@ export class TaskQueue {
         this.broadcast({ t: 'plan', id: plan.id, arrays: plan.arrays });
         plan.shippedTo |= bit;
       }
-      if (this.workers.length > 1 && plan.arrays.indirectCount > 0) {
+      if (this.#workers.length > 1 && plan.arrays.indirectCount > 0) {
         scratch ??= new Array<Int32Array | undefined>(plans.length);
         scratch[p] = new Int32Array(new SharedArrayBuffer(16 * plan.arrays.indirectCount));
       }
@@ -281,6 +281,6 @@ export class TaskQueue {
     this.#failures.clear();
     this.#backlog.length = 0;
     this.#inflight.fill(undefined);
-    await Promise.all(this.workers.map((worker) => worker.terminate()));
+    await Promise.all(this.#workers.map((worker) => worker.terminate()));
   }
 }
