@@ -202,7 +202,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     });
     if (mode === 'task') {
       for (let q = 0; q < queueCount; q++) {
-        this.taskQueues.push(new TaskQueue(q, this.workersPerQueue, this.#loop, MAX_WORKGROUP_COUNT, []));
+        this.taskQueues.push(new TaskQueue(q, this.workersPerQueue, this.#loop, MAX_WORKGROUP_COUNT));
       }
       this.#slabs.setListener({
         slabCreated: (index, memory) => {

@@ -13,7 +13,7 @@ import { abortedBy, completeSignal, OpKind, RunList, traceNow } from '@keel/hal/
 import { copyBytes, fillBytes } from './byte-ops';
 import { resolveTables } from './cpu-plan';
 import type { KernelNamer, ProfileReader } from './cpu-profiler';
-import { PlanRuntime } from './executor';
+import { isThenable, PlanRuntime } from './executor';
 import type { Operation, OperationSink } from './operation';
 import type { SlabTable } from './slab-table';
 import type { SyncQueue } from './sync-queue';
@@ -99,19 +99,23 @@ export class CpuRunLoop implements OperationSink {
 
   #run(op: Operation): void {
     switch (op.kind) {
+      case OpKind.HOST_CALL:
+        this.#runHostCall(op);
+        return;
+      case OpKind.EXECUTE:
+        if (this.taskQueues.length > 0) this.taskQueues[op.queue]!.execute(op);
+        else this.#runSync(op);
+        return;
       case OpKind.FILL: {
         const target = op.target!.resolve(op.name);
         fillBytes(target.memory, target.offset + op.targetOffset, op.length, op.pattern, op.patternLength);
-        this.complete(op);
-        return;
+        break;
       }
       case OpKind.UPDATE:
       case OpKind.WRITE: {
         const target = op.target!.resolve(op.name);
-        const host = op.bytes!;
-        new Uint8Array(target.memory, target.offset + op.targetOffset, op.length).set(host);
-        this.complete(op);
-        return;
+        new Uint8Array(target.memory, target.offset + op.targetOffset, op.length).set(op.bytes!);
+        break;
       }
       case OpKind.COPY: {
         const source = op.source!.resolve(op.name);
@@ -123,54 +127,31 @@ export class CpuRunLoop implements OperationSink {
           target.offset + op.targetOffset,
           op.length,
         );
-        this.complete(op);
-        return;
+        break;
       }
       case OpKind.READ: {
         const source = op.source!.resolve(op.name);
         op.bytes!.set(new Uint8Array(source.memory, source.offset + op.sourceOffset, op.length));
-        this.complete(op);
-        return;
+        break;
       }
-      case OpKind.BARRIER:
-        this.complete(op);
-        return;
-      case OpKind.HOST_CALL:
-        this.#runHostCall(op);
-        return;
-      case OpKind.EXECUTE:
-        if (this.taskQueues.length > 0) {
-          this.taskQueues[op.queue]!.execute(op);
-        } else {
-          this.#runSync(op);
-        }
-        return;
     }
+    // Transfers and barriers are done.
+    this.complete(op);
   }
 
   #runHostCall(op: Operation): void {
     const callback = op.callback!;
     op.callback = undefined;
-    let result: void | Promise<void>;
-    try {
-      result = callback();
-    } catch (error) {
-      this.complete(op, error);
-      return;
-    }
-    if (
-      result !== null &&
-      typeof result === 'object' &&
-      typeof (result as Promise<void>).then === 'function'
-    ) {
-      (result as Promise<void>).then(
+    const result: unknown = callback(); // a throw completes the operation with it (#runReady)
+    if (isThenable(result)) {
+      result.then(
         () => this.complete(op),
         (error: unknown) =>
           this.complete(op, error ?? new KeelError(ErrorCode.INTERNAL, `${op.name}: rejected`)),
       );
-      return;
+    } else {
+      this.complete(op);
     }
-    this.complete(op);
   }
 
   #runSync(op: Operation): void {

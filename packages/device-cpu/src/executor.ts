@@ -78,7 +78,8 @@ const NO_TABLES: readonly Float64Array[] = [];
 /** What `execute` / `resume` return while an async kernel's workgroup is pending. */
 export type Suspension = PromiseLike<unknown>;
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
+/** A promise or promise-like value (anything with a `then` method). */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (
     value !== null &&
     (typeof value === 'object' || typeof value === 'function') &&

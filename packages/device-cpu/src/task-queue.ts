@@ -63,7 +63,6 @@ export class TaskQueue {
     workerCount: number,
     loop: CpuRunLoop,
     maxWorkgroupCount: number,
-    slabs: readonly (ArrayBufferLike | undefined)[],
   ) {
     this.#loop = loop;
     const controlMemory = new SharedArrayBuffer(CTL_WORDS * 4);
@@ -88,10 +87,6 @@ export class TaskQueue {
       worker.unref();
       this.liveWorkers++;
       this.#workers.push(worker);
-    }
-    for (let i = 0; i < slabs.length; i++) {
-      const memory = slabs[i];
-      if (memory !== undefined) this.broadcast({ t: 'slab', index: i, memory: memory as SharedArrayBuffer });
     }
   }
 
