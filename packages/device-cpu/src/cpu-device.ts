@@ -54,6 +54,7 @@ import { CpuRunLoop } from './cpu-run-loop';
 import type { LoadedKernel } from './executor';
 import { Operation } from './operation';
 import { platform } from './platform/current';
+import type { ToWorker } from './protocol';
 import { SlabTable } from './slab-table';
 import { SyncQueue } from './sync-queue';
 import { TaskQueue } from './task-queue';
@@ -205,14 +206,9 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
         this.taskQueues.push(new TaskQueue(q, this.workersPerQueue, this.#loop, MAX_WORKGROUP_COUNT));
       }
       this.#slabs.setListener({
-        slabCreated: (index, memory) => {
-          for (const queue of this.taskQueues) {
-            queue.broadcast({ t: 'slab', index, memory: memory as SharedArrayBuffer });
-          }
-        },
-        slabDestroyed: (index) => {
-          for (const queue of this.taskQueues) queue.broadcast({ t: 'slab-free', index });
-        },
+        slabCreated: (index, memory) =>
+          this.#broadcast({ t: 'slab', index, memory: memory as SharedArrayBuffer }),
+        slabDestroyed: (index) => this.#broadcast({ t: 'slab-free', index }),
       });
     } else {
       for (let q = 0; q < queueCount; q++) {
@@ -311,7 +307,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     try {
       await Promise.all(this.taskQueues.map((queue) => queue.load(executable)));
     } catch (error) {
-      for (const queue of this.taskQueues) queue.broadcast({ t: 'unload', id });
+      this.#broadcast({ t: 'unload', id });
       if (KeelError.is(error) && error.code === ErrorCode.INTERNAL) {
         throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: cannot import ${url}: ${error.message}`, {
           cause: error,
@@ -328,9 +324,13 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   }
 
   createSemaphore(initialValue = 0): Semaphore {
-    return this.mode === 'task'
-      ? new SharedTimelineSemaphore(initialValue, { label: `${this.info.name} semaphore` })
-      : new TimelineSemaphore(initialValue, { label: `${this.info.name} semaphore` });
+    const Semaphore = this.mode === 'task' ? SharedTimelineSemaphore : TimelineSemaphore;
+    return new Semaphore(initialValue, { label: `${this.info.name} semaphore` });
+  }
+
+  /** Posts `message` to every worker of every queue (task mode). */
+  #broadcast(message: ToWorker): void {
+    for (const queue of this.taskQueues) queue.broadcast(message);
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -507,7 +507,6 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   #lose(reason: KeelError): void {
     if (this.lostReason !== undefined || this.destroyed) return;
     this.lostReason = reason;
-    this.#loop.gone = true;
     this.#loop.failPending(reason);
     for (const queue of this.taskQueues) void queue.terminate(reason);
     this.#resolveLost(reason);
@@ -520,7 +519,6 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
 
   async #doDestroy(): Promise<void> {
     this.destroyed = true;
-    this.#loop.gone = true;
     const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.deviceName}: the device was destroyed`);
     this.#loop.failPending(reason);
     this.#pools.destroy();

@@ -61,8 +61,9 @@ export class CpuRunLoop implements OperationSink {
     this.parts.lose(reason);
   }
 
-  /** Fails every pending operation with `reason`. */
+  /** The device is destroyed or lost: fails every pending operation with `reason`, unreported. */
   failPending(reason: KeelError): void {
+    this.gone = true;
     const ops = [...this.#pending];
     for (const op of ops) this.complete(op, reason);
   }

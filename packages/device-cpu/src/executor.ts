@@ -62,16 +62,12 @@ export interface ExecutorHost {
 
 /** A plan plus per-thread caches (constant views per command), created once per plan per thread. */
 export class PlanRuntime {
-  readonly constantViews: (Uint32Array | undefined)[];
-  readonly constantF32Views: (Float32Array | undefined)[];
+  /** Per command: its constants as u32 and as f32, made at its first dispatch on this thread. */
+  readonly constants: ([Uint32Array, Float32Array] | undefined)[] = [];
 
-  constructor(readonly arrays: PlanArrays) {
-    this.constantViews = new Array<Uint32Array | undefined>(arrays.commandCount);
-    this.constantF32Views = new Array<Float32Array | undefined>(arrays.commandCount);
-  }
+  constructor(readonly arrays: PlanArrays) {}
 }
 
-const EMPTY_U32 = new Uint32Array(0);
 const NO_PLANS: readonly PlanRuntime[] = [];
 const NO_TABLES: readonly Float64Array[] = [];
 
@@ -86,15 +82,14 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
     typeof (value as { then?: unknown }).then === 'function'
   );
 }
-const EMPTY_F32 = new Float32Array(0);
 
 class MutableContext implements KernelContext {
   workgroupId: [number, number, number] = [0, 0, 0];
   workgroupCount: [number, number, number] = [0, 0, 0];
   workgroupSize: readonly [number, number, number] = [1, 1, 1];
   bindings: readonly KernelBinding[] = [];
-  constants: Uint32Array = EMPTY_U32;
-  constantsF32: Float32Array = EMPTY_F32;
+  constants: Uint32Array = new Uint32Array(0);
+  constantsF32: Float32Array = new Float32Array(0);
   constructor(readonly workerIndex: number) {}
 }
 
@@ -563,19 +558,15 @@ export class Executor {
     const direct = commands[base + Field.OP] === Opcode.DISPATCH;
     for (let i = 0; i < 3; i++)
       ctx.workgroupCount[i] = direct ? commands[base + Field.X + i]! : this.#indirect[i]!;
-    let constants = plan.constantViews[command];
-    let constantsF32 = plan.constantF32Views[command];
-    if (constants === undefined || constantsF32 === undefined) {
+    let views = plan.constants[command];
+    if (views === undefined) {
       const start = commands[base + Field.CONST_START]!;
-      const count = commands[base + Field.CONST_COUNT]!;
-      constants = count === 0 ? EMPTY_U32 : a.constants.subarray(start, start + count);
-      constantsF32 =
-        count === 0 ? EMPTY_F32 : new Float32Array(constants.buffer, constants.byteOffset, count);
-      plan.constantViews[command] = constants;
-      plan.constantF32Views[command] = constantsF32;
+      const u32 = a.constants.subarray(start, start + commands[base + Field.CONST_COUNT]!);
+      views = [u32, new Float32Array(u32.buffer, u32.byteOffset, u32.length)];
+      plan.constants[command] = views;
     }
-    ctx.constants = constants;
-    ctx.constantsF32 = constantsF32;
+    ctx.constants = views[0];
+    ctx.constantsF32 = views[1];
     const bindStart = commands[base + Field.BIND_START]!;
     const bindCount = commands[base + Field.BIND_COUNT]!;
     const list = this.#bindingList(bindCount);
