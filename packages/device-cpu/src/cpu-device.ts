@@ -53,6 +53,7 @@ import { createProfileRing, ProfileReader, type ProfileRing } from './cpu-profil
 import { CpuRunLoop } from './cpu-run-loop';
 import type { LoadedKernel } from './executor';
 import { Operation } from './operation';
+import { MAX_WORKGROUP_COUNT } from './plan-format';
 import { platform } from './platform/current';
 import type { ToWorker } from './protocol';
 import { SlabTable } from './slab-table';
@@ -84,7 +85,6 @@ export interface CpuDeviceOptions {
 }
 
 const MAX_BUFFER_SIZE = 2 ** 30;
-const MAX_WORKGROUP_COUNT = 65535;
 const LIMITS: DeviceLimits = Object.freeze({
   maxBufferSize: MAX_BUFFER_SIZE,
   maxWorkgroupCount: Object.freeze([
@@ -181,13 +181,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       lose: (reason) => this.#lose(reason),
     });
     this.taskQueues = this.#loop.taskQueues;
-    this.#planner = new CpuPlanner(
-      this,
-      this.names.queueExecute,
-      this.#loop,
-      mode === 'task',
-      MAX_WORKGROUP_COUNT,
-    );
+    this.#planner = new CpuPlanner(this, this.names.queueExecute, this.#loop, mode === 'task');
     this.#bufferPool = new TlsfPool(this.#slabs, {
       label: `${label} buffers`,
       slabSize,
@@ -203,7 +197,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     });
     if (mode === 'task') {
       for (let q = 0; q < queueCount; q++) {
-        this.taskQueues.push(new TaskQueue(q, this.workersPerQueue, this.#loop, MAX_WORKGROUP_COUNT));
+        this.taskQueues.push(new TaskQueue(q, this.workersPerQueue, this.#loop));
       }
       this.#slabs.setListener({
         slabCreated: (index, memory) =>
@@ -213,7 +207,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     } else {
       for (let q = 0; q < queueCount; q++) {
         this.#loop.syncQueues.push(
-          new SyncQueue(this.#slabs.memories, this.#syncKernel, MAX_WORKGROUP_COUNT, this.#loop.syncDone),
+          new SyncQueue(this.#slabs.memories, this.#syncKernel, this.#loop.syncDone),
         );
       }
     }

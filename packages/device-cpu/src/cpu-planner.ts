@@ -26,7 +26,6 @@ export class CpuPlanner {
   readonly #what: string;
   readonly #loop: CpuRunLoop;
   readonly #shared: boolean;
-  readonly #maxWorkgroupCount: number;
 
   constructor(
     /** The device: executables and direct buffers must be its own. */
@@ -36,19 +35,17 @@ export class CpuPlanner {
     loop: CpuRunLoop,
     /** Task mode: plan memory is shared with the workers, and collected plans are freed there. */
     shared: boolean,
-    maxWorkgroupCount: number,
   ) {
     this.#device = device;
     this.#what = what;
     this.#loop = loop;
     this.#shared = shared;
-    this.#maxWorkgroupCount = maxWorkgroupCount;
     this.#registry = shared ? new FinalizationRegistry((plan: CpuPlan) => this.#free(plan)) : undefined;
   }
 
   /** Builds the plan of `commandBuffer` (CommandBuffer.devicePlan's builder). */
   readonly build = (commandBuffer: CommandBuffer): CpuPlan => {
-    const built = buildPlan(commandBuffer, this.#executableId, this.#maxWorkgroupCount, (n) =>
+    const built = buildPlan(commandBuffer, this.#executableId, (n) =>
       this.#shared ? new SharedArrayBuffer(n) : new ArrayBuffer(n),
     );
     const direct: CpuBuffer[] = [];

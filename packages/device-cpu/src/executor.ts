@@ -34,6 +34,7 @@ import {
   CMD_STRIDE,
   Field,
   MAX_DISPATCH_ITEMS,
+  MAX_WORKGROUP_COUNT,
   Opcode,
   type PlanArrays,
   REF_STRIDE,
@@ -142,23 +143,15 @@ export class Executor {
   readonly #control: Int32Array;
   readonly #shared: boolean;
   readonly #host: ExecutorHost;
-  readonly #maxWorkgroupCount: number;
 
   /**
    * @param control the queue's control block (shared with the other executors of the queue).
    * @param shared true when other executors share `control` (then barriers may sleep).
    */
-  constructor(
-    control: Int32Array,
-    shared: boolean,
-    host: ExecutorHost,
-    workerIndex: number,
-    maxWorkgroupCount: number,
-  ) {
+  constructor(control: Int32Array, shared: boolean, host: ExecutorHost, workerIndex: number) {
     this.#control = control;
     this.#shared = shared;
     this.#host = host;
-    this.#maxWorkgroupCount = maxWorkgroupCount;
     this.#context = new MutableContext(workerIndex);
   }
 
@@ -435,19 +428,18 @@ export class Executor {
         try {
           this.#resolve(plan.arrays, table, commands[base + Field.PARAMS_REF]!);
           const view = new DataView(this.#memory('indirect dispatch parameters'), this.#rOffset, 12);
-          const max = this.#maxWorkgroupCount;
           let items = 1;
           let over = false;
           for (let i = 0; i < 3; i++) {
             const n = view.getUint32(4 * i, true);
             counts[i] = n;
             items *= n;
-            over ||= n > max;
+            over ||= n > MAX_WORKGROUP_COUNT;
           }
           if (over || items > MAX_DISPATCH_ITEMS) {
             throw new KeelError(
               ErrorCode.OUT_OF_RANGE,
-              `indirect dispatch: workgroup count [${counts.join(', ')}] exceeds the device limit (${max} per dimension, ${MAX_DISPATCH_ITEMS} in all)`,
+              `indirect dispatch: workgroup count [${counts.join(', ')}] exceeds the device limit (${MAX_WORKGROUP_COUNT} per dimension, ${MAX_DISPATCH_ITEMS} in all)`,
             );
           }
         } catch (error) {

@@ -6,7 +6,7 @@
  */
 import { type Buffer, type CommandBuffer, ErrorCode, type Executable, KeelError } from '@keel/hal';
 import { type DispatchArgs, PlanSink, TypedArrayBuilder } from '@keel/hal/driver';
-import { CMD_STRIDE, MAX_DISPATCH_ITEMS, Opcode, type PlanArrays } from './plan-format';
+import { CMD_STRIDE, MAX_DISPATCH_ITEMS, MAX_WORKGROUP_COUNT, Opcode, type PlanArrays } from './plan-format';
 
 /** What a plan holds besides its arrays: the objects its indices name. */
 export interface BuiltPlan {
@@ -31,13 +31,11 @@ class PlanBuilder extends PlanSink<Buffer> {
   #commandCount = 0;
 
   readonly #executableId: ExecutableId;
-  readonly #maxWorkgroupCount: number;
 
-  constructor(executableId: ExecutableId, maxWorkgroupCount: number) {
+  constructor(executableId: ExecutableId) {
     // Direct buffers are checked by the device once the plan is built (cpu-device.ts buildPlan).
     super((buffer) => buffer);
     this.#executableId = executableId;
-    this.#maxWorkgroupCount = maxWorkgroupCount;
   }
 
   /** Appends a command: `op`, then `fields` in the layout order of plan-format.ts (zero-padded). */
@@ -68,7 +66,7 @@ class PlanBuilder extends PlanSink<Buffer> {
 
   protected onDispatch(d: DispatchArgs): void {
     const { x, y, z, params } = d;
-    const max = this.#maxWorkgroupCount;
+    const max = MAX_WORKGROUP_COUNT;
     if (params === undefined && !(x <= max && y <= max && z <= max && x * y * z <= MAX_DISPATCH_ITEMS)) {
       throw new KeelError(
         ErrorCode.OUT_OF_RANGE,
@@ -145,10 +143,9 @@ class PlanBuilder extends PlanSink<Buffer> {
 export function buildPlan(
   commandBuffer: CommandBuffer,
   executableId: ExecutableId,
-  maxWorkgroupCount: number,
   memory: PlanMemory,
 ): BuiltPlan {
-  const builder = new PlanBuilder(executableId, maxWorkgroupCount);
+  const builder = new PlanBuilder(executableId);
   commandBuffer.replayStructure(builder);
   return builder.finish(memory);
 }

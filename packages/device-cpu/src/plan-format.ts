@@ -86,5 +86,8 @@ export interface PlanArrays {
 /** Bytes above which fills and copies are split into several work items. */
 export const TRANSFER_CHUNK = 256 * 1024;
 
+/** Most workgroups per dimension of one dispatch (the device limit `maxWorkgroupCount`). */
+export const MAX_WORKGROUP_COUNT = 65535;
+
 /** Most work items one dispatch may have (x·y·z), so that item indices stay within 31 bits. */
 export const MAX_DISPATCH_ITEMS = 1 << 30;

@@ -17,7 +17,6 @@ export interface WorkerInit {
   readonly control: SharedArrayBuffer;
   /** The queue's completion timeline: payload = number of completed operations. */
   readonly timeline: SharedSemaphoreHandle;
-  readonly maxWorkgroupCount: number;
 }
 
 /** A slab of device memory, addressed as `index` by resolved tables. */

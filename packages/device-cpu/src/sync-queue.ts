@@ -40,7 +40,6 @@ export class SyncQueue<T> {
   constructor(
     slabs: readonly (ArrayBufferLike | undefined)[],
     kernel: (executable: number, entry: number) => LoadedKernel | undefined,
-    maxWorkgroupCount: number,
     done: SyncRunDone<T>,
   ) {
     this.#done = done;
@@ -53,7 +52,7 @@ export class SyncQueue<T> {
       },
       reportComplete: () => {},
     };
-    this.#executor = new Executor(this.#control, false, host, 0, maxWorkgroupCount);
+    this.#executor = new Executor(this.#control, false, host, 0);
   }
 
   /** Starts or stops per-dispatch timing for traces (cpu-profiler.ts). */

@@ -62,7 +62,6 @@ export class TaskQueue {
     readonly index: number,
     workerCount: number,
     loop: CpuRunLoop,
-    maxWorkgroupCount: number,
   ) {
     this.#loop = loop;
     const controlMemory = new SharedArrayBuffer(CTL_WORDS * 4);
@@ -74,7 +73,6 @@ export class TaskQueue {
         workerIndex: w,
         control: controlMemory,
         timeline: this.timeline.handle,
-        maxWorkgroupCount,
       };
       const worker = platform.spawnWorker(init, `keel-cpu q${index} w${w}`, {
         onMessage: (message: FromWorker) => this.#onMessage(message),

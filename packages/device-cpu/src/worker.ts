@@ -160,6 +160,6 @@ connectParent((channel) => {
   const init = channel.init;
   timeline = SharedTimelineSemaphore.fromHandle(init.timeline);
   const control = new Int32Array(init.control, 0, CTL_WORDS);
-  executor = new Executor(control, true, host, init.workerIndex, init.maxWorkgroupCount);
+  executor = new Executor(control, true, host, init.workerIndex);
   channel.onMessage(onMessage);
 });
