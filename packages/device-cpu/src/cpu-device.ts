@@ -277,6 +277,8 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       );
     }
     const url = moduleUrl(source.url, what);
+    const cannotImport = (message: string, cause: unknown) =>
+      driver.invalid(`${what}: cannot import ${url}: ${message}`, cause);
     const label = source.label ?? url.slice(url.lastIndexOf('/') + 1);
     const exports = createExecutableExports(source.exports, `'${label}'`);
     // The id is taken now: concurrent createExecutable calls must not share one.
@@ -288,11 +290,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       try {
         namespace = (await import(/* @vite-ignore */ url)) as Record<string, unknown>;
       } catch (error) {
-        throw new KeelError(
-          ErrorCode.INVALID_ARGUMENT,
-          `${what}: cannot import ${url}: ${error instanceof Error ? error.message : describeValue(error)}`,
-          { cause: error },
-        );
+        throw cannotImport(error instanceof Error ? error.message : describeValue(error), error);
       }
       executable.kernels = bindKernels(namespace, source.exports, exports, label, url);
       this.checkUsable('createExecutable');
@@ -303,9 +301,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     } catch (error) {
       this.#broadcast({ t: 'unload', id });
       if (KeelError.is(error) && error.code === ErrorCode.INTERNAL) {
-        throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: cannot import ${url}: ${error.message}`, {
-          cause: error,
-        });
+        throw cannotImport(error.message, error);
       }
       throw error;
     }

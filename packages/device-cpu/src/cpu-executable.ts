@@ -14,6 +14,7 @@ import {
   KeelError,
   lookupExport,
 } from '@keel/hal';
+import { invalid } from '@keel/hal/driver';
 import type { LoadedKernel } from './executor';
 
 export class CpuExecutable implements Executable {
@@ -43,16 +44,12 @@ export function moduleUrl(url: unknown, what: string): string {
     try {
       return new URL(url).href;
     } catch {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
+      throw invalid(
         `${what}: url '${url}' is not an absolute URL (resolve it against your module: new URL(path, import.meta.url))`,
       );
     }
   }
-  throw new KeelError(
-    ErrorCode.INVALID_ARGUMENT,
-    `${what}: url must be a string or URL, got ${describeValue(url)}`,
-  );
+  throw invalid(`${what}: url must be a string or URL, got ${describeValue(url)}`);
 }
 
 /** Binds export descriptors to the functions of an imported module namespace (NOT_FOUND if missing). */

@@ -3,7 +3,8 @@
  * queues already have it. Also resolves a binding table into the per-submission form workers read, and
  * encodes an execute operation's tables (sync: one array per plan; task: one message per operation).
  */
-import { type BindingTable, ErrorCode, KeelError } from '@keel/hal';
+import type { BindingTable } from '@keel/hal';
+import { invalid } from '@keel/hal/driver';
 import { CpuBuffer } from './cpu-buffer';
 import type { PlanRuntime } from './executor';
 import { type PlanArrays, RESOLVED_STRIDE } from './plan-format';
@@ -54,10 +55,7 @@ export function resolveTableInto(
     }
     const buffer = binding.buffer;
     if (!(buffer instanceof CpuBuffer) || buffer.device !== device) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `${what}: binding slot ${s} is not a buffer of this device`,
-      );
+      throw invalid(`${what}: binding slot ${s} is not a buffer of this device`);
     }
     const block = buffer.block;
     if (block === undefined) buffer.resolve(`${what}: binding slot ${s}`); // throws the reason
