@@ -1,8 +1,14 @@
 /**
  * Byte-level fill and copy over device memory, shared by the main thread (sync mode, queue transfers)
  * and workers (command-buffer transfers). Patterns are little-endian: a 2-byte pattern 0x1234 writes
- * the bytes 34 12 34 12 ... Callers validate ranges; these functions trust them.
+ * the bytes 34 12 34 12 ... Callers validate ranges; these functions trust them. Also where device
+ * memory comes from: a SharedArrayBuffer in task mode, an ArrayBuffer in sync mode.
  */
+
+/** New zeroed memory: shared with workers (task mode) or not (sync mode). */
+export function newMemory(byteLength: number, shared: boolean): ArrayBufferLike {
+  return shared ? new SharedArrayBuffer(byteLength) : new ArrayBuffer(byteLength);
+}
 
 /** Writes `pattern` (1, 2 or 4 bytes, little-endian) over bytes [offset, offset + length) of `memory`. */
 export function fillBytes(

@@ -35,8 +35,8 @@ export class CpuBuffer implements Buffer {
   readonly placement: BufferPlacement;
   readonly memoryType: MemoryType;
   readonly label: string | undefined;
-  /** @internal Operations in flight that use this buffer (destroy waits for them). */
-  uses = 0;
+  /** Operations in flight that use this buffer (destroy waits for them). */
+  #uses = 0;
   #st: BufferState = 'live';
   #released = false;
 
@@ -94,7 +94,7 @@ export class CpuBuffer implements Buffer {
     if (this.#st === 'destroyed') return;
     this.#st = 'destroyed';
     this.#owner.forget(this);
-    if (this.uses === 0) this.#release();
+    if (this.#uses === 0) this.#release();
   }
 
   /** @internal Marks a queue-allocated buffer deallocated (queueDealloca). */
@@ -110,12 +110,12 @@ export class CpuBuffer implements Buffer {
 
   /** @internal One more operation in flight uses the buffer. */
   retain(): void {
-    this.uses++;
+    this.#uses++;
   }
 
   /** @internal One operation fewer; releases the memory of a destroyed device buffer with the last one. */
   unretain(): void {
-    if (--this.uses === 0 && this.#st === 'destroyed') this.#release();
+    if (--this.#uses === 0 && this.#st === 'destroyed') this.#release();
   }
 
   #release(): void {

@@ -45,34 +45,35 @@ export function resolveTableInto(
   device: object,
   what: string,
 ): void {
-  const a = plan.arrays;
-  for (let s = 0; s < a.slotCount; s++) {
-    const o = at + s * RESOLVED_STRIDE;
-    const binding = table?.[s];
-    if (binding === undefined || binding === null) {
-      out[o] = -1;
-      continue;
-    }
-    const buffer = binding.buffer;
-    if (!(buffer instanceof CpuBuffer) || buffer.device !== device) {
-      throw invalid(`${what}: binding slot ${s} is not a buffer of this device`);
+  const slots = plan.arrays.slotCount;
+  const direct = plan.directBuffers;
+  for (let e = 0; e < slots + direct.length; e++) {
+    const o = at + e * RESOLVED_STRIDE;
+    let buffer: CpuBuffer;
+    let offset = 0;
+    let length: number | undefined;
+    if (e < slots) {
+      const binding = table?.[e];
+      if (binding === undefined || binding === null) {
+        out[o] = -1;
+        continue;
+      }
+      if (!(binding.buffer instanceof CpuBuffer) || binding.buffer.device !== device) {
+        throw invalid(`${what}: binding slot ${e} is not a buffer of this device`);
+      }
+      buffer = binding.buffer;
+      offset = binding.offset ?? 0;
+      length = binding.length;
+    } else {
+      buffer = direct[e - slots]!;
     }
     const block = buffer.block;
-    if (block === undefined) buffer.resolve(`${what}: binding slot ${s}`); // throws the reason
-    const offset = binding.offset ?? 0;
+    // No memory: resolve throws the reason.
+    if (block === undefined)
+      buffer.resolve(`${what}: ${e < slots ? `binding slot ${e}` : 'direct reference'}`);
     out[o] = slabs.indexOf(block!.slab.memory);
     out[o + 1] = block!.offset + offset;
-    out[o + 2] = binding.length ?? buffer.byteLength - offset;
-  }
-  const direct = plan.directBuffers;
-  for (let d = 0; d < direct.length; d++) {
-    const o = at + (a.slotCount + d) * RESOLVED_STRIDE;
-    const buffer = direct[d]!;
-    const block = buffer.block;
-    if (block === undefined) buffer.resolve(`${what}: direct reference`); // throws the reason
-    out[o] = slabs.indexOf(block!.slab.memory);
-    out[o + 1] = block!.offset;
-    out[o + 2] = buffer.byteLength;
+    out[o + 2] = length ?? buffer.byteLength - offset;
   }
 }
 

@@ -10,6 +10,7 @@
  */
 import type { CommandBuffer, Executable } from '@keel/hal';
 import { invalid } from '@keel/hal/driver';
+import { newMemory } from './byte-ops';
 import { CpuBuffer } from './cpu-buffer';
 import { CpuExecutable } from './cpu-executable';
 import { CpuPlan } from './cpu-plan';
@@ -45,17 +46,18 @@ export class CpuPlanner {
 
   /** Builds the plan of `commandBuffer` (CommandBuffer.devicePlan's builder). */
   readonly build = (commandBuffer: CommandBuffer): CpuPlan => {
-    const built = buildPlan(commandBuffer, this.#executableId, (n) =>
-      this.#shared ? new SharedArrayBuffer(n) : new ArrayBuffer(n),
-    );
-    const direct: CpuBuffer[] = [];
+    const built = buildPlan(commandBuffer, this.#executableId, (n) => newMemory(n, this.#shared));
     for (const buffer of built.directBuffers) {
       if (!(buffer instanceof CpuBuffer) || buffer.device !== this.#device) {
         throw invalid(`${this.#what}: a command references a buffer of another device`);
       }
-      direct.push(buffer);
     }
-    const plan = new CpuPlan(this.#nextId++, built.arrays, direct, commandBuffer.mode === 'one-shot');
+    const plan = new CpuPlan(
+      this.#nextId++,
+      built.arrays,
+      built.directBuffers as CpuBuffer[],
+      commandBuffer.mode === 'one-shot',
+    );
     if (!plan.oneShot) this.#registry?.register(commandBuffer, plan);
     return plan;
   };

@@ -15,6 +15,7 @@
  * by the export) and one per executor share (the worker tracks, which show idle time).
  */
 import type { TraceRecorder } from '@keel/hal/driver';
+import { newMemory } from './byte-ops';
 import type { Operation } from './operation';
 import { CMD_STRIDE, Field, Opcode } from './plan-format';
 
@@ -32,11 +33,9 @@ export interface ProfileRing {
 }
 
 export function createProfileRing(executors: number, shared: boolean): ProfileRing {
-  const make = (bytes: number): ArrayBufferLike =>
-    shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
   return {
-    data: new Float64Array(make(executors * PROFILE_CAPACITY * ENTRY_STRIDE * 8)),
-    counts: new Int32Array(make(Math.max(1, executors) * 4)),
+    data: new Float64Array(newMemory(executors * PROFILE_CAPACITY * ENTRY_STRIDE * 8, shared)),
+    counts: new Int32Array(newMemory(Math.max(1, executors) * 4, shared)),
   };
 }
 

@@ -5,6 +5,7 @@
  * name memory by these numbers.
  */
 import type { SlabProvider } from '@keel/allocator';
+import { newMemory } from './byte-ops';
 
 /** Told about slabs as they come and go (before the pool hands out any block of a new slab). */
 export interface SlabListener {
@@ -30,9 +31,7 @@ export class SlabTable implements SlabProvider<ArrayBufferLike> {
   }
 
   createSlab(byteLength: number): ArrayBufferLike {
-    const memory: ArrayBufferLike = this.#shared
-      ? new SharedArrayBuffer(byteLength)
-      : new ArrayBuffer(byteLength);
+    const memory = newMemory(byteLength, this.#shared);
     const index = this.#holes.pop() ?? this.memories.length;
     this.memories[index] = memory;
     this.#indices.set(memory, index);
