@@ -99,14 +99,15 @@ const LIMITS: DeviceLimits = Object.freeze({
 });
 const BLOCK_ALIGNMENT = 16;
 
+const BYTES_OPTION = { type: 'integer', min: 4096, max: MAX_BUFFER_SIZE } as const;
 /** The options `createCpuDevice` takes (unknown keys, wrong types and ranges are INVALID_ARGUMENT). */
 const OPTION_RULES: OptionRules = {
   mode: { type: 'string', oneOf: ['sync', 'task'] },
   queues: { type: 'integer', min: 1, max: 32 },
   workersPerQueue: { type: 'integer', min: 1, max: 256 },
   label: { type: 'string' },
-  slabSize: { type: 'integer', min: 4096, max: MAX_BUFFER_SIZE },
-  ringCapacity: { type: 'integer', min: 4096, max: MAX_BUFFER_SIZE },
+  slabSize: BYTES_OPTION,
+  ringCapacity: BYTES_OPTION,
   onUnhandledFailure: { type: 'function' },
 };
 

@@ -323,11 +323,9 @@ export class Executor {
             this.#waitDone(this.#cursor);
             continue;
           case Opcode.FILL:
-            this.#resolve(a, table, commands[base + Field.REF]!);
-            count = Math.ceil(this.#rLength / TRANSFER_CHUNK);
-            break;
           case Opcode.COPY:
-            this.#resolve(a, table, commands[base + Field.TARGET]!);
+            // One item per chunk of the target.
+            this.#resolve(a, table, commands[base + (op === Opcode.FILL ? Field.REF : Field.TARGET)]!);
             count = Math.ceil(this.#rLength / TRANSFER_CHUNK);
             break;
           case Opcode.UPDATE:

@@ -45,8 +45,11 @@ export class TaskQueue {
   readonly #inflight: (Operation | undefined)[] = new Array<Operation | undefined>(RING_SIZE);
   readonly #backlog: Operation[] = [];
   #backlogHead = 0;
-  readonly #failures = new Map<number, KeelError>();
-  readonly #parked = new Map<number, Operation>();
+  /**
+   * A failed operation completes once both its completion and its 'failed' message arrived, in either
+   * order: the first to arrive waits here (by seq) for the other.
+   */
+  readonly #halves = new Map<number, Operation | KeelError>();
   #registration: Registration | undefined;
   #armed = false;
   #armGeneration = 0;
@@ -146,14 +149,19 @@ export class TaskQueue {
       return;
     }
     // 'failed': arrives before or after the operation's completion.
-    const error = KeelError.fromStructured(message.error);
-    const op = this.#parked.get(message.seq);
-    if (op === undefined) {
-      this.#failures.set(message.seq, error);
+    this.#meet(message.seq, KeelError.fromStructured(message.error));
+  }
+
+  /** One half of failed operation `seq` arrived: completes it if the other half is here. */
+  #meet(seq: number, half: Operation | KeelError): void {
+    const other = this.#halves.get(seq);
+    if (other === undefined) {
+      this.#halves.set(seq, half);
       return;
     }
-    this.#parked.delete(message.seq);
-    this.#loop.complete(op, error);
+    this.#halves.delete(seq);
+    if (KeelError.is(half)) this.#loop.complete(other as Operation, half);
+    else this.#loop.complete(half, other);
   }
 
   /** Starts or stops per-dispatch timing for traces in every worker (cpu-profiler.ts). */
@@ -241,17 +249,8 @@ export class TaskQueue {
     for (const plan of op.plans!) {
       if (plan.oneShot) this.broadcast({ t: 'plan-free', id: plan.id });
     }
-    if (Atomics.load(this.#control, CTL_FAILED_BASE + (seq & RING_MASK)) === 0) {
-      this.#loop.complete(op);
-      return;
-    }
-    const error = this.#failures.get(seq);
-    if (error === undefined) {
-      this.#parked.set(seq, op); // its 'failed' message is on its way
-      return;
-    }
-    this.#failures.delete(seq);
-    this.#loop.complete(op, error);
+    if (Atomics.load(this.#control, CTL_FAILED_BASE + (seq & RING_MASK)) === 0) this.#loop.complete(op);
+    else this.#meet(seq, op);
   }
 
   /**
@@ -270,8 +269,7 @@ export class TaskQueue {
     this.#armed = false;
     for (const load of this.#loads.values()) load.reject(reason);
     this.#loads.clear();
-    this.#parked.clear();
-    this.#failures.clear();
+    this.#halves.clear();
     this.#backlog.length = 0;
     this.#inflight.fill(undefined);
     await Promise.all(this.#workers.map((worker) => worker.terminate()));
