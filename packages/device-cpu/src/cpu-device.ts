@@ -132,7 +132,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   /** Runs operations once their waits are reached, and completes them (cpu-run-loop.ts). */
   readonly #loop: CpuRunLoop;
   /** @internal The loop's task queues (test/release.test.ts reads them). */
-  readonly taskQueues: TaskQueue[];
+  readonly tasks: TaskQueue[];
   readonly #bufferOwner: BufferOwner = {
     releaseBlock: (block: Block<ArrayBufferLike>) => {
       if (!this.destroyed) this.#bufferPool.release(block);
@@ -181,7 +181,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       report: driver.unhandledFailureReporter(options.onUnhandledFailure, this.deviceName),
       lose: (reason) => this.#lose(reason),
     });
-    this.taskQueues = this.#loop.taskQueues;
+    this.tasks = this.#loop.tasks;
     this.#planner = new CpuPlanner(this, this.names.queueExecute, this.#loop, mode === 'task');
     this.#bufferPool = new TlsfPool(this.#slabs, {
       label: `${label} buffers`,
@@ -198,7 +198,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     });
     if (mode === 'task') {
       for (let q = 0; q < queueCount; q++) {
-        this.taskQueues.push(new TaskQueue(q, this.workersPerQueue, this.#loop));
+        this.tasks.push(new TaskQueue(q, this.workersPerQueue, this.#loop));
       }
       this.#slabs.setListener({
         slabCreated: (index, memory) =>
@@ -298,7 +298,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       return executable;
     }
     try {
-      await Promise.all(this.taskQueues.map((queue) => queue.load(executable)));
+      await Promise.all(this.tasks.map((queue) => queue.load(executable)));
     } catch (error) {
       this.#broadcast({ t: 'unload', id });
       if (KeelError.is(error) && error.code === ErrorCode.INTERNAL) {
@@ -321,7 +321,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
 
   /** Posts `message` to every worker of every queue (task mode). */
   #broadcast(message: ToWorker): void {
-    for (const queue of this.taskQueues) queue.broadcast(message);
+    for (const queue of this.tasks) queue.broadcast(message);
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -358,7 +358,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   /** Worker threads of this device still running (0 in sync mode, and after `destroy()` resolved). */
   get liveWorkers(): number {
     let count = 0;
-    for (const queue of this.taskQueues) count += queue.liveWorkers;
+    for (const queue of this.tasks) count += queue.liveWorkers;
     return count;
   }
 
@@ -444,7 +444,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       } else {
         tables.push(undefined);
       }
-      const direct = plan.directBuffers;
+      const direct = plan.direct;
       for (let d = 0; d < direct.length; d++) {
         direct[d]!.retain();
         retained.push(direct[d]!);
@@ -477,12 +477,12 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       if (recording) {
         ring ??= createProfileRing(executors, task);
         this.#profileRings[q] = ring;
-        this.#loop.profileReaders[q] = new ProfileReader(ring, executors);
+        this.#loop.profiles[q] = new ProfileReader(ring, executors);
       }
-      if (task) this.taskQueues[q]?.setProfile(recording ? ring : undefined);
+      if (task) this.tasks[q]?.setProfile(recording ? ring : undefined);
       else this.#loop.syncQueues[q]?.setProfile(recording ? ring : undefined);
     }
-    this.#loop.kernelNamer ??= (executable, entry) => {
+    this.#loop.namer ??= (executable, entry) => {
       const e = this.#executables[executable];
       return {
         name: e?.exports[entry]?.name ?? `entry ${entry}`,
@@ -499,7 +499,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     if (this.lostReason !== undefined || this.destroyed) return;
     this.lostReason = reason;
     this.#loop.failPending(reason);
-    for (const queue of this.taskQueues) void queue.terminate(reason);
+    for (const queue of this.tasks) void queue.terminate(reason);
     this.#resolveLost(reason);
   }
 
@@ -517,7 +517,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     this.#liveBuffers.clear();
     this.#bufferPool.destroy();
     this.#slabs.setListener(undefined);
-    await Promise.all(this.taskQueues.map((queue) => queue.terminate(reason)));
+    await Promise.all(this.tasks.map((queue) => queue.terminate(reason)));
     this.#resolveLost(this.lostReason ?? reason);
   }
 

@@ -19,7 +19,7 @@ export class CpuPlan {
   constructor(
     readonly id: number,
     readonly arrays: PlanArrays,
-    readonly directBuffers: readonly CpuBuffer[],
+    readonly direct: readonly CpuBuffer[],
     readonly oneShot: boolean,
   ) {}
 }
@@ -46,7 +46,7 @@ export function resolveTableInto(
   what: string,
 ): void {
   const slots = plan.arrays.slotCount;
-  const direct = plan.directBuffers;
+  const direct = plan.direct;
   for (let e = 0; e < slots + direct.length; e++) {
     const o = at + e * RESOLVED_STRIDE;
     let buffer: CpuBuffer;

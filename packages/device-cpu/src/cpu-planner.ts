@@ -47,7 +47,7 @@ export class CpuPlanner {
   /** Builds the plan of `commandBuffer` (CommandBuffer.devicePlan's builder). */
   readonly build = (commandBuffer: CommandBuffer): CpuPlan => {
     const built = buildPlan(commandBuffer, this.#executableId, (n) => newMemory(n, this.#shared));
-    for (const buffer of built.directBuffers) {
+    for (const buffer of built.direct) {
       if (!(buffer instanceof CpuBuffer) || buffer.device !== this.#device) {
         throw invalid(`${this.#what}: a command references a buffer of another device`);
       }
@@ -55,7 +55,7 @@ export class CpuPlanner {
     const plan = new CpuPlan(
       this.#nextId++,
       built.arrays,
-      built.directBuffers as CpuBuffer[],
+      built.direct as CpuBuffer[],
       commandBuffer.mode === 'one-shot',
     );
     if (!plan.oneShot) this.#registry?.register(commandBuffer, plan);
@@ -72,7 +72,7 @@ export class CpuPlanner {
   /** A reusable command buffer was collected: its plan leaves the workers. */
   #free(plan: CpuPlan): void {
     if (this.#loop.gone) return;
-    for (const queue of this.#loop.taskQueues) {
+    for (const queue of this.#loop.tasks) {
       if ((plan.shippedTo & (1 << queue.index)) !== 0) queue.broadcast({ t: 'plan-free', id: plan.id });
     }
   }

@@ -34,13 +34,13 @@ export interface RunLoopParts {
 
 export class CpuRunLoop implements OperationSink {
   /** Task mode: one queue of workers per device queue (empty in sync mode). */
-  readonly taskQueues: TaskQueue[] = [];
+  readonly tasks: TaskQueue[] = [];
   /** Sync mode: one inline queue per device queue (empty in task mode). */
   readonly syncQueues: SyncQueue<Operation>[] = [];
   /** Per queue: the reader of its dispatch profile ring while traces want dispatch times. */
-  readonly profileReaders: (ProfileReader | undefined)[] = [];
+  readonly profiles: (ProfileReader | undefined)[] = [];
   /** Names kernels in trace events (set by the device). */
-  kernelNamer: KernelNamer | undefined;
+  namer: KernelNamer | undefined;
   /** Operations not completed yet. */
   readonly #pending = new Set<Operation>();
   /** Operations whose waits were reached, run in order by one trampoline. */
@@ -104,7 +104,7 @@ export class CpuRunLoop implements OperationSink {
         this.#runHostCall(op);
         return;
       case OpKind.EXECUTE:
-        if (this.taskQueues.length > 0) this.taskQueues[op.queue]!.execute(op);
+        if (this.tasks.length > 0) this.tasks[op.queue]!.execute(op);
         else this.#runSync(op);
         return;
       case OpKind.FILL: {
@@ -167,9 +167,9 @@ export class CpuRunLoop implements OperationSink {
 
   /** Hands a traced operation's dispatch times (if any) and its own event to its trace. */
   #traceDone(op: Operation, trace: NonNullable<Operation['trace']>, error: unknown): void {
-    const reader = this.profileReaders[op.queue];
-    if (op.kind === OpKind.EXECUTE && reader !== undefined && this.kernelNamer !== undefined) {
-      reader.collect(op, this.taskQueues.length > 0 ? op.seq : -1, trace, this.kernelNamer);
+    const reader = this.profiles[op.queue];
+    if (op.kind === OpKind.EXECUTE && reader !== undefined && this.namer !== undefined) {
+      reader.collect(op, this.tasks.length > 0 ? op.seq : -1, trace, this.namer);
     }
     trace.opDone(op, error);
   }

@@ -398,10 +398,16 @@ export class Executor {
     this.#rLength = refLength >= 0 ? refLength : table[entry * RESOLVED_STRIDE + 2]! - refOffset;
   }
 
-  #memory(what: string): ArrayBufferLike {
+  /**
+   * Resolves `ref` (as #resolve) and returns its memory; INTERNAL when this thread does not have it.
+   * `what` names the ref in that error (a number: that dispatch binding).
+   */
+  #resolveMemory(a: PlanArrays, table: Float64Array, ref: number, what: string | number): ArrayBufferLike {
+    this.#resolve(a, table, ref);
     const memory = this.#rMemory;
     if (memory === undefined) {
-      throw new KeelError(ErrorCode.INTERNAL, `cpu executor: ${what} names memory this thread does not have`);
+      const name = typeof what === 'number' ? `dispatch binding ${what}` : what;
+      throw new KeelError(ErrorCode.INTERNAL, `cpu executor: ${name} names memory this thread does not have`);
     }
     return memory;
   }
@@ -424,8 +430,13 @@ export class Executor {
       counts.fill(0);
       if (!this.#failed) {
         try {
-          this.#resolve(plan.arrays, table, commands[base + Field.PARAMS_REF]!);
-          const view = new DataView(this.#memory('indirect dispatch parameters'), this.#rOffset, 12);
+          const memory = this.#resolveMemory(
+            plan.arrays,
+            table,
+            commands[base + Field.PARAMS_REF]!,
+            'indirect dispatch parameters',
+          );
+          const view = new DataView(memory, this.#rOffset, 12);
           let items = 1;
           let over = false;
           for (let i = 0; i < 3; i++) {
@@ -481,8 +492,7 @@ export class Executor {
         return isThenable(result) ? result : undefined;
       }
       case Opcode.FILL: {
-        this.#resolve(a, table, commands[base + Field.REF]!);
-        const memory = this.#memory('fill target');
+        const memory = this.#resolveMemory(a, table, commands[base + Field.REF]!, 'fill target');
         const from = item * TRANSFER_CHUNK;
         const length = Math.min(TRANSFER_CHUNK, this.#rLength - from);
         fillBytes(
@@ -495,19 +505,16 @@ export class Executor {
         return undefined;
       }
       case Opcode.COPY: {
-        this.#resolve(a, table, commands[base + Field.SOURCE]!);
-        const source = this.#memory('copy source');
+        const source = this.#resolveMemory(a, table, commands[base + Field.SOURCE]!, 'copy source');
         const sourceOffset = this.#rOffset;
-        this.#resolve(a, table, commands[base + Field.TARGET]!);
-        const target = this.#memory('copy target');
+        const target = this.#resolveMemory(a, table, commands[base + Field.TARGET]!, 'copy target');
         const from = item * TRANSFER_CHUNK;
         const length = Math.min(TRANSFER_CHUNK, this.#rLength - from);
         copyBytes(source, sourceOffset + from, target, this.#rOffset + from, length);
         return undefined;
       }
       case Opcode.UPDATE: {
-        this.#resolve(a, table, commands[base + Field.REF]!);
-        const target = this.#memory('update target');
+        const target = this.#resolveMemory(a, table, commands[base + Field.REF]!, 'update target');
         const start = commands[base + Field.DATA_START]!;
         const length = commands[base + Field.DATA_LENGTH]!;
         new Uint8Array(target, this.#rOffset, length).set(a.data.subarray(start, start + length));
@@ -561,8 +568,8 @@ export class Executor {
     const bindCount = commands[base + Field.BIND_COUNT]!;
     const list = this.#bindingList(bindCount);
     for (let i = 0; i < bindCount; i++) {
-      this.#resolve(a, table, a.bindingRefs[bindStart + i]!);
-      list[i]!.reset(this.#memory(`dispatch binding ${i}`), this.#rOffset, this.#rLength);
+      const memory = this.#resolveMemory(a, table, a.bindingRefs[bindStart + i]!, i);
+      list[i]!.reset(memory, this.#rOffset, this.#rLength);
     }
     ctx.bindings = list;
   }

@@ -12,7 +12,7 @@ import { CMD_STRIDE, MAX_DISPATCH_ITEMS, MAX_WORKGROUP_COUNT, Opcode, type PlanA
 export interface BuiltPlan {
   readonly arrays: PlanArrays;
   /** Direct buffers, in the order of their resolved-table entries. */
-  readonly directBuffers: readonly Buffer[];
+  readonly direct: readonly Buffer[];
 }
 
 /** Maps an executable to the id the device gave it (its index in the device's executable registry). */
@@ -131,7 +131,7 @@ class PlanBuilder extends PlanSink<Buffer> {
         constants,
         data,
       },
-      directBuffers: refTable.buffers,
+      direct: refTable.buffers,
     };
   }
 }
