@@ -115,11 +115,10 @@ export class Executor {
   #commandEnd = 0;
   #suspendedOp = 0;
 
-  // The dispatch set up for this executor's items (lazily, at its first item).
-  #setupPlan: PlanRuntime | undefined;
-  #setupCommand = -1;
-  #setupEpoch = -1;
-  #epoch = 0;
+  // The dispatch set up for this executor's items (lazily, at its first item), by the index of the
+  // command's first item: unique per run of a command, even of one plan run twice with two tables
+  // (0.5: none).
+  #setupStart = 0.5;
   #kernelFn: Kernel | undefined;
   #kernelName = 'kernel';
   readonly #context: MutableContext;
@@ -240,7 +239,7 @@ export class Executor {
 
   #beginOperation(seq: number): void {
     this.#seq = seq;
-    this.#epoch = (this.#epoch + 1) | 0;
+    this.#setupStart = 0.5;
     this.#failed = false;
     // Every item of earlier operations finished: the completion of each operation is its last item.
     this.#waitDone(this.#cursor);
@@ -477,9 +476,7 @@ export class Executor {
     switch (op) {
       case Opcode.DISPATCH:
       case Opcode.DISPATCH_INDIRECT: {
-        if (this.#setupPlan !== plan || this.#setupCommand !== command || this.#setupEpoch !== this.#epoch) {
-          this.#setupDispatch(plan, table, command, base);
-        }
+        if (this.#setupStart !== this.#commandStart) this.#setupDispatch(plan, table, command, base);
         const ctx = this.#context;
         const cx = ctx.workgroupCount[0];
         const cy = ctx.workgroupCount[1];
@@ -536,13 +533,11 @@ export class Executor {
   #setupDispatch(plan: PlanRuntime, table: Float64Array, command: number, base: number): void {
     const a = plan.arrays;
     const commands = a.commands;
-    this.#setupPlan = plan;
-    this.#setupCommand = command;
-    this.#setupEpoch = this.#epoch;
+    this.#setupStart = this.#commandStart;
     const ctx = this.#context;
     const kernel = this.#host.kernel(commands[base + Field.EXECUTABLE]!, commands[base + Field.ENTRY]!);
     if (kernel === undefined) {
-      this.#setupPlan = undefined;
+      this.#setupStart = 0.5;
       this.#kernelName = 'kernel';
       throw new KeelError(
         ErrorCode.INTERNAL,
