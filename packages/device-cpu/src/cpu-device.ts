@@ -148,32 +148,33 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     const options = checkOptions<CpuDeviceOptions>('createCpuDevice', rawOptions, OPTION_RULES);
     super(`device '${options.label ?? 'cpu'}'`, CpuBuffer);
     const mode = options.mode ?? platform.defaultMode();
-    const unavailable = mode === 'task' ? platform.taskModeUnavailable() : undefined;
+    const task = mode === 'task';
+    const unavailable = task ? platform.taskModeUnavailable() : undefined;
     if (unavailable !== undefined)
       throw new KeelError(ErrorCode.UNAVAILABLE, `createCpuDevice: ${unavailable}`);
     this.mode = mode;
     const queueCount = options.queues ?? 2;
     const cores = platform.availableParallelism();
-    this.workersPerQueue =
-      mode === 'sync' ? 0 : (options.workersPerQueue ?? Math.max(1, Math.floor(cores / queueCount)));
+    this.workersPerQueue = task
+      ? (options.workersPerQueue ?? Math.max(1, Math.floor(cores / queueCount)))
+      : 0;
     const slabSize = options.slabSize ?? 4 * 1024 * 1024;
     const label = options.label ?? 'cpu';
     this.info = Object.freeze({
       backend: 'cpu',
-      name:
-        mode === 'sync'
-          ? `${label} (sync, ${queueCount} queues)`
-          : `${label} (task, ${queueCount}×${this.workersPerQueue} workers)`,
+      name: task
+        ? `${label} (task, ${queueCount}×${this.workersPerQueue} workers)`
+        : `${label} (sync, ${queueCount} queues)`,
       queueCount,
       limits: LIMITS,
       features: Object.freeze(
-        mode === 'sync' ? ['mode:sync', 'host-mapping'] : ['mode:task', 'shared-memory', 'host-mapping'],
+        task ? ['mode:task', 'shared-memory', 'host-mapping'] : ['mode:sync', 'host-mapping'],
       ),
     });
     this.lost = new Promise<KeelError>((resolve) => {
       this.#resolveLost = resolve;
     });
-    this.#slabs = new SlabTable(mode === 'task');
+    this.#slabs = new SlabTable(task);
     this.#loop = new CpuRunLoop({
       name: this.info.name,
       device: this,
@@ -182,7 +183,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       lose: (reason) => this.#lose(reason),
     });
     this.tasks = this.#loop.tasks;
-    this.#planner = new CpuPlanner(this, this.names.queueExecute, this.#loop, mode === 'task');
+    this.#planner = new CpuPlanner(this, this.names.queueExecute, this.#loop, task);
     this.#bufferPool = new TlsfPool(this.#slabs, {
       label: `${label} buffers`,
       slabSize,
@@ -196,7 +197,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       slabSize,
       ringCapacity: options.ringCapacity ?? 64 * 1024 * 1024,
     });
-    if (mode === 'task') {
+    if (task) {
       for (let q = 0; q < queueCount; q++) {
         this.tasks.push(new TaskQueue(q, this.workersPerQueue, this.#loop));
       }
@@ -357,9 +358,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
 
   /** Worker threads of this device still running (0 in sync mode, and after `destroy()` resolved). */
   get liveWorkers(): number {
-    let count = 0;
-    for (const queue of this.tasks) count += queue.liveWorkers;
-    return count;
+    return this.tasks.reduce((count, queue) => count + queue.liveWorkers, 0);
   }
 
   /**
@@ -479,8 +478,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
         this.#profileRings[q] = ring;
         this.#loop.profiles[q] = new ProfileReader(ring, executors);
       }
-      if (task) this.tasks[q]?.setProfile(recording ? ring : undefined);
-      else this.#loop.syncQueues[q]?.setProfile(recording ? ring : undefined);
+      (task ? this.tasks : this.#loop.syncQueues)[q]?.setProfile(recording ? ring : undefined);
     }
     this.#loop.namer ??= (executable, entry) => {
       const e = this.#executables[executable];

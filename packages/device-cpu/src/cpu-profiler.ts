@@ -84,18 +84,15 @@ interface Span {
 
 /** The main thread's reader of one queue's ring. */
 export class ProfileReader {
-  /** Entries consumed, per executor. */
+  /** Entries consumed, per executor (from those written when reading started). */
   readonly #read: Int32Array;
-
-  readonly #executors: number;
 
   constructor(
     readonly ring: ProfileRing,
     executors: number,
   ) {
-    this.#executors = executors;
-    this.#read = new Int32Array(executors);
-    for (let w = 0; w < executors; w++) this.#read[w] = Atomics.load(ring.counts, w);
+    // Aligned int32 reads of shared memory are tear-free; the entry count read here may be stale, as with Atomics.load.
+    this.#read = ring.counts.slice(0, executors);
   }
 
   /**
@@ -109,7 +106,7 @@ export class ProfileReader {
     // Per (plan, command): the kernel, earliest start, latest end, executors; per entry, its share.
     const spans = new Map<number, Span>();
     const shares: [span: Span, worker: number, start: number, end: number][] = [];
-    for (let w = 0; w < this.#executors; w++) {
+    for (let w = 0; w < this.#read.length; w++) {
       const written = Atomics.load(counts, w);
       let at = Math.max(this.#read[w]!, written - PROFILE_CAPACITY);
       for (; at < written; at++) {

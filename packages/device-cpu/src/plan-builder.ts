@@ -28,7 +28,6 @@ class PlanBuilder extends PlanSink<Buffer> {
   readonly #constants = new TypedArrayBuilder('Uint32');
   readonly #data = new TypedArrayBuilder('Uint8', 256);
   #indirectCount = 0;
-  #commandCount = 0;
 
   readonly #executableId: ExecutableId;
 
@@ -38,16 +37,16 @@ class PlanBuilder extends PlanSink<Buffer> {
     this.#executableId = executableId;
   }
 
-  /** Appends a command: `op`, then `fields` in the layout order of plan-format.ts (zero-padded). */
+  /**
+   * Appends a command: `op`, then `fields` in the layout order of plan-format.ts; the fields it does not
+   * write stay zero (the builder's array is zeroed beyond its length, which only grows).
+   */
   #command(op: number, ...fields: number[]): void {
     const c = this.#commands;
     c.reserve(CMD_STRIDE);
-    const at = c.length;
-    c.array.fill(0, at, at + CMD_STRIDE);
-    c.array[at] = op;
-    c.array.set(fields, at + 1);
-    c.length = at + CMD_STRIDE;
-    this.#commandCount++;
+    c.array[c.length] = op;
+    c.array.set(fields, c.length + 1);
+    c.length += CMD_STRIDE;
   }
 
   protected onFill(ref: number, pattern: number, patternLength: 1 | 2 | 4): void {
@@ -121,7 +120,7 @@ class PlanBuilder extends PlanSink<Buffer> {
     }) as [Float64Array, Int32Array, Int32Array, Uint32Array, Uint8Array];
     return {
       arrays: {
-        commandCount: this.#commandCount,
+        commandCount: this.#commands.length / CMD_STRIDE,
         slotCount: refTable.slotCount,
         directCount: refTable.buffers.length,
         indirectCount: this.#indirectCount,

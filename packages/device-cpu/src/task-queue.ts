@@ -121,15 +121,13 @@ export class TaskQueue {
       }
       this.#loads.set(executable.id, { remaining: this.#workers.length, error: undefined, resolve, reject });
       this.#retainBusy();
-      const sizes: number[] = [];
-      for (const exp of executable.exports) sizes.push(...exp.workgroupSize);
       this.broadcast({
         t: 'load',
         id: executable.id,
         url: executable.url,
         label: executable.label ?? `#${executable.id}`,
         names: executable.exports.map((e) => e.name),
-        sizes,
+        sizes: executable.exports.flatMap((e) => e.workgroupSize),
       });
     });
   }
