@@ -64,8 +64,7 @@ export class CpuRunLoop implements OperationSink {
   /** The device is destroyed or lost: fails every pending operation with `reason`, unreported. */
   failPending(reason: KeelError): void {
     this.gone = true;
-    const ops = [...this.#pending];
-    for (const op of ops) this.complete(op, reason);
+    for (const op of [...this.#pending]) this.complete(op, reason);
   }
 
   /** Tracks `op` and registers it on its wait fence. */

@@ -347,16 +347,17 @@ export class Executor {
       }
       const start = this.#commandStart;
       const end = this.#commandEnd;
+      const dispatch = op === Opcode.DISPATCH || op === Opcode.DISPATCH_INDIRECT;
       for (;;) {
         const held = this.#claim();
         if (((held - end) | 0) >= 0) break;
         const item = (held - start) | 0;
         this.#holding = false;
-        if (!this.#failed) this.#refreshFailed();
+        this.#refreshFailed();
         if (!this.#failed) {
           try {
             const ring = this.#profile;
-            const timed = ring !== undefined && (op === Opcode.DISPATCH || op === Opcode.DISPATCH_INDIRECT);
+            const timed = ring !== undefined && dispatch;
             if (timed && this.#profileCommand !== start) {
               this.#profileAt = openProfileEntry(
                 ring,
@@ -371,9 +372,7 @@ export class Executor {
             if (timed) ring.data[this.#profileAt + 5] = profileNow();
             if (pending !== undefined) return pending; // finished in resume()
           } catch (error) {
-            this.#fail(
-              op === Opcode.DISPATCH || op === Opcode.DISPATCH_INDIRECT ? this.#kernelError(error) : error,
-            );
+            this.#fail(dispatch ? this.#kernelError(error) : error);
           }
         }
         this.#finishItem();

@@ -30,8 +30,8 @@ export class SyncQueue<T> {
   readonly #control = new Int32Array(CTL_WORDS);
   readonly #executor: Executor;
   #seq = 0;
-  #error: unknown;
-  #failed = false;
+  /** The first failure of the run in progress. */
+  #failure: { error: unknown } | undefined;
   #busy = false;
   readonly #waiting: WaitingRun<T>[] = [];
 
@@ -47,8 +47,7 @@ export class SyncQueue<T> {
       slabs,
       kernel,
       reportFailure: (_seq: number, error: unknown) => {
-        this.#failed = true;
-        this.#error = error;
+        this.#failure = { error };
       },
       reportComplete: () => {},
     };
@@ -72,8 +71,7 @@ export class SyncQueue<T> {
     const seq = this.#seq;
     this.#seq = (seq + 1) | 0;
     this.#control[CTL_FAILED_BASE + (seq & RING_MASK)] = 0;
-    this.#failed = false;
-    this.#error = undefined;
+    this.#failure = undefined;
     const pending = this.#executor.execute(seq, plans, tables, undefined);
     if (pending === undefined) {
       this.#done(token, this.#outcome());
@@ -84,10 +82,9 @@ export class SyncQueue<T> {
   }
 
   #outcome(): { error: unknown } | undefined {
-    if (!this.#failed) return undefined;
-    const error = this.#error;
-    this.#error = undefined;
-    return { error };
+    const failure = this.#failure;
+    this.#failure = undefined;
+    return failure;
   }
 
   /** Waits for each suspension of the executor, then reports and starts the next waiting run. */
