@@ -14,7 +14,7 @@ import { copyBytes, fillBytes } from './byte-ops';
 import { resolveTables } from './cpu-plan';
 import type { KernelNamer, ProfileReader } from './cpu-profiler';
 import { isThenable, PlanRuntime } from './executor';
-import type { Operation, OperationSink } from './operation';
+import { type Operation, type OperationSink, OperationState } from './operation';
 import type { SlabTable } from './slab-table';
 import type { SyncQueue } from './sync-queue';
 import type { TaskQueue } from './task-queue';
@@ -71,25 +71,25 @@ export class CpuRunLoop implements OperationSink {
   enqueue(op: Operation): void {
     this.#pending.add(op);
     const registration = op.wait.onReached(op.onReady);
-    if (op.state === 'waiting') op.registration = registration;
+    if (op.state === OperationState.WAITING) op.registration = registration;
   }
 
   /** OperationSink: the wait of `op` was reached (or failed). */
   operationReady(op: Operation, error: KeelError | undefined): void {
-    if (op.state !== 'waiting') return;
+    if (op.state !== OperationState.WAITING) return;
     op.registration = undefined;
     if (error !== undefined) {
       this.complete(op, abortedBy(error, op.name));
       return;
     }
-    op.state = 'ready';
+    op.state = OperationState.READY;
     if (op.trace !== undefined) op.traceStarted = traceNow();
     this.#ready.push(op);
   }
 
   #runReady(op: Operation): void {
-    if (op.state !== 'ready') return;
-    op.state = 'running';
+    if (op.state !== OperationState.READY) return;
+    op.state = OperationState.RUNNING;
     try {
       this.#run(op);
     } catch (error) {
@@ -175,8 +175,8 @@ export class CpuRunLoop implements OperationSink {
 
   /** Completes `op` once: releases its buffers, then signals its signal fence or fails it. */
   complete(op: Operation, error?: unknown): void {
-    if (op.state === 'done') return;
-    op.state = 'done';
+    if (op.state === OperationState.DONE) return;
+    op.state = OperationState.DONE;
     this.#pending.delete(op);
     op.registration?.cancel();
     op.registration = undefined;
