@@ -119,7 +119,7 @@ export class CpuBuffer implements Buffer {
   }
 
   #release(): void {
-    if (this.#released || this.#ownBlock === undefined) return;
+    if (this.#released || !this.#ownBlock) return;
     this.#released = true;
     this.#owner.releaseBlock(this.#ownBlock);
   }
@@ -127,11 +127,11 @@ export class CpuBuffer implements Buffer {
   /** @internal The bytes, for an operation about to run; FAILED_PRECONDITION when there is no memory. */
   resolve(what: string): ResolvedMemory {
     const block = this.block;
-    if (block === undefined || (this.#st === 'destroyed' && this.#released)) {
+    if (!block || (this.#st === 'destroyed' && this.#released)) {
       const why =
         this.allocation?.state === 'failed'
           ? `its queueAlloca failed (${this.allocation.failure?.message ?? 'unknown'})`
-          : this.allocation !== undefined
+          : this.allocation
             ? 'its queueAlloca has no memory yet: order the operation after the alloca signal'
             : 'it was destroyed';
       throw new KeelError(

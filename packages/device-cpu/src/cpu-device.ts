@@ -223,7 +223,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     const usage = this.checkCreateBuffer(params);
     const byteLength = params.byteLength;
     const block = this.#bufferPool.reserve(byteLength, BLOCK_ALIGNMENT);
-    if (block === undefined) {
+    if (!block) {
       throw new KeelError(ErrorCode.RESOURCE_EXHAUSTED, `${what}: no memory for ${byteLength} bytes`);
     }
     fillBytes(block.slab.memory, block.offset, byteLength, 0, 1);
@@ -400,10 +400,10 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     if (op.kind === driver.OpKind.UPDATE) op.bytes = op.bytes!.slice();
     const source = op.source;
     const target = op.target;
-    if (source !== undefined || target !== undefined) {
+    if (source || target) {
       const buffers: CpuBuffer[] = [];
-      if (source !== undefined) buffers.push(source);
-      if (target !== undefined) buffers.push(target);
+      if (source) buffers.push(source);
+      if (target) buffers.push(target);
       for (const buffer of buffers) buffer.retain();
       op.buffers = buffers;
     }
@@ -430,7 +430,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       const plan = plans[i]!;
       const table = bindingTables?.[i] ?? undefined;
       const slotCount = plan.arrays.slotCount;
-      if (table !== undefined && slotCount > 0) {
+      if (table && slotCount > 0) {
         const copy = table.slice(0, slotCount);
         tables.push(copy);
         for (let s = 0; s < copy.length; s++) {
@@ -494,7 +494,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
 
   /** A worker died. The device is lost: pending work fails UNAVAILABLE, workers end. */
   #lose(reason: KeelError): void {
-    if (this.lostReason !== undefined || this.destroyed) return;
+    if (this.lostReason || this.destroyed) return;
     this.lostReason = reason;
     this.#loop.failPending(reason);
     for (const queue of this.tasks) void queue.terminate(reason);

@@ -54,7 +54,7 @@ export function resolveTableInto(
     let length: number | undefined;
     if (e < slots) {
       const binding = table?.[e];
-      if (binding === undefined || binding === null) {
+      if (!binding || binding === null) {
         out[o] = -1;
         continue;
       }
@@ -69,8 +69,7 @@ export function resolveTableInto(
     }
     const block = buffer.block;
     // No memory: resolve throws the reason.
-    if (block === undefined)
-      buffer.resolve(`${what}: ${e < slots ? `binding slot ${e}` : 'direct reference'}`);
+    if (!block) buffer.resolve(`${what}: ${e < slots ? `binding slot ${e}` : 'direct reference'}`);
     out[o] = slabs.indexOf(block!.slab.memory);
     out[o + 1] = block!.offset + offset;
     out[o + 2] = length ?? buffer.byteLength - offset;

@@ -101,7 +101,7 @@ export class ProfileReader {
    */
   collect(op: Operation, seq: number, trace: TraceRecorder, namer: KernelNamer): void {
     const plans = op.plans;
-    if (plans === undefined) return;
+    if (!plans) return;
     const { data, counts } = this.ring;
     // Per (plan, command): the kernel, earliest start, latest end, executors; per entry, its share.
     const spans = new Map<number, Span>();
@@ -120,9 +120,9 @@ export class ProfileReader {
         const end = data[o + 5]!;
         const key = plan * 1_000_000 + command;
         let span = spans.get(key);
-        if (span === undefined) {
+        if (!span) {
           const commands = plans[plan]?.arrays.commands;
-          if (commands === undefined) continue;
+          if (!commands) continue;
           const base = command * CMD_STRIDE;
           span = {
             ...namer(commands[base + Field.EXECUTABLE]!, commands[base + Field.ENTRY]!),

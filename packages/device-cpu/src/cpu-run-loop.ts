@@ -50,7 +50,7 @@ export class CpuRunLoop implements OperationSink {
   gone = false;
   /** A sync queue's completion callback. */
   readonly syncDone = (op: Operation, failure: { error: unknown } | undefined): void => {
-    if (failure === undefined) this.complete(op);
+    if (!failure) this.complete(op);
     else this.complete(op, failure.error);
   };
 
@@ -78,12 +78,12 @@ export class CpuRunLoop implements OperationSink {
   operationReady(op: Operation, error: KeelError | undefined): void {
     if (op.state !== OperationState.WAITING) return;
     op.registration = undefined;
-    if (error !== undefined) {
+    if (error) {
       this.complete(op, abortedBy(error, op.name));
       return;
     }
     op.state = OperationState.READY;
-    if (op.trace !== undefined) op.traceStarted = traceNow();
+    if (op.trace) op.traceStarted = traceNow();
     this.#ready.push(op);
   }
 
@@ -167,7 +167,7 @@ export class CpuRunLoop implements OperationSink {
   /** Hands a traced operation's dispatch times (if any) and its own event to its trace. */
   #traceDone(op: Operation, trace: NonNullable<Operation['trace']>, error: unknown): void {
     const reader = this.profiles[op.queue];
-    if (op.kind === OpKind.EXECUTE && reader !== undefined && this.namer !== undefined) {
+    if (op.kind === OpKind.EXECUTE && reader && this.namer) {
       reader.collect(op, this.tasks.length > 0 ? op.seq : -1, trace, this.namer);
     }
     trace.opDone(op, error);
@@ -181,9 +181,9 @@ export class CpuRunLoop implements OperationSink {
     op.registration?.cancel();
     op.registration = undefined;
     const trace = op.trace;
-    if (trace !== undefined) this.#traceDone(op, trace, error);
+    if (trace) this.#traceDone(op, trace, error);
     const buffers = op.buffers;
-    if (buffers !== undefined) {
+    if (buffers) {
       op.buffers = undefined;
       for (let i = 0; i < buffers.length; i++) buffers[i]!.unretain();
     }

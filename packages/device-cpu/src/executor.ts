@@ -204,7 +204,7 @@ export class Executor {
    */
   async settle(first: Suspension): Promise<void> {
     let pending: Suspension | undefined = first;
-    while (pending !== undefined) {
+    while (pending) {
       let rejected = false;
       let reason: unknown;
       try {
@@ -223,7 +223,7 @@ export class Executor {
       const p = this.#planIndex;
       if (p > 0 && this.#commandIndex === 0 && !this.#inCommand) this.#waitDone(this.#cursor);
       const pending = this.#runPlan(plans[p]!, this.#opTables[p]!, this.#opScratch?.[p]);
-      if (pending !== undefined) {
+      if (pending) {
         this.#suspendedOp = 1;
         return pending;
       }
@@ -370,7 +370,7 @@ export class Executor {
             }
             const pending = this.#runItem(plan, table, c, base, op, item);
             if (timed) ring.data[this.#profileAt + 5] = profileNow();
-            if (pending !== undefined) return pending; // finished in resume()
+            if (pending) return pending; // finished in resume()
           } catch (error) {
             this.#fail(dispatch ? this.#kernelError(error) : error);
           }
@@ -403,7 +403,7 @@ export class Executor {
   #resolveMemory(a: PlanArrays, table: Float64Array, ref: number, what: string | number): ArrayBufferLike {
     this.#resolve(a, table, ref);
     const memory = this.#rMemory;
-    if (memory === undefined) {
+    if (!memory) {
       const name = typeof what === 'number' ? `dispatch binding ${what}` : what;
       throw new KeelError(ErrorCode.INTERNAL, `cpu executor: ${name} names memory this thread does not have`);
     }
@@ -420,7 +420,7 @@ export class Executor {
     const commands = plan.arrays.commands;
     const index = commands[base + Field.INDIRECT_INDEX]! * 4;
     const counts = this.#indirect;
-    if (scratch !== undefined && Atomics.compareExchange(scratch, index, 0, 1) !== 0) {
+    if (scratch && Atomics.compareExchange(scratch, index, 0, 1) !== 0) {
       // Another executor reads the parameters; wait for what it publishes.
       while (Atomics.load(scratch, index) !== 2) Atomics.wait(scratch, index, 1, 50);
       for (let i = 0; i < 3; i++) counts[i] = scratch[index + 1 + i]!;
@@ -454,7 +454,7 @@ export class Executor {
           this.#fail(error);
         }
       }
-      if (scratch !== undefined) {
+      if (scratch) {
         scratch.set(counts, index + 1);
         Atomics.store(scratch, index, 2);
         Atomics.notify(scratch, index);
@@ -535,7 +535,7 @@ export class Executor {
     this.#setupStart = this.#commandStart;
     const ctx = this.#context;
     const kernel = this.#host.kernel(commands[base + Field.EXECUTABLE]!, commands[base + Field.ENTRY]!);
-    if (kernel === undefined) {
+    if (!kernel) {
       this.#setupStart = 0.5;
       this.#kernelName = 'kernel';
       throw new KeelError(
@@ -550,7 +550,7 @@ export class Executor {
     for (let i = 0; i < 3; i++)
       ctx.workgroupCount[i] = direct ? commands[base + Field.X + i]! : this.#indirect[i]!;
     let views = plan.constants[command];
-    if (views === undefined) {
+    if (!views) {
       const start = commands[base + Field.CONST_START]!;
       const u32 = a.constants.subarray(start, start + commands[base + Field.CONST_COUNT]!);
       views = [u32, new Float32Array(u32.buffer, u32.byteOffset, u32.length)];
@@ -570,7 +570,7 @@ export class Executor {
 
   #bindingList(count: number): KernelBindingSlot[] {
     let list = this.#bindingLists[count];
-    if (list === undefined) {
+    if (!list) {
       while (this.#bindingSlots.length < count) {
         this.#bindingSlots.push(new KernelBindingSlot(this.#bindingSlots.length));
       }

@@ -104,7 +104,7 @@ export class KernelBindingSlot implements KernelBinding {
   /** The cached view of kind `kind` (made on first use): whole elements of the range, aligned start. */
   #view<V extends View>(kind: number, View: ViewClass, name: string): V {
     let view = this.#views[kind];
-    if (view === undefined) {
+    if (!view) {
       const bytes = View.BYTES_PER_ELEMENT ?? 1;
       if (this.byteOffset % bytes !== 0) throw misaligned(this.index, this.byteOffset, name, bytes);
       view = new View(this.buffer, this.byteOffset, (this.byteLength / bytes) | 0);

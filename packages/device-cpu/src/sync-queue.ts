@@ -73,7 +73,7 @@ export class SyncQueue<T> {
     this.#control[CTL_FAILED_BASE + (seq & RING_MASK)] = 0;
     this.#failure = undefined;
     const pending = this.#executor.execute(seq, plans, tables, undefined);
-    if (pending === undefined) {
+    if (!pending) {
       this.#done(token, this.#outcome());
       return;
     }

@@ -135,14 +135,14 @@ export class TaskQueue {
   #onMessage(message: FromWorker): void {
     if (message.t === 'loaded') {
       const load = this.#loads.get(message.id);
-      if (load === undefined) return;
-      if (message.error !== undefined && load.error === undefined) {
+      if (!load) return;
+      if (message.error && !load.error) {
         load.error = KeelError.fromStructured(message.error);
       }
       if (--load.remaining > 0) return;
       this.#loads.delete(message.id);
       this.#releaseBusy();
-      if (load.error === undefined) load.resolve();
+      if (!load.error) load.resolve();
       else load.reject(load.error);
       return;
     }
@@ -153,7 +153,7 @@ export class TaskQueue {
   /** One half of failed operation `seq` arrived: completes it if the other half is here. */
   #meet(seq: number, half: Operation | KeelError): void {
     const other = this.#halves.get(seq);
-    if (other === undefined) {
+    if (!other) {
       this.#halves.set(seq, half);
       return;
     }
@@ -204,7 +204,7 @@ export class TaskQueue {
     Atomics.store(this.#control, CTL_FAILED_BASE + (seq & RING_MASK), 0);
     this.#inflight[seq & RING_MASK] = op;
     // The common case travels as a bare Float64Array (cheapest to clone); scratch needs a wrapper.
-    this.broadcast(scratch === undefined ? data : { t: 'exec', data, scratch });
+    this.broadcast(scratch ? { t: 'exec', data, scratch } : data);
     this.#retainBusy();
     this.#arm();
   }
@@ -222,7 +222,7 @@ export class TaskQueue {
   #timelineReached(error: KeelError | undefined): void {
     this.#armed = false;
     this.#registration = undefined;
-    if (error !== undefined || this.#terminating) return;
+    if (error || this.#terminating) return;
     const reached = this.timeline.value;
     while (this.#completedSeq < reached) {
       const seq = this.#completedSeq++;

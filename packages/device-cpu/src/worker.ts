@@ -48,7 +48,7 @@ const host: ExecutorHost = {
 async function load(message: LoadMessage): Promise<void> {
   try {
     let module = modules.get(message.url);
-    if (module === undefined) {
+    if (!module) {
       module = import(/* @vite-ignore */ message.url) as Promise<Record<string, unknown>>;
       modules.set(message.url, module);
     }
@@ -113,13 +113,13 @@ function execute(data: Float64Array, scratch: readonly (Int32Array | undefined)[
     const id = data[2 + 2 * i]!;
     const length = data[3 + 2 * i]!;
     const runtime = plans.get(id);
-    if (runtime === undefined) throw new Error(`cpu worker: plan ${id} was never sent`);
+    if (!runtime) throw new Error(`cpu worker: plan ${id} was never sent`);
     runtimes.push(runtime);
     tables.push(data.subarray(at, at + length));
     at += length;
   }
   const pending = executor.execute(data[0]!, runtimes, tables, scratch);
-  if (pending !== undefined) void settle(pending);
+  if (pending) void settle(pending);
 }
 
 function onMessage(message: ToWorker): void {
