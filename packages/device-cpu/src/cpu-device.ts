@@ -155,15 +155,14 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     this.mode = mode;
     const queueCount = options.queues ?? 2;
     const cores = platform.availableParallelism();
-    this.workersPerQueue = task
-      ? (options.workersPerQueue ?? Math.max(1, Math.floor(cores / queueCount)))
-      : 0;
+    const workers = task ? (options.workersPerQueue ?? Math.max(1, Math.floor(cores / queueCount))) : 0;
+    this.workersPerQueue = workers;
     const slabSize = options.slabSize ?? 4 * 1024 * 1024;
     const label = options.label ?? 'cpu';
     this.info = Object.freeze({
       backend: 'cpu',
       name: task
-        ? `${label} (task, ${queueCount}×${this.workersPerQueue} workers)`
+        ? `${label} (task, ${queueCount}×${workers} workers)`
         : `${label} (sync, ${queueCount} queues)`,
       queueCount,
       limits: LIMITS,
@@ -199,7 +198,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     });
     if (task) {
       for (let q = 0; q < queueCount; q++) {
-        this.tasks.push(new TaskQueue(q, this.workersPerQueue, this.#loop));
+        this.tasks.push(new TaskQueue(q, workers, this.#loop));
       }
       this.#slabs.setListener({
         slabCreated: (index, memory) =>
@@ -358,7 +357,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
 
   /** Worker threads of this device still running (0 in sync mode, and after `destroy()` resolved). */
   get liveWorkers(): number {
-    return this.tasks.reduce((count, queue) => count + queue.liveWorkers, 0);
+    return this.tasks.reduce((count, queue) => count + queue.live, 0);
   }
 
   /**

@@ -6,7 +6,7 @@
  * selected queue's workers (task mode, task-queue.ts) or run inline (sync mode, sync-queue.ts).
  * Completion releases the buffers the operation retained, then signals its signal fence (timepoints
  * already reached are skipped) or fails it with the operation's error (hal/driver completeSignal).
- * A worker's death reaches the device through `lose`.
+ * A worker's death reaches the device through `parts.lose`.
  */
 import { ErrorCode, KeelError } from '@keel/fence';
 import { abortedBy, completeSignal, OpKind, RunList, traceNow } from '@keel/hal/driver';
@@ -55,11 +55,6 @@ export class CpuRunLoop implements OperationSink {
   };
 
   constructor(readonly parts: RunLoopParts) {}
-
-  /** A worker died: the device is lost (pending work fails UNAVAILABLE, workers end). */
-  lose(reason: KeelError): void {
-    this.parts.lose(reason);
-  }
 
   /** The device is destroyed or lost: fails every pending operation with `reason`, unreported. */
   failPending(reason: KeelError): void {

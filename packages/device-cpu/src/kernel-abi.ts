@@ -66,13 +66,6 @@ export interface KernelContext {
  */
 export type Kernel = (context: KernelContext) => void | PromiseLike<void>;
 
-function misaligned(index: number, byteOffset: number, what: string, bytes: number): KeelError {
-  return new KeelError(
-    ErrorCode.INVALID_ARGUMENT,
-    `kernel binding ${index}: offset ${byteOffset} is not a multiple of ${bytes}, cannot view it as ${what}`,
-  );
-}
-
 /**
  * The device's implementation of KernelBinding: one object per binding index per worker, re-pointed
  * at each dispatch (`reset`), with views cached until the next reset.
@@ -106,7 +99,12 @@ export class KernelBindingSlot implements KernelBinding {
     let view = this.#views[kind];
     if (!view) {
       const bytes = View.BYTES_PER_ELEMENT ?? 1;
-      if (this.byteOffset % bytes !== 0) throw misaligned(this.index, this.byteOffset, name, bytes);
+      if (this.byteOffset % bytes !== 0) {
+        throw new KeelError(
+          ErrorCode.INVALID_ARGUMENT,
+          `kernel binding ${this.index}: offset ${this.byteOffset} is not a multiple of ${bytes}, cannot view it as ${name}`,
+        );
+      }
       view = new View(this.buffer, this.byteOffset, (this.byteLength / bytes) | 0);
       this.#views[kind] = view;
     }

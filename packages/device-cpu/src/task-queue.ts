@@ -12,7 +12,7 @@
  * - At most RING_SIZE operations are in flight per queue; more wait in a backlog.
  * - Workers are unref'd while the queue is idle and ref'd while operations or loads are in flight, so
  *   pending work keeps the process alive and an idle device does not.
- * - A worker that exits or crashes loses the device (the run loop's `lose`), which fails all pending work
+ * - A worker that exits or crashes loses the device (the run loop's `parts.lose`), which fails all pending work
  *   with UNAVAILABLE and terminates every worker.
  */
 import { ErrorCode, KeelError, type Registration, SharedTimelineSemaphore } from '@keel/fence';
@@ -36,7 +36,7 @@ interface PendingLoad {
 export class TaskQueue {
   readonly #workers: WorkerThread[] = [];
   /** Workers whose thread has not exited yet. */
-  liveWorkers = 0;
+  live = 0;
   readonly #control: Int32Array;
   /** @internal The queue's completion timeline (test/release.test.ts reads it). */
   readonly timeline: SharedTimelineSemaphore;
@@ -81,12 +81,12 @@ export class TaskQueue {
         onMessage: (message: FromWorker) => this.#onMessage(message),
         onError: (what: string) => this.#workerDied(w, what),
         onExit: (code: number) => {
-          this.liveWorkers--;
+          this.live--;
           this.#workerDied(w, `exited with code ${code}`);
         },
       });
       worker.unref();
-      this.liveWorkers++;
+      this.live++;
       this.#workers.push(worker);
     }
   }
@@ -107,7 +107,7 @@ export class TaskQueue {
 
   #workerDied(worker: number, what: string): void {
     if (this.#terminating) return;
-    this.#loop.lose(
+    this.#loop.parts.lose(
       new KeelError(ErrorCode.UNAVAILABLE, `cpu device: worker ${worker} of queue ${this.index} ${what}`),
     );
   }
