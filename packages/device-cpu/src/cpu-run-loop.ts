@@ -159,15 +159,6 @@ export class CpuRunLoop implements OperationSink {
     this.syncQueues[op.queue]!.run(runtimes, tables, op);
   }
 
-  /** Hands a traced operation's dispatch times (if any) and its own event to its trace. */
-  #traceDone(op: Operation, trace: NonNullable<Operation['trace']>, error: unknown): void {
-    const reader = this.profiles[op.queue];
-    if (op.kind === OpKind.EXECUTE && reader && this.namer) {
-      reader.collect(op, this.tasks.length > 0 ? op.seq : -1, trace, this.namer);
-    }
-    trace.opDone(op, error);
-  }
-
   /** Completes `op` once: releases its buffers, then signals its signal fence or fails it. */
   complete(op: Operation, error?: unknown): void {
     if (op.state === OperationState.DONE) return;
@@ -176,7 +167,14 @@ export class CpuRunLoop implements OperationSink {
     op.registration?.cancel();
     op.registration = undefined;
     const trace = op.trace;
-    if (trace) this.#traceDone(op, trace, error);
+    if (trace) {
+      // A traced operation hands its trace its dispatch times (if any), then its own event.
+      const reader = this.profiles[op.queue];
+      if (op.kind === OpKind.EXECUTE && reader && this.namer) {
+        reader.collect(op, this.tasks.length > 0 ? op.seq : -1, trace, this.namer);
+      }
+      trace.opDone(op, error);
+    }
     const buffers = op.buffers;
     if (buffers) {
       op.buffers = undefined;

@@ -69,8 +69,8 @@ export class PlanRuntime {
   constructor(readonly arrays: PlanArrays) {}
 }
 
-const NO_PLANS: readonly PlanRuntime[] = [];
-const NO_TABLES: readonly Float64Array[] = [];
+/** No plans, no tables: what the executor holds between operations. */
+const NONE: readonly never[] = [];
 
 /** What `execute` / `resume` return while an async kernel's workgroup is pending. */
 export type Suspension = PromiseLike<unknown>;
@@ -105,8 +105,8 @@ export class Executor {
   #failed = false;
 
   // The operation being walked (kept across a suspension on an async kernel).
-  #opPlans: readonly PlanRuntime[] = NO_PLANS;
-  #opTables: readonly Float64Array[] = NO_TABLES;
+  #opPlans: readonly PlanRuntime[] = NONE;
+  #opTables: readonly Float64Array[] = NONE;
   #opScratch: readonly (Int32Array | undefined)[] | undefined;
   #planIndex = 0;
   #commandIndex = 0;
@@ -230,8 +230,8 @@ export class Executor {
       this.#planIndex = p + 1;
       this.#commandIndex = 0;
     }
-    this.#opPlans = NO_PLANS;
-    this.#opTables = NO_TABLES;
+    this.#opPlans = NONE;
+    this.#opTables = NONE;
     this.#opScratch = undefined;
     this.#completeOperation();
     return undefined;
