@@ -1,7 +1,7 @@
 /**
  * The main thread's side of a plan: its arrays, the direct buffers its table entries name, and which
  * queues already have it. Also resolves a binding table into the per-submission form workers read, and
- * encodes an execute operation's tables (sync: one array per plan; task: one message per operation).
+ * encodes an execute operation's tables for a task queue (one message per operation).
  */
 import type { BindingTable } from '@keel/hal';
 import { invalid } from '@keel/hal/driver';
@@ -81,20 +81,6 @@ export interface ExecuteTables {
   readonly plans: readonly CpuPlan[] | undefined;
   readonly tables: readonly (BindingTable | undefined)[] | undefined;
   readonly name: string;
-}
-
-/** Resolves the binding tables of an execute operation about to run (sync mode: one array each). */
-export function resolveTables(op: ExecuteTables, slabs: SlabTable, device: object): Float64Array[] {
-  const plans = op.plans!;
-  const tables = op.tables!;
-  const out: Float64Array[] = [];
-  for (let i = 0; i < plans.length; i++) {
-    const plan = plans[i]!;
-    const resolved = new Float64Array(resolvedLength(plan));
-    resolveTableInto(resolved, 0, plan, tables[i], slabs, device, op.name);
-    out.push(resolved);
-  }
-  return out;
 }
 
 /**

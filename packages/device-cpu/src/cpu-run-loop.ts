@@ -11,7 +11,7 @@
 import { ErrorCode, KeelError } from '@keel/fence';
 import { abortedBy, completeSignal, OpKind, RunList, traceNow } from '@keel/hal/driver';
 import { copyBytes, fillBytes } from './byte-ops';
-import { resolveTables } from './cpu-plan';
+import { resolvedLength, resolveTableInto } from './cpu-plan';
 import type { KernelNamer, ProfileReader } from './cpu-profiler';
 import { isThenable, PlanRuntime } from './executor';
 import { type Operation, type OperationSink, OperationState } from './operation';
@@ -150,11 +150,16 @@ export class CpuRunLoop implements OperationSink {
   }
 
   #runSync(op: Operation): void {
-    const tables = resolveTables(op, this.parts.slabs, this.parts.device);
+    // Per plan: its runtime and its resolved table (one array each).
     const runtimes: PlanRuntime[] = [];
-    for (const plan of op.plans!) {
-      plan.runtime ??= new PlanRuntime(plan.arrays);
-      runtimes.push(plan.runtime);
+    const tables: Float64Array[] = [];
+    const plans = op.plans!;
+    for (let i = 0; i < plans.length; i++) {
+      const plan = plans[i]!;
+      const table = new Float64Array(resolvedLength(plan));
+      resolveTableInto(table, 0, plan, op.tables![i], this.parts.slabs, this.parts.device, op.name);
+      tables.push(table);
+      runtimes.push((plan.runtime ??= new PlanRuntime(plan.arrays)));
     }
     this.syncQueues[op.queue]!.run(runtimes, tables, op);
   }

@@ -11,7 +11,6 @@ import type { PlanArrays } from './plan-format';
 
 /** Data every worker of a queue starts with (`workerData`). */
 export interface WorkerInit {
-  readonly queueIndex: number;
   readonly workerIndex: number;
   /** The queue's control block (Int32Array of CTL_WORDS over it). */
   readonly control: SharedArrayBuffer;

@@ -72,7 +72,6 @@ export class TaskQueue {
     this.timeline = new SharedTimelineSemaphore(0, { label: `cpu queue ${index} completions` });
     for (let w = 0; w < workerCount; w++) {
       const init: WorkerInit = {
-        queueIndex: index,
         workerIndex: w,
         control: controlMemory,
         timeline: this.timeline.handle,
