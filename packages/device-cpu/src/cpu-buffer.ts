@@ -32,9 +32,15 @@ export interface BufferOwner {
 }
 
 export class CpuBuffer implements Buffer {
-  readonly placement: BufferPlacement;
-  readonly memoryType: MemoryType;
-  readonly label: string | undefined;
+  // Fields assigned by the constructor are `declare`d: the bundle then names each field once.
+  declare readonly device: Device;
+  declare readonly byteLength: number;
+  declare readonly usage: BufferUsage;
+  declare readonly memoryType: MemoryType;
+  declare readonly placement: BufferPlacement;
+  declare readonly label: string | undefined;
+  /** The allocation of a queue-allocated buffer. */
+  declare readonly allocation: Allocation<ArrayBufferLike> | undefined;
   /** Operations in flight that use this buffer (destroy waits for them). */
   #uses = 0;
   #st: BufferState = 'live';
@@ -49,26 +55,30 @@ export class CpuBuffer implements Buffer {
    * `ownBlock`.
    */
   constructor(
-    readonly device: Device,
+    device: Device,
     owner: BufferOwner,
     params: BufferParams,
-    readonly byteLength: number,
-    readonly usage: BufferUsage,
+    byteLength: number,
+    usage: BufferUsage,
     affinity: number,
     pool: string | undefined,
     ownBlock: Block<ArrayBufferLike> | undefined,
-    readonly allocation: Allocation<ArrayBufferLike> | undefined,
+    allocation: Allocation<ArrayBufferLike> | undefined,
   ) {
-    this.#owner = owner;
-    this.#ownBlock = ownBlock;
+    this.device = device;
+    this.byteLength = byteLength;
+    this.usage = usage;
     this.memoryType =
       params.memoryType ?? MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE | MemoryType.HOST_COHERENT;
-    this.label = params.label;
     this.placement = {
       affinity: (params.affinity ?? affinity) >>> 0,
       pool,
       queueAllocated: allocation !== undefined,
     };
+    this.label = params.label;
+    this.allocation = allocation;
+    this.#owner = owner;
+    this.#ownBlock = ownBlock;
   }
 
   get state(): BufferState {

@@ -114,10 +114,11 @@ const OPTION_RULES: OptionRules = {
 // The front's record type is the kit's QueueRecord (the device's records are Operations): the
 // published types then name no internal class of this package.
 export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<CpuBuffer>> implements Device {
-  readonly info: DeviceInfo;
-  readonly lost: Promise<KeelError>;
-  readonly mode: CpuDeviceMode;
-  readonly workersPerQueue: number;
+  // Fields assigned by the constructor are `declare`d: the bundle then names each field once.
+  declare readonly info: DeviceInfo;
+  declare readonly lost: Promise<KeelError>;
+  declare readonly mode: CpuDeviceMode;
+  declare readonly workersPerQueue: number;
   #resolveLost!: (reason: KeelError) => void;
   #destroyPromise: Promise<void> | undefined;
 
@@ -132,7 +133,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   /** Runs operations once their waits are reached, and completes them (cpu-run-loop.ts). */
   readonly #loop: CpuRunLoop;
   /** @internal The loop's task queues (test/release.test.ts reads them). */
-  readonly tasks: TaskQueue[];
+  declare readonly tasks: TaskQueue[];
   readonly #bufferOwner: BufferOwner = {
     releaseBlock: (block: Block<ArrayBufferLike>) => {
       if (!this.destroyed) this.#bufferPool.release(block);

@@ -18,17 +18,28 @@ import { invalid } from '@keel/hal/driver';
 import type { LoadedKernel } from './executor';
 
 export class CpuExecutable implements Executable {
-  readonly name: string;
+  // Fields assigned by the constructor are `declare`d: the bundle then names each field once.
+  declare readonly device: Device;
+  declare readonly id: number;
+  declare readonly url: string;
+  declare readonly exports: readonly ExecutableExport[];
+  declare readonly label: string | undefined;
+  declare readonly name: string;
   /** Kernels bound on the main thread (sync mode only). */
   kernels: readonly LoadedKernel[] | undefined;
 
   constructor(
-    readonly device: Device,
-    readonly id: number,
-    readonly url: string,
-    readonly exports: readonly ExecutableExport[],
-    readonly label: string | undefined,
+    device: Device,
+    id: number,
+    url: string,
+    exports: readonly ExecutableExport[],
+    label: string | undefined,
   ) {
+    this.device = device;
+    this.id = id;
+    this.url = url;
+    this.exports = exports;
+    this.label = label;
     this.name = label === undefined ? `#${id}` : `'${label}'`;
   }
 

@@ -86,12 +86,11 @@ interface Span {
 export class ProfileReader {
   /** Entries consumed, per executor (from those written when reading started). */
   readonly #read: Int32Array;
+  readonly #ring: ProfileRing;
 
-  constructor(
-    readonly ring: ProfileRing,
-    executors: number,
-  ) {
-    // Aligned int32 reads of shared memory are tear-free; the entry count read here may be stale, as with Atomics.load.
+  constructor(ring: ProfileRing, executors: number) {
+    this.#ring = ring;
+    // Aligned int32 reads of shared memory are tear-free (the counts may be stale, as with Atomics.load).
     this.#read = ring.counts.slice(0, executors);
   }
 
@@ -102,7 +101,7 @@ export class ProfileReader {
   collect(op: Operation, seq: number, trace: TraceRecorder, namer: KernelNamer): void {
     const plans = op.plans;
     if (!plans) return;
-    const { data, counts } = this.ring;
+    const { data, counts } = this.#ring;
     // Per (plan, command): the kernel, earliest start, latest end, executors; per entry, its share.
     const spans = new Map<number, Span>();
     const shares: [span: Span, worker: number, start: number, end: number][] = [];

@@ -54,7 +54,11 @@ export class CpuRunLoop implements OperationSink {
     else this.complete(op, failure.error);
   };
 
-  constructor(readonly parts: RunLoopParts) {}
+  declare readonly parts: RunLoopParts;
+
+  constructor(parts: RunLoopParts) {
+    this.parts = parts;
+  }
 
   /** The device is destroyed or lost: fails every pending operation with `reason`, unreported. */
   failPending(reason: KeelError): void {

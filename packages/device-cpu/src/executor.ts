@@ -65,8 +65,11 @@ export interface ExecutorHost {
 export class PlanRuntime {
   /** Per command: its constants as u32 and as f32, made at its first dispatch on this thread. */
   readonly constants: ([Uint32Array, Float32Array] | undefined)[] = [];
+  declare readonly arrays: PlanArrays;
 
-  constructor(readonly arrays: PlanArrays) {}
+  constructor(arrays: PlanArrays) {
+    this.arrays = arrays;
+  }
 }
 
 /** No plans, no tables: what the executor holds between operations. */
@@ -91,7 +94,10 @@ class MutableContext implements KernelContext {
   bindings: readonly KernelBinding[] = [];
   constants: Uint32Array = new Uint32Array(0);
   constantsF32: Float32Array = new Float32Array(0);
-  constructor(readonly workerIndex: number) {}
+  declare readonly workerIndex: number;
+  constructor(workerIndex: number) {
+    this.workerIndex = workerIndex;
+  }
 }
 
 export class Executor {

@@ -83,7 +83,11 @@ export class KernelBindingSlot implements KernelBinding {
   /** Views made since the last reset, by kind (u8, i32, u32, f32, f64, view). */
   readonly #views: (View | undefined)[] = [];
 
-  constructor(readonly index: number) {}
+  declare readonly index: number;
+
+  constructor(index: number) {
+    this.index = index;
+  }
 
   /** Points the slot at a new range and drops cached views (unless the range is unchanged). */
   reset(buffer: ArrayBufferLike, byteOffset: number, byteLength: number): void {

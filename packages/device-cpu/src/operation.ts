@@ -31,17 +31,14 @@ export class Operation extends QueueRecord<CpuBuffer> {
   /** Executes: the plans of its command buffers, in order. */
   plans: CpuPlan[] | undefined;
 
-  readonly onReady: (error?: KeelError) => void;
+  /** "device 'cpu' queueFill": how messages name the operation. */
+  declare readonly name: string;
+  declare readonly onReady: (error?: KeelError) => void;
 
-  constructor(
-    kind: OpKind,
-    /** "device 'cpu' queueFill": how messages name the operation. */
-    readonly name: string,
-    queue: number,
-    sink: OperationSink,
-  ) {
+  constructor(kind: OpKind, name: string, queue: number, sink: OperationSink) {
     super();
     this.kind = kind;
+    this.name = name;
     this.queue = queue;
     this.onReady = (error?: KeelError) => sink.operationReady(this, error);
   }

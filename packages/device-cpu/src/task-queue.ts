@@ -39,7 +39,7 @@ export class TaskQueue {
   live = 0;
   readonly #control: Int32Array;
   /** @internal The queue's completion timeline (test/release.test.ts reads it). */
-  readonly timeline: SharedTimelineSemaphore;
+  declare readonly timeline: SharedTimelineSemaphore;
   #nextSeq = 0;
   #completedSeq = 0;
   readonly #inflight: (Operation | undefined)[] = new Array<Operation | undefined>(RING_SIZE);
@@ -61,11 +61,10 @@ export class TaskQueue {
 
   readonly #loop: CpuRunLoop;
 
-  constructor(
-    readonly index: number,
-    workerCount: number,
-    loop: CpuRunLoop,
-  ) {
+  declare readonly index: number;
+
+  constructor(index: number, workerCount: number, loop: CpuRunLoop) {
+    this.index = index;
     this.#loop = loop;
     const controlMemory = new SharedArrayBuffer(CTL_WORDS * 4);
     this.#control = new Int32Array(controlMemory);
