@@ -119,7 +119,6 @@ export class Executor {
   #inCommand = false;
   #commandStart = 0;
   #commandEnd = 0;
-  #suspendedOp = 0;
 
   // The dispatch set up for this executor's items (lazily, at its first item), by the index of the
   // command's first item: unique per run of a command, even of one plan run twice with two tables
@@ -189,16 +188,14 @@ export class Executor {
   }
 
   /** True while suspended on an async kernel (the host must call `resume` first). */
-  get suspended(): boolean {
-    return this.#suspendedOp !== 0;
-  }
+  suspended = false;
 
   /**
    * Goes on after the promise returned by `execute`/`resume` settled: `rejected` with `reason` fails the
    * operation as a throwing kernel would. Returns as `execute` does.
    */
   resume(rejected: boolean, reason: unknown): Suspension | undefined {
-    this.#suspendedOp = 0;
+    this.suspended = false;
     if (rejected) this.#fail(this.#kernelError(reason));
     this.#finishItem();
     return this.#proceed();
@@ -230,7 +227,7 @@ export class Executor {
       if (p > 0 && this.#commandIndex === 0 && !this.#inCommand) this.#waitDone(this.#cursor);
       const pending = this.#runPlan(plans[p]!, this.#opTables[p]!, this.#opScratch?.[p]);
       if (pending) {
-        this.#suspendedOp = 1;
+        this.suspended = true;
         return pending;
       }
       this.#planIndex = p + 1;

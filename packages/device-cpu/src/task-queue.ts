@@ -57,7 +57,30 @@ export class TaskQueue {
   readonly #loads = new Map<number, PendingLoad>();
   #terminating = false;
   #termination: Promise<void> | undefined;
-  readonly #onTimeline = (error?: KeelError): void => this.#timelineReached(error);
+  /** The timeline passed the next completion (or failed): completes in order, posts the backlog, re-arms. */
+  readonly #onTimeline = (error?: KeelError): void => {
+    this.#armed = false;
+    this.#registration = undefined;
+    if (error || this.#terminating) return;
+    const reached = this.timeline.value;
+    while (this.#completedSeq < reached) {
+      const seq = this.#completedSeq++;
+      const op = this.#inflight[seq & RING_MASK]!;
+      this.#inflight[seq & RING_MASK] = undefined;
+      this.#finish(op, seq);
+      this.#releaseBusy();
+    }
+    while (this.#backlogHead < this.#backlog.length && this.#nextSeq - this.#completedSeq < RING_SIZE) {
+      const op = this.#backlog[this.#backlogHead]!;
+      this.#backlog[this.#backlogHead++] = undefined as unknown as Operation;
+      this.#post(op);
+    }
+    if (this.#backlogHead === this.#backlog.length) {
+      this.#backlog.length = 0;
+      this.#backlogHead = 0;
+    }
+    this.#arm();
+  };
 
   readonly #loop: CpuRunLoop;
 
@@ -215,30 +238,6 @@ export class TaskQueue {
     const registration = this.timeline.onReached(this.#completedSeq + 1, this.#onTimeline);
     // The callback may have run (and re-armed) inside onReached: keep only a registration still pending.
     if (this.#armed && this.#armGeneration === generation) this.#registration = registration;
-  }
-
-  #timelineReached(error: KeelError | undefined): void {
-    this.#armed = false;
-    this.#registration = undefined;
-    if (error || this.#terminating) return;
-    const reached = this.timeline.value;
-    while (this.#completedSeq < reached) {
-      const seq = this.#completedSeq++;
-      const op = this.#inflight[seq & RING_MASK]!;
-      this.#inflight[seq & RING_MASK] = undefined;
-      this.#finish(op, seq);
-      this.#releaseBusy();
-    }
-    while (this.#backlogHead < this.#backlog.length && this.#nextSeq - this.#completedSeq < RING_SIZE) {
-      const op = this.#backlog[this.#backlogHead]!;
-      this.#backlog[this.#backlogHead++] = undefined as unknown as Operation;
-      this.#post(op);
-    }
-    if (this.#backlogHead === this.#backlog.length) {
-      this.#backlog.length = 0;
-      this.#backlogHead = 0;
-    }
-    this.#arm();
   }
 
   #finish(op: Operation, seq: number): void {
