@@ -27,11 +27,8 @@ export function fillBytes(
     new Uint32Array(memory, offset, length >>> 2).fill(pattern >>> 0);
     return;
   }
-  if (patternLength === 2 && (offset & 1) === 0 && (length & 1) === 0) {
-    new Uint16Array(memory, offset, length >>> 1).fill(pattern & 0xffff);
-    return;
-  }
-  // Unaligned: write one period, then double it with copyWithin (O(log n) native copies).
+  // Otherwise (2-byte patterns, unaligned ranges): write one period, then double it with copyWithin
+  // (O(log n) native copies).
   const bytes = new Uint8Array(memory, offset, length);
   const first = Math.min(patternLength, length);
   for (let i = 0; i < first; i++) bytes[i] = (pattern >>> (8 * i)) & 0xff;

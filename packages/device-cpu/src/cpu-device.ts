@@ -51,7 +51,6 @@ import type { CpuPlan } from './cpu-plan';
 import { CpuPlanner } from './cpu-planner';
 import { createProfileRing, ProfileReader, type ProfileRing } from './cpu-profiler';
 import { CpuRunLoop } from './cpu-run-loop';
-import type { LoadedKernel } from './executor';
 import { Operation } from './operation';
 import { MAX_WORKGROUP_COUNT } from './plan-format';
 import { platform } from './platform/current';
@@ -142,8 +141,6 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       this.#liveBuffers.delete(buffer);
     },
   };
-  readonly #syncKernel = (executable: number, entry: number): LoadedKernel | undefined =>
-    this.#executables[executable]?.kernels?.[entry];
 
   constructor(rawOptions?: CpuDeviceOptions) {
     const options = checkOptions<CpuDeviceOptions>('createCpuDevice', rawOptions, OPTION_RULES);
@@ -202,14 +199,17 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
         this.tasks.push(new TaskQueue(q, workers, this.#loop));
       }
       this.#slabs.setListener({
-        slabCreated: (index, memory) =>
-          this.#broadcast({ t: 'slab', index, memory: memory as SharedArrayBuffer }),
-        slabDestroyed: (index) => this.#broadcast({ t: 'slab-free', index }),
+        slabCreated: (index, memory) => this.#send({ t: 'slab', index, memory: memory as SharedArrayBuffer }),
+        slabDestroyed: (index) => this.#send({ t: 'slab-free', index }),
       });
     } else {
       for (let q = 0; q < queueCount; q++) {
         this.#loop.syncQueues.push(
-          new SyncQueue(this.#slabs.memories, this.#syncKernel, this.#loop.syncDone),
+          new SyncQueue(
+            this.#slabs.memories,
+            (executable, entry) => this.#executables[executable]?.kernels?.[entry],
+            this.#loop.syncDone,
+          ),
         );
       }
     }
@@ -301,7 +301,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     try {
       await Promise.all(this.tasks.map((queue) => queue.load(executable)));
     } catch (error) {
-      this.#broadcast({ t: 'unload', id });
+      this.#send({ t: 'unload', id });
       if (KeelError.is(error) && error.code === ErrorCode.INTERNAL) {
         throw cannotImport(error.message, error);
       }
@@ -321,8 +321,8 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   }
 
   /** Posts `message` to every worker of every queue (task mode). */
-  #broadcast(message: ToWorker): void {
-    for (const queue of this.tasks) queue.broadcast(message);
+  #send(message: ToWorker): void {
+    for (const queue of this.tasks) queue.send(message);
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -502,8 +502,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   }
 
   destroy(): Promise<void> {
-    this.#destroyPromise ??= this.#doDestroy();
-    return this.#destroyPromise;
+    return (this.#destroyPromise ??= this.#doDestroy());
   }
 
   async #doDestroy(): Promise<void> {

@@ -32,9 +32,8 @@ import { openProfileEntry, type ProfileRing, profileNow } from './cpu-profiler';
 import { type Kernel, type KernelBinding, KernelBindingSlot, type KernelContext } from './kernel-abi';
 import {
   CMD_STRIDE,
+  checkWorkgroupCount,
   Field,
-  MAX_DISPATCH_ITEMS,
-  MAX_WORKGROUP_COUNT,
   Opcode,
   type PlanArrays,
   REF_STRIDE,
@@ -175,9 +174,8 @@ export class Executor {
     this.#opPlans = plans;
     this.#opTables = tables;
     this.#opScratch = scratch;
+    // The last operation left commandIndex 0 and inCommand false (every walk ends so).
     this.#planIndex = 0;
-    this.#commandIndex = 0;
-    this.#inCommand = false;
     return this.#proceed();
   }
 
@@ -438,20 +436,8 @@ export class Executor {
             'indirect dispatch parameters',
           );
           const view = new DataView(memory, this.#rOffset, 12);
-          let items = 1;
-          let over = false;
-          for (let i = 0; i < 3; i++) {
-            const n = view.getUint32(4 * i, true);
-            counts[i] = n;
-            items *= n;
-            over ||= n > MAX_WORKGROUP_COUNT;
-          }
-          if (over || items > MAX_DISPATCH_ITEMS) {
-            throw new KeelError(
-              ErrorCode.OUT_OF_RANGE,
-              `indirect dispatch: workgroup count [${counts.join(', ')}] exceeds the device limit (${MAX_WORKGROUP_COUNT} per dimension, ${MAX_DISPATCH_ITEMS} in all)`,
-            );
-          }
+          for (let i = 0; i < 3; i++) counts[i] = view.getUint32(4 * i, true);
+          checkWorkgroupCount('indirect dispatch', counts[0]!, counts[1]!, counts[2]!);
         } catch (error) {
           counts.fill(0);
           this.#fail(error);

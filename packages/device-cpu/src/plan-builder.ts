@@ -4,9 +4,9 @@
  * O(commands) once per command buffer (at its first submission on this device); later submissions
  * reuse the plan and only resolve the table.
  */
-import { type Buffer, type CommandBuffer, ErrorCode, type Executable, KeelError } from '@keel/hal';
+import type { Buffer, CommandBuffer, Executable } from '@keel/hal';
 import { type DispatchArgs, PlanSink, TypedArrayBuilder } from '@keel/hal/driver';
-import { CMD_STRIDE, MAX_DISPATCH_ITEMS, MAX_WORKGROUP_COUNT, Opcode, type PlanArrays } from './plan-format';
+import { CMD_STRIDE, checkWorkgroupCount, Opcode, type PlanArrays } from './plan-format';
 
 /** What a plan holds besides its arrays: the objects its indices name. */
 export interface BuiltPlan {
@@ -65,13 +65,7 @@ class PlanBuilder extends PlanSink<Buffer> {
 
   protected onDispatch(d: DispatchArgs): void {
     const { x, y, z, params } = d;
-    const max = MAX_WORKGROUP_COUNT;
-    if (params === undefined && !(x <= max && y <= max && z <= max && x * y * z <= MAX_DISPATCH_ITEMS)) {
-      throw new KeelError(
-        ErrorCode.OUT_OF_RANGE,
-        `cpu device: dispatch of [${x}, ${y}, ${z}] workgroups exceeds ${max} per dimension or ${MAX_DISPATCH_ITEMS} in all`,
-      );
-    }
+    if (params === undefined) checkWorkgroupCount('cpu device: dispatch', x, y, z);
     const id = this.#executableId(d.executable);
     const constStart = this.#constants.length;
     this.#constants.append(d.constants);

@@ -20,11 +20,8 @@ import {
 /** Receives the outcome of run `token`: undefined on success, else the first error. */
 export type SyncRunDone<T> = (token: T, failure: { error: unknown } | undefined) => void;
 
-interface WaitingRun<T> {
-  readonly plans: readonly PlanRuntime[];
-  readonly tables: readonly Float64Array[];
-  readonly token: T;
-}
+/** A run's arguments, kept while an earlier run is suspended. */
+type WaitingRun<T> = [plans: readonly PlanRuntime[], tables: readonly Float64Array[], token: T];
 
 export class SyncQueue<T> {
   readonly #control = new Int32Array(CTL_WORDS);
@@ -65,7 +62,7 @@ export class SyncQueue<T> {
    */
   run(plans: readonly PlanRuntime[], tables: readonly Float64Array[], token: T): void {
     if (this.#busy) {
-      this.#waiting.push({ plans, tables, token });
+      this.#waiting.push([plans, tables, token]);
       return;
     }
     const seq = this.#seq;
@@ -93,8 +90,7 @@ export class SyncQueue<T> {
     this.#busy = false;
     this.#done(token, this.#outcome());
     while (!this.#busy && this.#waiting.length > 0) {
-      const next = this.#waiting.shift()!;
-      this.run(next.plans, next.tables, next.token);
+      this.run(...this.#waiting.shift()!);
     }
   }
 }

@@ -113,7 +113,7 @@ export class TaskQueue {
   }
 
   /** Posts `message` to every worker of the queue. */
-  broadcast(message: ToWorker): void {
+  send(message: ToWorker): void {
     if (this.#terminating) return;
     for (const worker of this.#workers) worker.postMessage(message);
   }
@@ -142,7 +142,7 @@ export class TaskQueue {
       }
       this.#loads.set(executable.id, { remaining: this.#workers.length, error: undefined, resolve, reject });
       this.#retainBusy();
-      this.broadcast({
+      this.send({
         t: 'load',
         id: executable.id,
         url: executable.url,
@@ -185,7 +185,7 @@ export class TaskQueue {
 
   /** Starts or stops per-dispatch timing for traces in every worker (cpu-profiler.ts). */
   setProfile(ring: ProfileRing | undefined): void {
-    this.broadcast({ t: 'profile', ring });
+    this.send({ t: 'profile', ring });
   }
 
   /** Runs an execute operation whose waits are reached. */
@@ -212,7 +212,7 @@ export class TaskQueue {
     for (let p = 0; p < plans.length; p++) {
       const plan = plans[p]!;
       if ((plan.shippedTo & bit) === 0) {
-        this.broadcast({ t: 'plan', id: plan.id, arrays: plan.arrays });
+        this.send({ t: 'plan', id: plan.id, arrays: plan.arrays });
         plan.shippedTo |= bit;
       }
       if (this.#workers.length > 1 && plan.arrays.indirectCount > 0) {
@@ -225,7 +225,7 @@ export class TaskQueue {
     Atomics.store(this.#control, CTL_FAILED_BASE + (seq & RING_MASK), 0);
     this.#inflight[seq & RING_MASK] = op;
     // The common case travels as a bare Float64Array (cheapest to clone); scratch needs a wrapper.
-    this.broadcast(scratch ? { t: 'exec', data, scratch } : data);
+    this.send(scratch ? { t: 'exec', data, scratch } : data);
     this.#retainBusy();
     this.#arm();
   }
@@ -242,7 +242,7 @@ export class TaskQueue {
 
   #finish(op: Operation, seq: number): void {
     for (const plan of op.plans!) {
-      if (plan.oneShot) this.broadcast({ t: 'plan-free', id: plan.id });
+      if (plan.oneShot) this.send({ t: 'plan-free', id: plan.id });
     }
     if (Atomics.load(this.#control, CTL_FAILED_BASE + (seq & RING_MASK)) === 0) this.#loop.complete(op);
     else this.#meet(seq, op);
@@ -253,8 +253,7 @@ export class TaskQueue {
    * Idempotent: later calls return the first call's promise, which resolves once every thread exited.
    */
   terminate(reason: KeelError): Promise<void> {
-    this.#termination ??= this.#doTerminate(reason);
-    return this.#termination;
+    return (this.#termination ??= this.#doTerminate(reason));
   }
 
   async #doTerminate(reason: KeelError): Promise<void> {
