@@ -23,24 +23,19 @@ export class CpuExecutable implements Executable {
   declare readonly id: number;
   declare readonly url: string;
   declare readonly exports: readonly ExecutableExport[];
-  declare readonly label: string | undefined;
+  /** The source's label, or the last segment of its URL (createExecutable). */
+  declare readonly label: string;
   declare readonly name: string;
   /** Kernels bound on the main thread (sync mode only). */
   kernels: readonly LoadedKernel[] | undefined;
 
-  constructor(
-    device: Device,
-    id: number,
-    url: string,
-    exports: readonly ExecutableExport[],
-    label: string | undefined,
-  ) {
+  constructor(device: Device, id: number, url: string, exports: readonly ExecutableExport[], label: string) {
     this.device = device;
     this.id = id;
     this.url = url;
     this.exports = exports;
     this.label = label;
-    this.name = label === undefined ? `#${id}` : `'${label}'`;
+    this.name = `'${label}'`;
   }
 
   lookupExport(entry: string | number): ExecutableExport {

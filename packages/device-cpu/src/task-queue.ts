@@ -146,7 +146,7 @@ export class TaskQueue {
         t: 'load',
         id: executable.id,
         url: executable.url,
-        label: executable.label ?? `#${executable.id}`,
+        label: executable.label,
         names: executable.exports.map((e) => e.name),
         sizes: executable.exports.flatMap((e) => e.workgroupSize),
       });
