@@ -42,12 +42,12 @@ export class CpuBuffer implements Buffer {
   /** The allocation of a queue-allocated buffer. */
   declare readonly allocation: Allocation<ArrayBufferLike> | undefined;
   /** Operations in flight that use this buffer (destroy waits for them). */
-  #uses = 0;
-  #st: BufferState = 'live';
-  #released = false;
+  private uses = 0;
+  private st: BufferState = 'live';
+  private released = false;
 
-  readonly #owner: BufferOwner;
-  readonly #ownBlock: Block<ArrayBufferLike> | undefined;
+  private readonly owner: BufferOwner;
+  private readonly ownBlock: Block<ArrayBufferLike> | undefined;
 
   /**
    * `params` gives the memory type (default: device-local, host-visible and coherent), the label and
@@ -77,17 +77,17 @@ export class CpuBuffer implements Buffer {
     };
     this.label = params.label;
     this.allocation = allocation;
-    this.#owner = owner;
-    this.#ownBlock = ownBlock;
+    this.owner = owner;
+    this.ownBlock = ownBlock;
   }
 
   get state(): BufferState {
-    return this.#st;
+    return this.st;
   }
 
   /** @internal The block holding the bytes, or undefined (a queue allocation without memory yet, or failed). */
   get block(): Block<ArrayBufferLike> | undefined {
-    return this.#ownBlock ?? this.allocation?.block;
+    return this.ownBlock ?? this.allocation?.block;
   }
 
   /**
@@ -101,43 +101,43 @@ export class CpuBuffer implements Buffer {
         `${describeBuffer(this)}: a queue-allocated buffer is released with queueDealloca, not destroy()`,
       );
     }
-    if (this.#st === 'destroyed') return;
-    this.#st = 'destroyed';
-    this.#owner.forget(this);
-    if (this.#uses === 0) this.#release();
+    if (this.st === 'destroyed') return;
+    this.st = 'destroyed';
+    this.owner.forget(this);
+    if (this.uses === 0) this.release();
   }
 
   /** @internal Marks a queue-allocated buffer deallocated (queueDealloca). */
   markDeallocated(): void {
-    this.#st = 'deallocated';
+    this.st = 'deallocated';
   }
 
   /** @internal Marks the buffer destroyed because its device was destroyed (memory goes with the device). */
   markDeviceDestroyed(): void {
-    this.#st = 'destroyed';
-    this.#released = true;
+    this.st = 'destroyed';
+    this.released = true;
   }
 
   /** @internal One more operation in flight uses the buffer. */
   retain(): void {
-    this.#uses++;
+    this.uses++;
   }
 
   /** @internal One operation fewer; releases the memory of a destroyed device buffer with the last one. */
   unretain(): void {
-    if (--this.#uses === 0 && this.#st === 'destroyed') this.#release();
+    if (--this.uses === 0 && this.st === 'destroyed') this.release();
   }
 
-  #release(): void {
-    if (this.#released || !this.#ownBlock) return;
-    this.#released = true;
-    this.#owner.releaseBlock(this.#ownBlock);
+  private release(): void {
+    if (this.released || !this.ownBlock) return;
+    this.released = true;
+    this.owner.releaseBlock(this.ownBlock);
   }
 
   /** @internal The bytes, for an operation about to run; FAILED_PRECONDITION when there is no memory. */
   resolve(what: string): ResolvedMemory {
     const block = this.block;
-    if (!block || (this.#st === 'destroyed' && this.#released)) {
+    if (!block || (this.st === 'destroyed' && this.released)) {
       const why =
         this.allocation?.state === 'failed'
           ? `its queueAlloca failed (${this.allocation.failure?.message ?? 'unknown'})`

@@ -118,27 +118,27 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   declare readonly lost: Promise<KeelError>;
   declare readonly mode: CpuDeviceMode;
   declare readonly workersPerQueue: number;
-  #resolveLost!: (reason: KeelError) => void;
-  #destroyPromise: Promise<void> | undefined;
+  private resolveLost!: (reason: KeelError) => void;
+  private destroying: Promise<void> | undefined;
 
-  readonly #slabs: SlabTable;
-  readonly #bufferPool: TlsfPool<ArrayBufferLike>;
-  readonly #pools: PoolRegistry<ArrayBufferLike>;
-  readonly #liveBuffers = new Set<CpuBuffer>();
-  readonly #executables: CpuExecutable[] = [];
+  private readonly slabs: SlabTable;
+  private readonly bufferPool: TlsfPool<ArrayBufferLike>;
+  private readonly pools: PoolRegistry<ArrayBufferLike>;
+  private readonly buffers = new Set<CpuBuffer>();
+  private readonly executables: CpuExecutable[] = [];
   /** Builds and frees the device's plans (cpu-planner.ts). */
-  readonly #planner: CpuPlanner;
+  private readonly planner: CpuPlanner;
 
   /** Runs operations once their waits are reached, and completes them (cpu-run-loop.ts). */
-  readonly #loop: CpuRunLoop;
+  private readonly loop: CpuRunLoop;
   /** @internal The loop's task queues (test/release.test.ts reads them). */
   declare readonly tasks: TaskQueue[];
-  readonly #bufferOwner: BufferOwner = {
+  private readonly owner: BufferOwner = {
     releaseBlock: (block: Block<ArrayBufferLike>) => {
-      if (!this.destroyed) this.#bufferPool.release(block);
+      if (!this.destroyed) this.bufferPool.release(block);
     },
     forget: (buffer: CpuBuffer) => {
-      this.#liveBuffers.delete(buffer);
+      this.buffers.delete(buffer);
     },
   };
 
@@ -169,26 +169,29 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       ),
     });
     this.lost = new Promise<KeelError>((resolve) => {
-      this.#resolveLost = resolve;
+      this.resolveLost = resolve;
     });
-    this.#slabs = new SlabTable(task);
-    this.#loop = new CpuRunLoop({
-      name: this.info.name,
+    const slabs = new SlabTable(task);
+    const name = this.info.name;
+    const loop = new CpuRunLoop({
+      name,
       device: this,
-      slabs: this.#slabs,
+      slabs,
       report: driver.unhandledFailureReporter(options.onUnhandledFailure, this.deviceName),
-      lose: (reason) => this.#lose(reason),
+      lose: (reason) => this.lose(reason),
     });
-    this.tasks = this.#loop.tasks;
-    this.#planner = new CpuPlanner(this, this.names.queueExecute, this.#loop, task);
-    this.#bufferPool = new TlsfPool(this.#slabs, {
+    this.slabs = slabs;
+    this.loop = loop;
+    this.tasks = loop.tasks;
+    this.planner = new CpuPlanner(this, this.names.queueExecute, loop, task);
+    this.bufferPool = new TlsfPool(slabs, {
       label: `${label} buffers`,
       slabSize,
       alignment: BLOCK_ALIGNMENT,
     });
-    this.#pools = new PoolRegistry(this.#slabs, {
+    this.pools = new PoolRegistry(slabs, {
       poolLabel: 'alloca',
-      deviceLabel: this.info.name,
+      deviceLabel: name,
       backend: 'cpu',
       alignment: BLOCK_ALIGNMENT,
       slabSize,
@@ -196,19 +199,19 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     });
     if (task) {
       for (let q = 0; q < queueCount; q++) {
-        this.tasks.push(new TaskQueue(q, workers, this.#loop));
+        loop.tasks.push(new TaskQueue(q, workers, loop));
       }
-      this.#slabs.setListener({
-        slabCreated: (index, memory) => this.#send({ t: 'slab', index, memory: memory as SharedArrayBuffer }),
-        slabDestroyed: (index) => this.#send({ t: 'slab-free', index }),
+      slabs.setListener({
+        slabCreated: (index, memory) => this.send({ t: 'slab', index, memory: memory as SharedArrayBuffer }),
+        slabDestroyed: (index) => this.send({ t: 'slab-free', index }),
       });
     } else {
       for (let q = 0; q < queueCount; q++) {
-        this.#loop.syncQueues.push(
+        loop.syncQueues.push(
           new SyncQueue(
-            this.#slabs.memories,
-            (executable, entry) => this.#executables[executable]?.kernels?.[entry],
-            this.#loop.syncDone,
+            slabs.memories,
+            (executable, entry) => this.executables[executable]?.kernels?.[entry],
+            loop.syncDone,
           ),
         );
       }
@@ -222,14 +225,14 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     const what = this.names.createBuffer;
     const usage = this.checkCreateBuffer(params);
     const byteLength = params.byteLength;
-    const block = this.#bufferPool.reserve(byteLength, BLOCK_ALIGNMENT);
+    const block = this.bufferPool.reserve(byteLength, BLOCK_ALIGNMENT);
     if (!block) {
       throw new KeelError(ErrorCode.RESOURCE_EXHAUSTED, `${what}: no memory for ${byteLength} bytes`);
     }
     fillBytes(block.slab.memory, block.offset, byteLength, 0, 1);
     const buffer = new CpuBuffer(
       this,
-      this.#bufferOwner,
+      this.owner,
       params,
       byteLength,
       usage,
@@ -238,7 +241,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       block,
       undefined,
     );
-    this.#liveBuffers.add(buffer);
+    this.buffers.add(buffer);
     return buffer;
   }
 
@@ -284,9 +287,9 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     const label = source.label ?? url.slice(url.lastIndexOf('/') + 1);
     const exports = createExecutableExports(source.exports, `'${label}'`);
     // The id is taken now: concurrent createExecutable calls must not share one.
-    const id = this.#executables.length;
+    const id = this.executables.length;
     const executable = new CpuExecutable(this, id, url, exports, label);
-    this.#executables[id] = executable;
+    this.executables[id] = executable;
     if (this.mode === 'sync') {
       let namespace: Record<string, unknown>;
       try {
@@ -301,7 +304,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     try {
       await Promise.all(this.tasks.map((queue) => queue.load(executable)));
     } catch (error) {
-      this.#send({ t: 'unload', id });
+      this.send({ t: 'unload', id });
       if (KeelError.is(error) && error.code === ErrorCode.INTERNAL) {
         throw cannotImport(error.message, error);
       }
@@ -321,7 +324,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   }
 
   /** Posts `message` to every worker of every queue (task mode). */
-  #send(message: ToWorker): void {
+  private send(message: ToWorker): void {
     for (const queue of this.tasks) queue.send(message);
   }
 
@@ -330,14 +333,14 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
 
   protected allocate(queue: number, wait: Fence, signal: Fence, request: driver.AllocaRequest): Buffer {
     const { params, size, pool } = request;
-    const allocator = this.#pools.allocator(pool, this.names.queueAlloca);
+    const allocator = this.pools.allocator(pool, this.names.queueAlloca);
     const allocation = allocator.alloca(QueueAffinity.of(queue), wait, signal, size, {
       alignment: BLOCK_ALIGNMENT,
       label: params.label,
     });
     const buffer = new CpuBuffer(
       this,
-      this.#bufferOwner,
+      this.owner,
       params,
       size,
       request.usage,
@@ -346,14 +349,14 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       undefined,
       allocation,
     );
-    this.#liveBuffers.add(buffer);
+    this.buffers.add(buffer);
     return buffer;
   }
 
   protected deallocate(queue: number, wait: Fence, signal: Fence, buffer: CpuBuffer): void {
-    this.#pools.dealloca(queue, wait, signal, buffer, buffer.allocation, this.names.queueDealloca);
+    this.pools.dealloca(queue, wait, signal, buffer, buffer.allocation, this.names.queueDealloca);
     buffer.markDeallocated();
-    this.#liveBuffers.delete(buffer);
+    this.buffers.delete(buffer);
   }
 
   /** Worker threads of this device still running (0 in sync mode, and after `destroy()` resolved). */
@@ -366,12 +369,12 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
    * blocks whose death frontier is pending, and blocks kept back after a failed dealloca.
    */
   heldQueueBytes(): number {
-    return this.#pools.heldBytes();
+    return this.pools.heldBytes();
   }
 
   /** Snapshots of the queue allocators' statistics, by pool name. */
   allocatorStats(): Map<string, AllocatorStats> {
-    return this.#pools.stats();
+    return this.pools.stats();
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -383,12 +386,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     wait: Fence,
     signal: Fence,
   ): driver.QueueRecord<CpuBuffer> {
-    const op = new Operation(
-      kind,
-      this.names[driver.OP_NAMES[kind] as driver.FrontMethod],
-      queue,
-      this.#loop,
-    );
+    const op = new Operation(kind, this.names[driver.OP_NAMES[kind] as driver.FrontMethod], queue, this.loop);
     op.wait = wait;
     op.signal = signal;
     return op;
@@ -407,7 +405,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       for (const buffer of buffers) buffer.retain();
       op.buffers = buffers;
     }
-    this.#loop.enqueue(op);
+    this.loop.enqueue(op);
   }
 
   protected submitExecute(record: driver.QueueRecord<CpuBuffer>): void {
@@ -417,7 +415,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     const count = commandBuffers.length;
     const plans: CpuPlan[] = [];
     for (let i = 0; i < count; i++)
-      plans.push(commandBuffers[i]!.devicePlan(this.#planner.key, this.#planner.build));
+      plans.push(commandBuffers[i]!.devicePlan(this.planner.key, this.planner.build));
     for (let i = 0; i < count; i++) commandBuffers[i]!.markSubmitted();
     if (count === 0) {
       this.submit(this.record(driver.OpKind.BARRIER, op.queue, op.wait, op.signal));
@@ -453,14 +451,14 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     op.plans = plans;
     op.tables = tables;
     op.buffers = retained;
-    this.#loop.enqueue(op);
+    this.loop.enqueue(op);
   }
 
   // ---------------------------------------------------------------------------------------------------
   // Traces (hal Trace; startTrace is the driver kit's)
 
   /** Per queue: its dispatch profile ring, made at the first trace that wants dispatch times. */
-  readonly #profileRings: (ProfileRing | undefined)[] = [];
+  private readonly rings: (ProfileRing | undefined)[] = [];
 
   protected override traceTiming(options: TraceOptions): 'cpu-wall' | 'none' {
     return options.dispatches === false ? 'none' : 'cpu-wall';
@@ -472,16 +470,16 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     const task = this.mode === 'task';
     for (let q = 0; q < this.info.queueCount; q++) {
       const executors = task ? this.workersPerQueue : 1;
-      let ring = this.#profileRings[q];
+      let ring = this.rings[q];
       if (recording) {
         ring ??= createProfileRing(executors, task);
-        this.#profileRings[q] = ring;
-        this.#loop.profiles[q] = new ProfileReader(ring, executors);
+        this.rings[q] = ring;
+        this.loop.profiles[q] = new ProfileReader(ring, executors);
       }
-      (task ? this.tasks : this.#loop.syncQueues)[q]?.setProfile(recording ? ring : undefined);
+      (task ? this.tasks : this.loop.syncQueues)[q]?.setProfile(recording ? ring : undefined);
     }
-    this.#loop.namer ??= (executable, entry) => {
-      const e = this.#executables[executable];
+    this.loop.namer ??= (executable, entry) => {
+      const e = this.executables[executable];
       return {
         name: e?.exports[entry]?.name ?? `entry ${entry}`,
         executable: e?.label ?? `#${executable}`,
@@ -493,29 +491,29 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   // Loss and destruction
 
   /** A worker died. The device is lost: pending work fails UNAVAILABLE, workers end. */
-  #lose(reason: KeelError): void {
+  private lose(reason: KeelError): void {
     if (this.lostReason || this.destroyed) return;
     this.lostReason = reason;
-    this.#loop.failPending(reason);
+    this.loop.failPending(reason);
     for (const queue of this.tasks) void queue.terminate(reason);
-    this.#resolveLost(reason);
+    this.resolveLost(reason);
   }
 
   destroy(): Promise<void> {
-    return (this.#destroyPromise ??= this.#doDestroy());
+    return (this.destroying ??= this.doDestroy());
   }
 
-  async #doDestroy(): Promise<void> {
+  private async doDestroy(): Promise<void> {
     this.destroyed = true;
     const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.deviceName}: the device was destroyed`);
-    this.#loop.failPending(reason);
-    this.#pools.destroy();
-    for (const buffer of this.#liveBuffers) buffer.markDeviceDestroyed();
-    this.#liveBuffers.clear();
-    this.#bufferPool.destroy();
-    this.#slabs.setListener(undefined);
+    this.loop.failPending(reason);
+    this.pools.destroy();
+    for (const buffer of this.buffers) buffer.markDeviceDestroyed();
+    this.buffers.clear();
+    this.bufferPool.destroy();
+    this.slabs.setListener(undefined);
     await Promise.all(this.tasks.map((queue) => queue.terminate(reason)));
-    this.#resolveLost(this.lostReason ?? reason);
+    this.resolveLost(this.lostReason ?? reason);
   }
 
   [Symbol.asyncDispose](): Promise<void> {

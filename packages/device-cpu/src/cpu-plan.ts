@@ -10,23 +10,17 @@ import type { PlanRuntime } from './executor';
 import { type PlanArrays, RESOLVED_STRIDE } from './plan-format';
 import type { SlabTable } from './slab-table';
 
-export class CpuPlan {
-  // Fields assigned by the constructor are `declare`d: the bundle then names each field once.
-  declare readonly id: number;
-  declare readonly arrays: PlanArrays;
-  declare readonly direct: readonly CpuBuffer[];
-  declare readonly oneShot: boolean;
+/** A plan as the main thread keeps it (made by cpu-planner.ts). */
+export interface CpuPlan {
+  readonly id: number;
+  readonly arrays: PlanArrays;
+  /** The direct buffers its table entries name (after the slots). */
+  readonly direct: readonly CpuBuffer[];
+  readonly oneShot: boolean;
   /** Bit q is set once queue q's workers received the plan. */
-  shippedTo = 0;
+  shippedTo: number;
   /** The plan as the main thread runs it (sync mode), made on first use. */
   runtime: PlanRuntime | undefined;
-
-  constructor(id: number, arrays: PlanArrays, direct: readonly CpuBuffer[], oneShot: boolean) {
-    this.id = id;
-    this.arrays = arrays;
-    this.direct = direct;
-    this.oneShot = oneShot;
-  }
 }
 
 /** Float64 words the resolved table of `plan` takes. */

@@ -13,7 +13,7 @@ import { invalid } from '@keel/hal/driver';
 import { newMemory } from './byte-ops';
 import { CpuBuffer } from './cpu-buffer';
 import { CpuExecutable } from './cpu-executable';
-import { CpuPlan } from './cpu-plan';
+import type { CpuPlan } from './cpu-plan';
 import type { CpuRunLoop } from './cpu-run-loop';
 import { buildPlan } from './plan-builder';
 
@@ -52,12 +52,14 @@ export class CpuPlanner {
         throw invalid(`${this.#what}: a command references a buffer of another device`);
       }
     }
-    const plan = new CpuPlan(
-      this.#nextId++,
-      built.arrays,
-      built.direct as CpuBuffer[],
-      commandBuffer.mode === 'one-shot',
-    );
+    const plan: CpuPlan = {
+      id: this.#nextId++,
+      arrays: built.arrays,
+      direct: built.direct as CpuBuffer[],
+      oneShot: commandBuffer.mode === 'one-shot',
+      shippedTo: 0,
+      runtime: undefined,
+    };
     if (!plan.oneShot) this.#registry?.register(commandBuffer, plan);
     return plan;
   };

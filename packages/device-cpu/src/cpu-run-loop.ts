@@ -13,7 +13,7 @@ import { abortedBy, completeSignal, OpKind, RunList, traceNow } from '@keel/hal/
 import { copyBytes, fillBytes } from './byte-ops';
 import { resolvedLength, resolveTableInto } from './cpu-plan';
 import type { KernelNamer, ProfileReader } from './cpu-profiler';
-import { isThenable, PlanRuntime } from './executor';
+import { isThenable, type PlanRuntime, planRuntime } from './executor';
 import { type Operation, type OperationSink, OperationState } from './operation';
 import type { SlabTable } from './slab-table';
 import type { SyncQueue } from './sync-queue';
@@ -163,7 +163,7 @@ export class CpuRunLoop implements OperationSink {
       const table = new Float64Array(resolvedLength(plan));
       resolveTableInto(table, 0, plan, op.tables![i], this.parts.slabs, this.parts.device, op.name);
       tables.push(table);
-      runtimes.push((plan.runtime ??= new PlanRuntime(plan.arrays)));
+      runtimes.push((plan.runtime ??= planRuntime(plan.arrays)));
     }
     this.syncQueues[op.queue]!.run(runtimes, tables, op);
   }

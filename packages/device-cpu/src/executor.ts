@@ -61,14 +61,15 @@ export interface ExecutorHost {
 }
 
 /** A plan plus per-thread caches (constant views per command), created once per plan per thread. */
-export class PlanRuntime {
+export interface PlanRuntime {
+  readonly arrays: PlanArrays;
   /** Per command: its constants as u32 and as f32, made at its first dispatch on this thread. */
-  readonly constants: ([Uint32Array, Float32Array] | undefined)[] = [];
-  declare readonly arrays: PlanArrays;
+  readonly constants: ([Uint32Array, Float32Array] | undefined)[];
+}
 
-  constructor(arrays: PlanArrays) {
-    this.arrays = arrays;
-  }
+/** The runtime of a plan on this thread. */
+export function planRuntime(arrays: PlanArrays): PlanRuntime {
+  return { arrays, constants: [] };
 }
 
 /** No plans, no tables: what the executor holds between operations. */
@@ -86,17 +87,14 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
   );
 }
 
-class MutableContext implements KernelContext {
-  workgroupId: [number, number, number] = [0, 0, 0];
-  workgroupCount: [number, number, number] = [0, 0, 0];
-  workgroupSize: readonly [number, number, number] = [1, 1, 1];
-  bindings: readonly KernelBinding[] = [];
-  constants: Uint32Array = new Uint32Array(0);
-  constantsF32: Float32Array = new Float32Array(0);
-  declare readonly workerIndex: number;
-  constructor(workerIndex: number) {
-    this.workerIndex = workerIndex;
-  }
+/** The context the executor hands every workgroup (rewritten in place, see kernel-abi.ts). */
+interface MutableContext extends KernelContext {
+  workgroupId: [number, number, number];
+  workgroupCount: [number, number, number];
+  workgroupSize: readonly [number, number, number];
+  bindings: readonly KernelBinding[];
+  constants: Uint32Array;
+  constantsF32: Float32Array;
 }
 
 export class Executor {
@@ -155,7 +153,15 @@ export class Executor {
     this.#control = control;
     this.#shared = shared;
     this.#host = host;
-    this.#context = new MutableContext(workerIndex);
+    this.#context = {
+      workgroupId: [0, 0, 0],
+      workgroupCount: [0, 0, 0],
+      workgroupSize: [1, 1, 1],
+      bindings: [],
+      constants: new Uint32Array(0),
+      constantsF32: new Float32Array(0),
+      workerIndex,
+    };
   }
 
   /**

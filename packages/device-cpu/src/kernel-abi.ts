@@ -81,7 +81,7 @@ export class KernelBindingSlot implements KernelBinding {
   byteOffset = 0;
   byteLength = 0;
   /** Views made since the last reset, by kind (u8, i32, u32, f32, f64, view). */
-  readonly #views: (View | undefined)[] = [];
+  private readonly views: (View | undefined)[] = [];
 
   declare readonly index: number;
 
@@ -95,12 +95,12 @@ export class KernelBindingSlot implements KernelBinding {
     this.buffer = buffer;
     this.byteOffset = byteOffset;
     this.byteLength = byteLength;
-    this.#views.fill(undefined);
+    this.views.fill(undefined);
   }
 
   /** The cached view of kind `kind` (made on first use): whole elements of the range, aligned start. */
-  #view<V extends View>(kind: number, View: ViewClass, name: string): V {
-    let view = this.#views[kind];
+  private viewOf<V extends View>(kind: number, View: ViewClass, name: string): V {
+    let view = this.views[kind];
     if (!view) {
       const bytes = View.BYTES_PER_ELEMENT ?? 1;
       if (this.byteOffset % bytes !== 0) {
@@ -110,27 +110,27 @@ export class KernelBindingSlot implements KernelBinding {
         );
       }
       view = new View(this.buffer, this.byteOffset, (this.byteLength / bytes) | 0);
-      this.#views[kind] = view;
+      this.views[kind] = view;
     }
     return view as V;
   }
 
   get u8(): Uint8Array {
-    return this.#view(0, Uint8Array, 'u8');
+    return this.viewOf(0, Uint8Array, 'u8');
   }
   get i32(): Int32Array {
-    return this.#view(1, Int32Array, 'i32');
+    return this.viewOf(1, Int32Array, 'i32');
   }
   get u32(): Uint32Array {
-    return this.#view(2, Uint32Array, 'u32');
+    return this.viewOf(2, Uint32Array, 'u32');
   }
   get f32(): Float32Array {
-    return this.#view(3, Float32Array, 'f32');
+    return this.viewOf(3, Float32Array, 'f32');
   }
   get f64(): Float64Array {
-    return this.#view(4, Float64Array, 'f64');
+    return this.viewOf(4, Float64Array, 'f64');
   }
   get view(): DataView {
-    return this.#view(5, DataView, 'view');
+    return this.viewOf(5, DataView, 'view');
   }
 }

@@ -12,7 +12,14 @@
  */
 import { ErrorCode, KeelError, SharedTimelineSemaphore } from '@keel/fence';
 import { CTL_WORDS } from './control-block';
-import { Executor, type ExecutorHost, type LoadedKernel, PlanRuntime, type Suspension } from './executor';
+import {
+  Executor,
+  type ExecutorHost,
+  type LoadedKernel,
+  type PlanRuntime,
+  planRuntime,
+  type Suspension,
+} from './executor';
 import { withKernelImportHint } from './kernel-import-hint';
 import { connectParent } from './platform/current-worker';
 import type { ParentChannel } from './platform/platform';
@@ -132,7 +139,7 @@ function onMessage(message: ToWorker): void {
       execute(message.data, message.scratch);
       return;
     case 'plan':
-      plans.set(message.id, new PlanRuntime(message.arrays));
+      plans.set(message.id, planRuntime(message.arrays));
       return;
     case 'plan-free':
       plans.delete(message.id);
