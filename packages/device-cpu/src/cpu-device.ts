@@ -83,7 +83,7 @@ export interface CpuDeviceOptions {
   readonly onUnhandledFailure?: UnhandledFailureHook;
 }
 
-const MAX_BUFFER_SIZE = 2 ** 30;
+const MAX_BUFFER_SIZE = 1 << 30;
 const LIMITS: DeviceLimits = Object.freeze({
   maxBufferSize: MAX_BUFFER_SIZE,
   maxWorkgroupCount: Object.freeze([
@@ -333,8 +333,9 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
 
   protected allocate(queue: number, wait: Fence, signal: Fence, request: driver.AllocaRequest): Buffer {
     const { params, size, pool } = request;
+    const affinity = QueueAffinity.of(queue);
     const allocator = this.pools.allocator(pool, this.names.queueAlloca);
-    const allocation = allocator.alloca(QueueAffinity.of(queue), wait, signal, size, {
+    const allocation = allocator.alloca(affinity, wait, signal, size, {
       alignment: BLOCK_ALIGNMENT,
       label: params.label,
     });
@@ -344,7 +345,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       params,
       size,
       request.usage,
-      QueueAffinity.of(queue),
+      affinity,
       pool,
       undefined,
       allocation,
@@ -386,10 +387,14 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     wait: Fence,
     signal: Fence,
   ): driver.QueueRecord<CpuBuffer> {
-    const op = new Operation(kind, this.names[driver.OP_NAMES[kind] as driver.FrontMethod], queue, this.loop);
-    op.wait = wait;
-    op.signal = signal;
-    return op;
+    return new Operation(
+      kind,
+      this.names[driver.OP_NAMES[kind] as driver.FrontMethod],
+      queue,
+      wait,
+      signal,
+      this.loop,
+    );
   }
 
   /** Retains the buffers a transfer uses (released at completion), then waits for its wait fence. */
@@ -399,9 +404,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     const source = op.source;
     const target = op.target;
     if (source || target) {
-      const buffers: CpuBuffer[] = [];
-      if (source) buffers.push(source);
-      if (target) buffers.push(target);
+      const buffers = source && target ? [source, target] : [(source ?? target)!];
       for (const buffer of buffers) buffer.retain();
       op.buffers = buffers;
     }
@@ -426,7 +429,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     const retained: CpuBuffer[] = [];
     for (let i = 0; i < count; i++) {
       const plan = plans[i]!;
-      const table = bindingTables?.[i] ?? undefined;
+      const table = bindingTables?.[i];
       const slotCount = plan.arrays.slotCount;
       if (table && slotCount > 0) {
         const copy = table.slice(0, slotCount);

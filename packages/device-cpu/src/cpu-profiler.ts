@@ -20,9 +20,9 @@ import type { Operation } from './operation';
 import { CMD_STRIDE, Field, Opcode } from './plan-format';
 
 /** float64 per entry: [seq, plan, command, worker, start, end]. */
-export const ENTRY_STRIDE = 6;
+const ENTRY_STRIDE = 6;
 /** Entries per executor before the ring wraps. */
-export const PROFILE_CAPACITY = 4096;
+const PROFILE_CAPACITY = 4096;
 
 /** One queue's profile memory. */
 export interface ProfileRing {

@@ -14,9 +14,9 @@
  * reported once, later items of the operation are skipped, and the operation still completes, so no
  * waiter hangs. The executor itself never throws out of `execute`.
  *
- * Async kernels: a kernel may return a promise (thenable). The executor then suspends: `execute` (or
- * `resume`) returns that promise with the workgroup's item still unfinished, and the host calls
- * `resume(rejected, reason)` once it settled; only then is the item finished (so barriers, later
+ * Async kernels: a kernel may return a promise (thenable). The executor then suspends: `execute`
+ * returns that promise with the workgroup's item still unfinished, and the host hands it to `settle`,
+ * which resumes the walk each time it settled; only then is the item finished (so barriers, later
  * commands and the operation's completion wait for it) and the walk goes on. A rejection fails the
  * operation like a throw. One executor runs one workgroup at a time, so the context a kernel received
  * stays valid across its awaits. The host must not start another operation on a suspended executor.
@@ -32,8 +32,9 @@ import { openProfileEntry, type ProfileRing, profileNow } from './cpu-profiler';
 import { type Kernel, type KernelBinding, KernelBindingSlot, type KernelContext } from './kernel-abi';
 import {
   CMD_STRIDE,
-  checkWorkgroupCount,
   Field,
+  MAX_DISPATCH_ITEMS,
+  MAX_WORKGROUP_COUNT,
   Opcode,
   type PlanArrays,
   REF_STRIDE,
@@ -72,10 +73,21 @@ export function planRuntime(arrays: PlanArrays): PlanRuntime {
   return { arrays, constants: [] };
 }
 
+/** OUT_OF_RANGE unless `x`×`y`×`z` workgroups are within the device limits; `what` names the dispatch. */
+export function checkWorkgroupCount(what: string, x: number, y: number, z: number): void {
+  const max = MAX_WORKGROUP_COUNT;
+  if (!(x <= max && y <= max && z <= max && x * y * z <= MAX_DISPATCH_ITEMS)) {
+    throw new KeelError(
+      ErrorCode.OUT_OF_RANGE,
+      `${what}: workgroup count [${x}, ${y}, ${z}] exceeds the device limit (${max} per dimension, ${MAX_DISPATCH_ITEMS} in all)`,
+    );
+  }
+}
+
 /** No plans, no tables: what the executor holds between operations. */
 const NONE: readonly never[] = [];
 
-/** What `execute` / `resume` return while an async kernel's workgroup is pending. */
+/** What `execute` returns while an async kernel's workgroup is pending. */
 export type Suspension = PromiseLike<unknown>;
 
 /** A promise or promise-like value (anything with a `then` method). */
@@ -168,7 +180,7 @@ export class Executor {
    * Executes operation `seq`: the plans in order with `tables[i]` resolving plan i's references, and
    * `scratch[i]` (4 int32 per indirect dispatch, zeroed) when several executors share the queue.
    * Returns undefined once this executor's part is done, or the promise of an async kernel's workgroup
-   * it suspended on (then call `resume` once that promise settled).
+   * it suspended on (then call `settle` with it).
    */
   execute(
     seq: number,
@@ -191,14 +203,14 @@ export class Executor {
     this.#profileCommand = 0.5;
   }
 
-  /** True while suspended on an async kernel (the host must call `resume` first). */
+  /** True while suspended on an async kernel (until `settle` finished the operation). */
   suspended = false;
 
   /**
-   * Goes on after the promise returned by `execute`/`resume` settled: `rejected` with `reason` fails the
+   * Goes on after the promise returned by `execute` or `#resume` settled: `rejected` with `reason` fails the
    * operation as a throwing kernel would. Returns as `execute` does.
    */
-  resume(rejected: boolean, reason: unknown): Suspension | undefined {
+  #resume(rejected: boolean, reason: unknown): Suspension | undefined {
     this.suspended = false;
     if (rejected) this.#fail(this.#kernelError(reason));
     this.#finishItem();
@@ -220,7 +232,7 @@ export class Executor {
         rejected = true;
         reason = error;
       }
-      pending = this.resume(rejected, reason);
+      pending = this.#resume(rejected, reason);
     }
   }
 
@@ -377,7 +389,7 @@ export class Executor {
             }
             const pending = this.#runItem(plan, table, c, base, op, item);
             if (timed) ring.data[this.#profileAt + 5] = profileNow();
-            if (pending) return pending; // finished in resume()
+            if (pending) return pending; // finished in #resume()
           } catch (error) {
             this.#fail(dispatch ? this.#kernelError(error) : error);
           }
@@ -511,8 +523,6 @@ export class Executor {
         new Uint8Array(target, this.#rOffset, length).set(a.data.subarray(start, start + length));
         return undefined;
       }
-      default:
-        return undefined;
     }
   }
 

@@ -4,7 +4,7 @@
  * DONE (signal signalled or failed, buffers released). One object per operation carries
  * every kind's payload, so a queue call allocates one record and one callback.
  */
-import type { KeelError } from '@keel/fence';
+import type { Fence, KeelError } from '@keel/fence';
 import { type OpKind, QueueRecord } from '@keel/hal/driver';
 import type { CpuBuffer } from './cpu-buffer';
 import type { CpuPlan } from './cpu-plan';
@@ -35,11 +35,13 @@ export class Operation extends QueueRecord<CpuBuffer> {
   declare readonly name: string;
   declare readonly onReady: (error?: KeelError) => void;
 
-  constructor(kind: OpKind, name: string, queue: number, sink: OperationSink) {
+  constructor(kind: OpKind, name: string, queue: number, wait: Fence, signal: Fence, sink: OperationSink) {
     super();
     this.kind = kind;
     this.name = name;
     this.queue = queue;
+    this.wait = wait;
+    this.signal = signal;
     this.onReady = (error?: KeelError) => sink.operationReady(this, error);
   }
 }

@@ -6,7 +6,8 @@
  */
 import type { Buffer, CommandBuffer, Executable } from '@keel/hal';
 import { type DispatchArgs, PlanSink, TypedArrayBuilder } from '@keel/hal/driver';
-import { CMD_STRIDE, checkWorkgroupCount, Opcode, type PlanArrays } from './plan-format';
+import { checkWorkgroupCount } from './executor';
+import { CMD_STRIDE, Opcode, type PlanArrays } from './plan-format';
 
 /** What a plan holds besides its arrays: the objects its indices name. */
 export interface BuiltPlan {

@@ -14,8 +14,6 @@
  * - `constants`: u32 constants of dispatches;
  * - `data`: payloads of update commands.
  */
-import { ErrorCode, KeelError } from '@keel/fence';
-
 /** Opcodes. */
 export enum Opcode {
   FILL = 1,
@@ -85,21 +83,10 @@ export interface PlanArrays {
 }
 
 /** Bytes above which fills and copies are split into several work items. */
-export const TRANSFER_CHUNK = 256 * 1024;
+export const TRANSFER_CHUNK = 262_144; // 256 KiB
 
 /** Most workgroups per dimension of one dispatch (the device limit `maxWorkgroupCount`). */
 export const MAX_WORKGROUP_COUNT = 65535;
 
 /** Most work items one dispatch may have (x·y·z), so that item indices stay within 31 bits. */
 export const MAX_DISPATCH_ITEMS = 1 << 30;
-
-/** OUT_OF_RANGE unless `x`×`y`×`z` workgroups are within the device limits; `what` names the dispatch. */
-export function checkWorkgroupCount(what: string, x: number, y: number, z: number): void {
-  const max = MAX_WORKGROUP_COUNT;
-  if (!(x <= max && y <= max && z <= max && x * y * z <= MAX_DISPATCH_ITEMS)) {
-    throw new KeelError(
-      ErrorCode.OUT_OF_RANGE,
-      `${what}: workgroup count [${x}, ${y}, ${z}] exceeds the device limit (${max} per dimension, ${MAX_DISPATCH_ITEMS} in all)`,
-    );
-  }
-}

@@ -106,7 +106,7 @@ export class TaskQueue {
           this.#workerDied(w, `exited with code ${code}`);
         },
       });
-      worker.unref();
+      worker.unref?.();
       this.live++;
       this.#workers.push(worker);
     }
@@ -119,11 +119,11 @@ export class TaskQueue {
   }
 
   #retainBusy(): void {
-    if (this.#busy++ === 0) for (const worker of this.#workers) worker.ref();
+    if (this.#busy++ === 0) for (const worker of this.#workers) worker.ref?.();
   }
 
   #releaseBusy(): void {
-    if (--this.#busy === 0) for (const worker of this.#workers) worker.unref();
+    if (--this.#busy === 0) for (const worker of this.#workers) worker.unref?.();
   }
 
   #workerDied(worker: number, what: string): void {

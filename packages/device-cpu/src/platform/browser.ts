@@ -49,8 +49,6 @@ function spawnWorker(init: WorkerInit, name: string, events: WorkerEvents): Work
   worker.postMessage(init);
   return {
     postMessage: (message) => worker.postMessage(message),
-    ref: () => {},
-    unref: () => {},
     terminate: () => {
       if (alive) {
         alive = false;
