@@ -73,7 +73,7 @@ export class CpuBuffer implements Buffer {
     this.placement = {
       affinity: (params.affinity ?? affinity) >>> 0,
       pool,
-      queueAllocated: allocation !== undefined,
+      queueAllocated: !!allocation,
     };
     this.label = params.label;
     this.allocation = allocation;

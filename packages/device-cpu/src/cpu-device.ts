@@ -148,8 +148,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     const mode = options.mode ?? platform.defaultMode();
     const task = mode === 'task';
     const unavailable = task ? platform.taskModeUnavailable() : undefined;
-    if (unavailable !== undefined)
-      throw new KeelError(ErrorCode.UNAVAILABLE, `createCpuDevice: ${unavailable}`);
+    if (unavailable) throw new KeelError(ErrorCode.UNAVAILABLE, `createCpuDevice: ${unavailable}`);
     this.mode = mode;
     const queueCount = options.queues ?? 2;
     const cores = platform.availableParallelism();
@@ -211,7 +210,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
           new SyncQueue(
             slabs.memories,
             (executable, entry) => this.executables[executable]?.kernels?.[entry],
-            loop.syncDone,
+            (op: Operation, error: unknown) => loop.complete(op, error),
           ),
         );
       }
@@ -222,12 +221,14 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   // Resources
 
   createBuffer(params: BufferParams & { readonly byteLength: number }): Buffer {
-    const what = this.names.createBuffer;
     const usage = this.checkCreateBuffer(params);
     const byteLength = params.byteLength;
     const block = this.bufferPool.reserve(byteLength, BLOCK_ALIGNMENT);
     if (!block) {
-      throw new KeelError(ErrorCode.RESOURCE_EXHAUSTED, `${what}: no memory for ${byteLength} bytes`);
+      throw new KeelError(
+        ErrorCode.RESOURCE_EXHAUSTED,
+        `${this.names.createBuffer}: no memory for ${byteLength} bytes`,
+      );
     }
     fillBytes(block.slab.memory, block.offset, byteLength, 0, 1);
     const buffer = new CpuBuffer(

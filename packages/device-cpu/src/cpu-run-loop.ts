@@ -48,11 +48,6 @@ export class CpuRunLoop implements OperationSink {
   #warnedSemaphore = false;
   /** Set by the device once it is destroyed or lost: failures then are not reported. */
   gone = false;
-  /** A sync queue's completion callback. */
-  readonly syncDone = (op: Operation, failure: { error: unknown } | undefined): void => {
-    if (!failure) this.complete(op);
-    else this.complete(op, failure.error);
-  };
 
   declare readonly parts: RunLoopParts;
 

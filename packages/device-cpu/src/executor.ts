@@ -188,7 +188,12 @@ export class Executor {
     tables: readonly Float64Array[],
     scratch: readonly (Int32Array | undefined)[] | undefined,
   ): Suspension | undefined {
-    this.#beginOperation(seq);
+    this.#seq = seq;
+    this.#setupStart = 0.5;
+    this.#failed = false;
+    // Every item of earlier operations finished: the completion of each operation is its last item.
+    this.#waitDone(this.#cursor);
+    this.#refreshFailed();
     this.#opPlans = plans;
     this.#opTables = tables;
     this.#opScratch = scratch;
@@ -254,15 +259,6 @@ export class Executor {
     this.#opScratch = undefined;
     this.#completeOperation();
     return undefined;
-  }
-
-  #beginOperation(seq: number): void {
-    this.#seq = seq;
-    this.#setupStart = 0.5;
-    this.#failed = false;
-    // Every item of earlier operations finished: the completion of each operation is its last item.
-    this.#waitDone(this.#cursor);
-    this.#refreshFailed();
   }
 
   #fail(error: unknown): void {
@@ -376,7 +372,7 @@ export class Executor {
         if (!this.#failed) {
           try {
             const ring = this.#profile;
-            const timed = ring !== undefined && dispatch;
+            const timed = !!ring && dispatch;
             if (timed && this.#profileCommand !== start) {
               this.#profileAt = openProfileEntry(
                 ring,

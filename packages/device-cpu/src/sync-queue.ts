@@ -18,7 +18,7 @@ import {
 } from './executor';
 
 /** Receives the outcome of run `token`: undefined on success, else the first error. */
-export type SyncRunDone<T> = (token: T, failure: { error: unknown } | undefined) => void;
+export type SyncRunDone<T> = (token: T, error: unknown) => void;
 
 /** A run's arguments, kept while an earlier run is suspended. */
 type WaitingRun<T> = [plans: readonly PlanRuntime[], tables: readonly Float64Array[], token: T];
@@ -27,8 +27,11 @@ export class SyncQueue<T> {
   readonly #control = new Int32Array(CTL_WORDS);
   readonly #executor: Executor;
   #seq = 0;
-  /** The first failure of the run in progress. */
-  #failure: { error: unknown } | undefined;
+  /**
+   * The first error of the run in progress, undefined while it succeeds (the executor reports thrown
+   * and rejected kernels as KeelErrors, and other failures as what was thrown: never undefined).
+   */
+  #error: unknown;
   #busy = false;
   readonly #waiting: WaitingRun<T>[] = [];
 
@@ -44,7 +47,7 @@ export class SyncQueue<T> {
       slabs,
       kernel,
       reportFailure: (_seq: number, error: unknown) => {
-        this.#failure = { error };
+        this.#error = error;
       },
       reportComplete: () => {},
     };
@@ -68,7 +71,7 @@ export class SyncQueue<T> {
     const seq = this.#seq;
     this.#seq = (seq + 1) | 0;
     this.#control[CTL_FAILED_BASE + (seq & RING_MASK)] = 0;
-    this.#failure = undefined;
+    this.#error = undefined;
     const pending = this.#executor.execute(seq, plans, tables, undefined);
     if (!pending) {
       this.#done(token, this.#outcome());
@@ -78,10 +81,10 @@ export class SyncQueue<T> {
     void this.#settle(pending, token);
   }
 
-  #outcome(): { error: unknown } | undefined {
-    const failure = this.#failure;
-    this.#failure = undefined;
-    return failure;
+  #outcome(): unknown {
+    const error = this.#error;
+    this.#error = undefined;
+    return error;
   }
 
   /** Waits for each suspension of the executor, then reports and starts the next waiting run. */

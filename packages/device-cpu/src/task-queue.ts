@@ -93,11 +93,7 @@ export class TaskQueue {
     this.#control = new Int32Array(controlMemory);
     this.timeline = new SharedTimelineSemaphore(0, { label: `cpu queue ${index} completions` });
     for (let w = 0; w < workerCount; w++) {
-      const init: WorkerInit = {
-        workerIndex: w,
-        control: controlMemory,
-        timeline: this.timeline.handle,
-      };
+      const init: WorkerInit = { workerIndex: w, control: controlMemory, timeline: this.timeline.handle };
       const worker = platform.spawnWorker(init, `keel-cpu q${index} w${w}`, {
         onMessage: (message: FromWorker) => this.#onMessage(message),
         onError: (what: string) => this.#workerDied(w, what),

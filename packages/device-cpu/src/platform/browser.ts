@@ -62,7 +62,7 @@ function spawnWorker(init: WorkerInit, name: string, events: WorkerEvents): Work
 
 export const platform = {
   availableParallelism,
-  defaultMode: () => (taskModeUnavailable() === undefined ? 'task' : 'sync'),
+  defaultMode: () => (taskModeUnavailable() ? 'sync' : 'task'),
   taskModeUnavailable,
   spawnWorker,
 } satisfies MainPlatform;
