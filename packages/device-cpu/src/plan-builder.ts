@@ -66,7 +66,7 @@ class PlanBuilder extends PlanSink<Buffer> {
 
   protected onDispatch(d: DispatchArgs): void {
     const { x, y, z, params } = d;
-    if (!params) checkWorkgroupCount('cpu device: dispatch', x, y, z);
+    if (params === undefined) checkWorkgroupCount('cpu device: dispatch', x, y, z);
     const id = this.#executableId(d.executable);
     const constStart = this.#constants.length;
     this.#constants.append(d.constants);
@@ -79,12 +79,12 @@ class PlanBuilder extends PlanSink<Buffer> {
     }
     // An indirect dispatch: its params ref (made after the bindings' refs) and its scratch index.
     this.#command(
-      params ? Opcode.DISPATCH_INDIRECT : Opcode.DISPATCH,
+      params === undefined ? Opcode.DISPATCH : Opcode.DISPATCH_INDIRECT,
       id,
       d.entry,
-      ...(params
-        ? [this.refs.push(params, d.paramsOffset, 12, 'indirect parameters'), this.#indirectCount++, 0]
-        : [x, y, z]),
+      ...(params === undefined
+        ? [x, y, z]
+        : [this.refs.push(params, d.paramsOffset, 12, 'indirect parameters'), this.#indirectCount++, 0]),
       constStart,
       d.constants.length,
       bindStart,
