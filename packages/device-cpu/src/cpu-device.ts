@@ -163,9 +163,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
         : `${label} (sync, ${queueCount} queues)`,
       queueCount,
       limits: LIMITS,
-      features: Object.freeze(
-        task ? ['mode:task', 'shared-memory', 'host-mapping'] : ['mode:sync', 'host-mapping'],
-      ),
+      features: Object.freeze([`mode:${mode}`, ...(task ? ['shared-memory'] : []), 'host-mapping']),
     });
     this.lost = new Promise<KeelError>((resolve) => {
       this.resolveLost = resolve;

@@ -28,7 +28,7 @@ export class SyncQueue<T> {
   readonly #executor: Executor;
   #seq = 0;
   /**
-   * The first error of the run in progress, undefined while it succeeds (the executor reports thrown
+   * The first error of the latest run, undefined while it succeeds (the executor reports thrown
    * and rejected kernels as KeelErrors, and other failures as what was thrown: never undefined).
    */
   #error: unknown;
@@ -74,24 +74,18 @@ export class SyncQueue<T> {
     this.#error = undefined;
     const pending = this.#executor.execute(seq, plans, tables, undefined);
     if (!pending) {
-      this.#done(token, this.#outcome());
+      this.#done(token, this.#error);
       return;
     }
     this.#busy = true;
     void this.#settle(pending, token);
   }
 
-  #outcome(): unknown {
-    const error = this.#error;
-    this.#error = undefined;
-    return error;
-  }
-
   /** Waits for each suspension of the executor, then reports and starts the next waiting run. */
   async #settle(first: Suspension, token: T): Promise<void> {
     await this.#executor.settle(first);
     this.#busy = false;
-    this.#done(token, this.#outcome());
+    this.#done(token, this.#error);
     while (!this.#busy && this.#waiting.length > 0) {
       this.run(...this.#waiting.shift()!);
     }
