@@ -502,7 +502,8 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   }
 
   destroy(): Promise<void> {
-    return (this.destroying ??= this.doDestroy());
+    this.destroying ??= this.doDestroy();
+    return this.destroying;
   }
 
   private async doDestroy(): Promise<void> {

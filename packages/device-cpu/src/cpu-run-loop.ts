@@ -158,7 +158,8 @@ export class CpuRunLoop implements OperationSink {
       const table = new Float64Array(resolvedLength(plan));
       resolveTableInto(table, 0, plan, op.tables![i], this.parts.slabs, this.parts.device, op.name);
       tables.push(table);
-      runtimes.push((plan.runtime ??= planRuntime(plan.arrays)));
+      plan.runtime ??= planRuntime(plan.arrays);
+      runtimes.push(plan.runtime);
     }
     this.syncQueues[op.queue]!.run(runtimes, tables, op);
   }

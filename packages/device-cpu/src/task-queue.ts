@@ -249,7 +249,8 @@ export class TaskQueue {
    * Idempotent: later calls return the first call's promise, which resolves once every thread exited.
    */
   terminate(reason: KeelError): Promise<void> {
-    return (this.#termination ??= this.#doTerminate(reason));
+    this.#termination ??= this.#doTerminate(reason);
+    return this.#termination;
   }
 
   async #doTerminate(reason: KeelError): Promise<void> {
