@@ -23,7 +23,7 @@ export function fillBytes(
     new Uint8Array(memory, offset, length).fill(pattern & 0xff);
     return;
   }
-  if (patternLength === 4 && (offset & 3) === 0 && (length & 3) === 0) {
+  if (patternLength === 4 && ((offset | length) & 3) === 0) {
     new Uint32Array(memory, offset, length >>> 2).fill(pattern >>> 0);
     return;
   }

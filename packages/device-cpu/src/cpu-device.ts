@@ -254,7 +254,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     if (!(buffer instanceof CpuBuffer) || buffer.device !== this) {
       throw driver.invalid(`${what}: the buffer does not belong to this device`);
     }
-    if ((buffer.memoryType & MemoryType.HOST_VISIBLE) === 0 || (buffer.usage & BufferUsage.MAPPING) === 0) {
+    if (!(buffer.memoryType & MemoryType.HOST_VISIBLE) || !(buffer.usage & BufferUsage.MAPPING)) {
       throw driver.invalid(
         `${what}: ${describeBuffer(buffer)} needs HOST_VISIBLE memory and MAPPING usage to be mapped`,
       );

@@ -75,7 +75,7 @@ export class CpuPlanner {
   #free(plan: CpuPlan): void {
     if (this.#loop.gone) return;
     for (const queue of this.#loop.tasks) {
-      if ((plan.shippedTo & (1 << queue.index)) !== 0) queue.send({ t: 'plan-free', id: plan.id });
+      if (plan.shippedTo & (1 << queue.index)) queue.send({ t: 'plan-free', id: plan.id });
     }
   }
 }

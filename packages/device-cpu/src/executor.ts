@@ -257,7 +257,15 @@ export class Executor {
     this.#opPlans = NONE;
     this.#opTables = NONE;
     this.#opScratch = undefined;
-    this.#completeOperation();
+    // The completion item: waits for all other items of the operation, then reports it.
+    const index = this.#cursor;
+    this.#cursor = (index + 1) | 0;
+    if (this.#claim() === index) {
+      this.#holding = false;
+      this.#waitDone(index);
+      this.#host.reportComplete(this.#seq);
+      this.#finishItem();
+    } // else another executor claimed it (or ours lies further on)
     return undefined;
   }
 
@@ -265,24 +273,13 @@ export class Executor {
     if (this.#failed) return;
     this.#failed = true;
     const word = CTL_FAILED_BASE + (this.#seq & RING_MASK);
-    if (Atomics.compareExchange(this.#control, word, 0, 1) === 0) this.#host.reportFailure(this.#seq, error);
+    if (!Atomics.compareExchange(this.#control, word, 0, 1)) this.#host.reportFailure(this.#seq, error);
   }
 
   #refreshFailed(): void {
     if (!this.#failed) {
       this.#failed = Atomics.load(this.#control, CTL_FAILED_BASE + (this.#seq & RING_MASK)) !== 0;
     }
-  }
-
-  /** The completion item: waits for all other items of the operation, then reports it. */
-  #completeOperation(): void {
-    const index = this.#cursor;
-    this.#cursor = (index + 1) | 0;
-    if (this.#claim() !== index) return; // another executor claimed it (or ours lies further on)
-    this.#holding = false;
-    this.#waitDone(index);
-    this.#host.reportComplete(this.#seq);
-    this.#finishItem();
   }
 
   /** The item index this executor holds: the one it claimed last, or a new claim when it holds none. */

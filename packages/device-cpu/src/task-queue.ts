@@ -207,7 +207,7 @@ export class TaskQueue {
     let scratch: (Int32Array | undefined)[] | undefined;
     for (let p = 0; p < plans.length; p++) {
       const plan = plans[p]!;
-      if ((plan.shippedTo & bit) === 0) {
+      if (!(plan.shippedTo & bit)) {
         this.send({ t: 'plan', id: plan.id, arrays: plan.arrays });
         plan.shippedTo |= bit;
       }
