@@ -122,7 +122,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   private destroying: Promise<void> | undefined;
 
   private readonly slabs: SlabTable;
-  private readonly bufferPool: TlsfPool<ArrayBufferLike>;
+  private readonly tlsf: TlsfPool<ArrayBufferLike>;
   private readonly pools: PoolRegistry<ArrayBufferLike>;
   private readonly buffers = new Set<CpuBuffer>();
   private readonly executables: CpuExecutable[] = [];
@@ -135,7 +135,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   declare readonly tasks: TaskQueue[];
   private readonly owner: BufferOwner = {
     releaseBlock: (block: Block<ArrayBufferLike>) => {
-      if (!this.destroyed) this.bufferPool.release(block);
+      if (!this.destroyed) this.tlsf.release(block);
     },
     forget: (buffer: CpuBuffer) => {
       this.buffers.delete(buffer);
@@ -181,7 +181,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     this.loop = loop;
     this.tasks = loop.tasks;
     this.planner = new CpuPlanner(this, this.names.queueExecute, loop, task);
-    this.bufferPool = new TlsfPool(slabs, {
+    this.tlsf = new TlsfPool(slabs, {
       label: `${label} buffers`,
       slabSize,
       alignment: BLOCK_ALIGNMENT,
@@ -221,7 +221,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   createBuffer(params: BufferParams & { readonly byteLength: number }): Buffer {
     const usage = this.checkCreateBuffer(params);
     const byteLength = params.byteLength;
-    const block = this.bufferPool.reserve(byteLength, BLOCK_ALIGNMENT);
+    const block = this.tlsf.reserve(byteLength, BLOCK_ALIGNMENT);
     if (!block) {
       throw new KeelError(
         ErrorCode.RESOURCE_EXHAUSTED,
@@ -513,7 +513,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     this.pools.destroy();
     for (const buffer of this.buffers) buffer.markDeviceDestroyed();
     this.buffers.clear();
-    this.bufferPool.destroy();
+    this.tlsf.destroy();
     this.slabs.setListener(undefined);
     await Promise.all(this.tasks.map((queue) => queue.terminate(reason)));
     this.resolveLost(this.lostReason ?? reason);

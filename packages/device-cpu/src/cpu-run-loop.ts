@@ -97,7 +97,7 @@ export class CpuRunLoop implements OperationSink {
         this.#runHostCall(op);
         return;
       case OpKind.EXECUTE:
-        if (this.tasks.length > 0) this.tasks[op.queue]!.execute(op);
+        if (this.tasks.length) this.tasks[op.queue]!.execute(op);
         else this.#runSync(op);
         return;
       case OpKind.FILL: {
@@ -176,7 +176,7 @@ export class CpuRunLoop implements OperationSink {
       // A traced operation hands its trace its dispatch times (if any), then its own event.
       const reader = this.profiles[op.queue];
       if (op.kind === OpKind.EXECUTE && reader && this.namer) {
-        reader.collect(op, this.tasks.length > 0 ? op.seq : -1, trace, this.namer);
+        reader.collect(op, this.tasks.length ? op.seq : -1, trace, this.namer);
       }
       trace.opDone(op, error);
     }

@@ -99,7 +99,7 @@ export class KernelBindingSlot implements KernelBinding {
   }
 
   /** The cached view of kind `kind` (made on first use): whole elements of the range, aligned start. */
-  private viewOf<V extends View>(kind: number, View: ViewClass, name: string): V {
+  private as<V extends View>(kind: number, View: ViewClass, name: string): V {
     let view = this.views[kind];
     if (!view) {
       const bytes = View.BYTES_PER_ELEMENT ?? 1;
@@ -116,21 +116,21 @@ export class KernelBindingSlot implements KernelBinding {
   }
 
   get u8(): Uint8Array {
-    return this.viewOf(0, Uint8Array, 'u8');
+    return this.as(0, Uint8Array, 'u8');
   }
   get i32(): Int32Array {
-    return this.viewOf(1, Int32Array, 'i32');
+    return this.as(1, Int32Array, 'i32');
   }
   get u32(): Uint32Array {
-    return this.viewOf(2, Uint32Array, 'u32');
+    return this.as(2, Uint32Array, 'u32');
   }
   get f32(): Float32Array {
-    return this.viewOf(3, Float32Array, 'f32');
+    return this.as(3, Float32Array, 'f32');
   }
   get f64(): Float64Array {
-    return this.viewOf(4, Float64Array, 'f64');
+    return this.as(4, Float64Array, 'f64');
   }
   get view(): DataView {
-    return this.viewOf(5, DataView, 'view');
+    return this.as(5, DataView, 'view');
   }
 }

@@ -39,15 +39,25 @@ class PlanBuilder extends PlanSink<Buffer> {
   }
 
   /**
-   * Appends a command: `op`, then `fields` in the layout order of plan-format.ts; the fields it does not
-   * write stay zero (the builder's array is zeroed beyond its length, which only grows).
+   * Appends a command: `op`, then its fields in the layout order of plan-format.ts (unused ones 0).
+   * Fixed parameters, not a rest array: one-shot command buffers build a plan per submission.
    */
-  #command(op: number, ...fields: number[]): void {
+  #command(op: number, f1 = 0, f2 = 0, f3 = 0, f4 = 0, f5 = 0, f6 = 0, f7 = 0, f8 = 0, f9 = 0): void {
     const c = this.#commands;
     c.reserve(CMD_STRIDE);
-    c.array[c.length] = op;
-    c.array.set(fields, c.length + 1);
-    c.length += CMD_STRIDE;
+    const a = c.array;
+    const at = c.length;
+    a[at] = op;
+    a[at + 1] = f1;
+    a[at + 2] = f2;
+    a[at + 3] = f3;
+    a[at + 4] = f4;
+    a[at + 5] = f5;
+    a[at + 6] = f6;
+    a[at + 7] = f7;
+    a[at + 8] = f8;
+    a[at + 9] = f9;
+    c.length = at + CMD_STRIDE;
   }
 
   protected onFill(ref: number, pattern: number, patternLength: 1 | 2 | 4): void {
@@ -78,13 +88,14 @@ class PlanBuilder extends PlanSink<Buffer> {
       b.push(this.refs.push(bindings.buffers[i]!, bindings.offsets[i]!, bindings.lengths[i]!, 'binding'));
     }
     // An indirect dispatch: its params ref (made after the bindings' refs) and its scratch index.
+    const direct = params === undefined;
     this.#command(
-      params === undefined ? Opcode.DISPATCH : Opcode.DISPATCH_INDIRECT,
+      direct ? Opcode.DISPATCH : Opcode.DISPATCH_INDIRECT,
       id,
       d.entry,
-      ...(params === undefined
-        ? [x, y, z]
-        : [this.refs.push(params, d.paramsOffset, 12, 'indirect parameters'), this.#indirectCount++, 0]),
+      direct ? x : this.refs.push(params, d.paramsOffset, 12, 'indirect parameters'),
+      direct ? y : this.#indirectCount++,
+      direct ? z : 0,
       constStart,
       d.constants.length,
       bindStart,
