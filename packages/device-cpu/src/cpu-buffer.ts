@@ -32,7 +32,9 @@ export interface BufferOwner {
 }
 
 export class CpuBuffer implements Buffer {
-  // Fields assigned by the constructor are `declare`d: the bundle then names each field once.
+  // Fields assigned by the constructor are `declare`d: the bundle then names each field once. State
+  // is in TypeScript-private properties, not `#private` fields: methods must also work when called
+  // through a Proxy of this object (test/proxy.test.ts).
   declare readonly device: Device;
   declare readonly byteLength: number;
   declare readonly usage: BufferUsage;

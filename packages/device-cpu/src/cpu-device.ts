@@ -113,7 +113,9 @@ const OPTION_RULES: OptionRules = {
 // The front's record type is the kit's QueueRecord (the device's records are Operations): the
 // published types then name no internal class of this package.
 export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<CpuBuffer>> implements Device {
-  // Fields assigned by the constructor are `declare`d: the bundle then names each field once.
+  // Fields assigned by the constructor are `declare`d: the bundle then names each field once. State
+  // is in TypeScript-private properties, not `#private` fields: methods must also work when called
+  // through a Proxy of this object (test/proxy.test.ts).
   declare readonly info: DeviceInfo;
   declare readonly lost: Promise<KeelError>;
   declare readonly mode: CpuDeviceMode;

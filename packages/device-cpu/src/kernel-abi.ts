@@ -80,6 +80,7 @@ export class KernelBindingSlot implements KernelBinding {
   buffer: ArrayBufferLike = new ArrayBuffer(0);
   byteOffset = 0;
   byteLength = 0;
+  // TypeScript-private, not `#private`: a kernel may hand a binding on through a Proxy.
   /** Views made since the last reset, by kind (u8, i32, u32, f32, f64, view). */
   private readonly views: (View | undefined)[] = [];
 
