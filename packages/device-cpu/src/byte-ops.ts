@@ -1,8 +1,14 @@
 /**
  * Byte-level fill and copy over device memory, shared by the main thread (sync mode, queue transfers)
  * and workers (command-buffer transfers). Patterns are little-endian: a 2-byte pattern 0x1234 writes
- * the bytes 34 12 34 12 ... Callers validate ranges; these functions trust them.
+ * the bytes 34 12 34 12 ... Callers validate ranges; these functions trust them. Also where device
+ * memory comes from: a SharedArrayBuffer in task mode, an ArrayBuffer in sync mode.
  */
+
+/** New zeroed memory: shared with workers (task mode) or not (sync mode). */
+export function newMemory(byteLength: number, shared: boolean): ArrayBufferLike {
+  return shared ? new SharedArrayBuffer(byteLength) : new ArrayBuffer(byteLength);
+}
 
 /** Writes `pattern` (1, 2 or 4 bytes, little-endian) over bytes [offset, offset + length) of `memory`. */
 export function fillBytes(
@@ -17,15 +23,12 @@ export function fillBytes(
     new Uint8Array(memory, offset, length).fill(pattern & 0xff);
     return;
   }
-  if (patternLength === 4 && (offset & 3) === 0 && (length & 3) === 0) {
+  if (patternLength === 4 && ((offset | length) & 3) === 0) {
     new Uint32Array(memory, offset, length >>> 2).fill(pattern >>> 0);
     return;
   }
-  if (patternLength === 2 && (offset & 1) === 0 && (length & 1) === 0) {
-    new Uint16Array(memory, offset, length >>> 1).fill(pattern & 0xffff);
-    return;
-  }
-  // Unaligned: write one period, then double it with copyWithin (O(log n) native copies).
+  // Otherwise (2-byte patterns, unaligned ranges): write one period, then double it with copyWithin
+  // (O(log n) native copies).
   const bytes = new Uint8Array(memory, offset, length);
   const first = Math.min(patternLength, length);
   for (let i = 0; i < first; i++) bytes[i] = (pattern >>> (8 * i)) & 0xff;

@@ -6,6 +6,7 @@
 import type { Allocation, Block } from '@keel/allocator';
 import {
   type Buffer,
+  type BufferParams,
   type BufferPlacement,
   type BufferState,
   type BufferUsage,
@@ -13,7 +14,7 @@ import {
   describeBuffer,
   ErrorCode,
   KeelError,
-  type MemoryType,
+  MemoryType,
 } from '@keel/hal';
 
 /** Where a CpuBuffer's bytes are once it has memory: slab index and absolute offset. */
@@ -31,26 +32,55 @@ export interface BufferOwner {
 }
 
 export class CpuBuffer implements Buffer {
-  readonly placement: BufferPlacement;
-  /** @internal Operations in flight that use this buffer (destroy waits for them). */
-  uses = 0;
+  // Fields assigned by the constructor are `declare`d: the bundle then names each field once. State
+  // is in TypeScript-private properties, not `#private` fields: methods must also work when called
+  // through a Proxy of this object (test/proxy.test.ts).
+  declare readonly device: Device;
+  declare readonly byteLength: number;
+  declare readonly usage: BufferUsage;
+  declare readonly memoryType: MemoryType;
+  declare readonly placement: BufferPlacement;
+  declare readonly label: string | undefined;
+  /** The allocation of a queue-allocated buffer. */
+  declare readonly allocation: Allocation<ArrayBufferLike> | undefined;
+  /** Operations in flight that use this buffer (destroy waits for them). */
+  private uses = 0;
   private st: BufferState = 'live';
   private released = false;
 
+  private readonly owner: BufferOwner;
+  private readonly ownBlock: Block<ArrayBufferLike> | undefined;
+
+  /**
+   * `params` gives the memory type (default: device-local, host-visible and coherent), the label and
+   * the affinity (default `affinity`); a queue-allocated buffer has `allocation`, a device buffer
+   * `ownBlock`.
+   */
   constructor(
-    readonly device: Device,
-    private readonly owner: BufferOwner,
-    readonly byteLength: number,
-    readonly usage: BufferUsage,
-    readonly memoryType: MemoryType,
-    placement: BufferPlacement,
-    readonly label: string | undefined,
-    /** The block of a device buffer. */
-    private readonly ownBlock: Block<ArrayBufferLike> | undefined,
-    /** The allocation of a queue-allocated buffer. */
-    readonly allocation: Allocation<ArrayBufferLike> | undefined,
+    device: Device,
+    owner: BufferOwner,
+    params: BufferParams,
+    byteLength: number,
+    usage: BufferUsage,
+    affinity: number,
+    pool: string | undefined,
+    ownBlock: Block<ArrayBufferLike> | undefined,
+    allocation: Allocation<ArrayBufferLike> | undefined,
   ) {
-    this.placement = placement;
+    this.device = device;
+    this.byteLength = byteLength;
+    this.usage = usage;
+    this.memoryType =
+      params.memoryType ?? MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE | MemoryType.HOST_COHERENT;
+    this.placement = {
+      affinity: (params.affinity ?? affinity) >>> 0,
+      pool,
+      queueAllocated: !!allocation,
+    };
+    this.label = params.label;
+    this.allocation = allocation;
+    this.owner = owner;
+    this.ownBlock = ownBlock;
   }
 
   get state(): BufferState {
@@ -101,7 +131,7 @@ export class CpuBuffer implements Buffer {
   }
 
   private release(): void {
-    if (this.released || this.ownBlock === undefined) return;
+    if (this.released || !this.ownBlock) return;
     this.released = true;
     this.owner.releaseBlock(this.ownBlock);
   }
@@ -109,11 +139,11 @@ export class CpuBuffer implements Buffer {
   /** @internal The bytes, for an operation about to run; FAILED_PRECONDITION when there is no memory. */
   resolve(what: string): ResolvedMemory {
     const block = this.block;
-    if (block === undefined || (this.st === 'destroyed' && this.released)) {
+    if (!block || (this.st === 'destroyed' && this.released)) {
       const why =
         this.allocation?.state === 'failed'
           ? `its queueAlloca failed (${this.allocation.failure?.message ?? 'unknown'})`
-          : this.allocation !== undefined
+          : this.allocation
             ? 'its queueAlloca has no memory yet: order the operation after the alloca signal'
             : 'it was destroyed';
       throw new KeelError(

@@ -51,9 +51,10 @@ import type { CpuPlan } from './cpu-plan';
 import { CpuPlanner } from './cpu-planner';
 import { createProfileRing, ProfileReader, type ProfileRing } from './cpu-profiler';
 import { CpuRunLoop } from './cpu-run-loop';
-import type { LoadedKernel } from './executor';
 import { Operation } from './operation';
+import { MAX_WORKGROUP_COUNT } from './plan-format';
 import { platform } from './platform/current';
+import type { ToWorker } from './protocol';
 import { SlabTable } from './slab-table';
 import { SyncQueue } from './sync-queue';
 import { TaskQueue } from './task-queue';
@@ -82,8 +83,7 @@ export interface CpuDeviceOptions {
   readonly onUnhandledFailure?: UnhandledFailureHook;
 }
 
-const MAX_BUFFER_SIZE = 2 ** 30;
-const MAX_WORKGROUP_COUNT = 65535;
+const MAX_BUFFER_SIZE = 1 << 30;
 const LIMITS: DeviceLimits = Object.freeze({
   maxBufferSize: MAX_BUFFER_SIZE,
   maxWorkgroupCount: Object.freeze([
@@ -98,125 +98,120 @@ const LIMITS: DeviceLimits = Object.freeze({
 });
 const BLOCK_ALIGNMENT = 16;
 
+const BYTES_OPTION = { type: 'integer', min: 4096, max: MAX_BUFFER_SIZE } as const;
 /** The options `createCpuDevice` takes (unknown keys, wrong types and ranges are INVALID_ARGUMENT). */
 const OPTION_RULES: OptionRules = {
   mode: { type: 'string', oneOf: ['sync', 'task'] },
   queues: { type: 'integer', min: 1, max: 32 },
   workersPerQueue: { type: 'integer', min: 1, max: 256 },
   label: { type: 'string' },
-  slabSize: { type: 'integer', min: 4096, max: MAX_BUFFER_SIZE },
-  ringCapacity: { type: 'integer', min: 4096, max: MAX_BUFFER_SIZE },
+  slabSize: BYTES_OPTION,
+  ringCapacity: BYTES_OPTION,
   onUnhandledFailure: { type: 'function' },
 };
 
 // The front's record type is the kit's QueueRecord (the device's records are Operations): the
 // published types then name no internal class of this package.
 export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<CpuBuffer>> implements Device {
-  readonly info: DeviceInfo;
-  readonly lost: Promise<KeelError>;
-  readonly mode: CpuDeviceMode;
-  readonly workersPerQueue: number;
+  // Fields assigned by the constructor are `declare`d: the bundle then names each field once. State
+  // is in TypeScript-private properties, not `#private` fields: methods must also work when called
+  // through a Proxy of this object (test/proxy.test.ts).
+  declare readonly info: DeviceInfo;
+  declare readonly lost: Promise<KeelError>;
+  declare readonly mode: CpuDeviceMode;
+  declare readonly workersPerQueue: number;
   private resolveLost!: (reason: KeelError) => void;
-  private destroyPromise: Promise<void> | undefined;
+  private destroying: Promise<void> | undefined;
 
   private readonly slabs: SlabTable;
-  private readonly bufferPool: TlsfPool<ArrayBufferLike>;
+  private readonly tlsf: TlsfPool<ArrayBufferLike>;
   private readonly pools: PoolRegistry<ArrayBufferLike>;
-  private readonly liveBuffers = new Set<CpuBuffer>();
+  private readonly buffers = new Set<CpuBuffer>();
   private readonly executables: CpuExecutable[] = [];
   /** Builds and frees the device's plans (cpu-planner.ts). */
   private readonly planner: CpuPlanner;
 
   /** Runs operations once their waits are reached, and completes them (cpu-run-loop.ts). */
   private readonly loop: CpuRunLoop;
-  private readonly taskQueues: TaskQueue[];
-  private readonly bufferOwner: BufferOwner = {
+  /** @internal The loop's task queues (test/release.test.ts reads them). */
+  declare readonly tasks: TaskQueue[];
+  private readonly owner: BufferOwner = {
     releaseBlock: (block: Block<ArrayBufferLike>) => {
-      if (!this.destroyed) this.bufferPool.release(block);
+      if (!this.destroyed) this.tlsf.release(block);
     },
     forget: (buffer: CpuBuffer) => {
-      this.liveBuffers.delete(buffer);
+      this.buffers.delete(buffer);
     },
   };
-  private readonly syncKernel = (executable: number, entry: number): LoadedKernel | undefined =>
-    this.executables[executable]?.kernels?.[entry];
 
   constructor(rawOptions?: CpuDeviceOptions) {
     const options = checkOptions<CpuDeviceOptions>('createCpuDevice', rawOptions, OPTION_RULES);
     super(`device '${options.label ?? 'cpu'}'`, CpuBuffer);
     const mode = options.mode ?? platform.defaultMode();
-    const unavailable = mode === 'task' ? platform.taskModeUnavailable() : undefined;
-    if (unavailable !== undefined)
-      throw new KeelError(ErrorCode.UNAVAILABLE, `createCpuDevice: ${unavailable}`);
+    const task = mode === 'task';
+    const unavailable = task ? platform.taskModeUnavailable() : undefined;
+    if (unavailable) throw new KeelError(ErrorCode.UNAVAILABLE, `createCpuDevice: ${unavailable}`);
     this.mode = mode;
     const queueCount = options.queues ?? 2;
     const cores = platform.availableParallelism();
-    this.workersPerQueue =
-      mode === 'sync' ? 0 : (options.workersPerQueue ?? Math.max(1, Math.floor(cores / queueCount)));
+    const workers = task ? (options.workersPerQueue ?? Math.max(1, Math.floor(cores / queueCount))) : 0;
+    this.workersPerQueue = workers;
     const slabSize = options.slabSize ?? 4 * 1024 * 1024;
     const label = options.label ?? 'cpu';
     this.info = Object.freeze({
       backend: 'cpu',
-      name:
-        mode === 'sync'
-          ? `${label} (sync, ${queueCount} queues)`
-          : `${label} (task, ${queueCount}×${this.workersPerQueue} workers)`,
+      name: task
+        ? `${label} (task, ${queueCount}×${workers} workers)`
+        : `${label} (sync, ${queueCount} queues)`,
       queueCount,
       limits: LIMITS,
-      features: Object.freeze(
-        mode === 'sync' ? ['mode:sync', 'host-mapping'] : ['mode:task', 'shared-memory', 'host-mapping'],
-      ),
+      features: Object.freeze([`mode:${mode}`, ...(task ? ['shared-memory'] : []), 'host-mapping']),
     });
     this.lost = new Promise<KeelError>((resolve) => {
       this.resolveLost = resolve;
     });
-    this.slabs = new SlabTable(mode === 'task');
-    this.loop = new CpuRunLoop({
-      name: this.info.name,
+    const slabs = new SlabTable(task);
+    const name = this.info.name;
+    const loop = new CpuRunLoop({
+      name,
       device: this,
-      slabs: this.slabs,
+      slabs,
       report: driver.unhandledFailureReporter(options.onUnhandledFailure, this.deviceName),
       lose: (reason) => this.lose(reason),
     });
-    this.taskQueues = this.loop.taskQueues;
-    this.planner = new CpuPlanner(
-      this,
-      this.names.queueExecute,
-      this.loop,
-      mode === 'task',
-      MAX_WORKGROUP_COUNT,
-    );
-    this.bufferPool = new TlsfPool(this.slabs, {
+    this.slabs = slabs;
+    this.loop = loop;
+    this.tasks = loop.tasks;
+    this.planner = new CpuPlanner(this, this.names.queueExecute, loop, task);
+    this.tlsf = new TlsfPool(slabs, {
       label: `${label} buffers`,
       slabSize,
       alignment: BLOCK_ALIGNMENT,
     });
-    this.pools = new PoolRegistry(this.slabs, {
+    this.pools = new PoolRegistry(slabs, {
       poolLabel: 'alloca',
-      deviceLabel: this.info.name,
+      deviceLabel: name,
       backend: 'cpu',
       alignment: BLOCK_ALIGNMENT,
       slabSize,
       ringCapacity: options.ringCapacity ?? 64 * 1024 * 1024,
     });
-    if (mode === 'task') {
+    if (task) {
       for (let q = 0; q < queueCount; q++) {
-        this.taskQueues.push(new TaskQueue(q, this.workersPerQueue, this.loop, MAX_WORKGROUP_COUNT, []));
+        loop.tasks.push(new TaskQueue(q, workers, loop));
       }
-      this.slabs.setListener({
-        slabCreated: (index, memory) => {
-          for (const queue of this.taskQueues) {
-            queue.broadcast({ t: 'slab', index, memory: memory as SharedArrayBuffer });
-          }
-        },
-        slabDestroyed: (index) => {
-          for (const queue of this.taskQueues) queue.broadcast({ t: 'slab-free', index });
-        },
+      slabs.setListener({
+        slabCreated: (index, memory) => this.send({ t: 'slab', index, memory: memory as SharedArrayBuffer }),
+        slabDestroyed: (index) => this.send({ t: 'slab-free', index }),
       });
     } else {
       for (let q = 0; q < queueCount; q++) {
-        this.loop.syncQueues.push(
-          new SyncQueue(this.slabs.memories, this.syncKernel, MAX_WORKGROUP_COUNT, this.loop.syncDone),
+        loop.syncQueues.push(
+          new SyncQueue(
+            slabs.memories,
+            (executable, entry) => this.executables[executable]?.kernels?.[entry],
+            (op: Operation, error: unknown) => loop.complete(op, error),
+          ),
         );
       }
     }
@@ -226,26 +221,28 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   // Resources
 
   createBuffer(params: BufferParams & { readonly byteLength: number }): Buffer {
-    const what = this.names.createBuffer;
     const usage = this.checkCreateBuffer(params);
     const byteLength = params.byteLength;
-    const block = this.bufferPool.reserve(byteLength, BLOCK_ALIGNMENT);
-    if (block === undefined) {
-      throw new KeelError(ErrorCode.RESOURCE_EXHAUSTED, `${what}: no memory for ${byteLength} bytes`);
+    const block = this.tlsf.reserve(byteLength, BLOCK_ALIGNMENT);
+    if (!block) {
+      throw new KeelError(
+        ErrorCode.RESOURCE_EXHAUSTED,
+        `${this.names.createBuffer}: no memory for ${byteLength} bytes`,
+      );
     }
     fillBytes(block.slab.memory, block.offset, byteLength, 0, 1);
     const buffer = new CpuBuffer(
       this,
-      this.bufferOwner,
+      this.owner,
+      params,
       byteLength,
       usage,
-      params.memoryType ?? MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE | MemoryType.HOST_COHERENT,
-      { affinity: (params.affinity ?? QueueAffinity.ANY) >>> 0, pool: undefined, queueAllocated: false },
-      params.label,
+      QueueAffinity.ANY,
+      undefined,
       block,
       undefined,
     );
-    this.liveBuffers.add(buffer);
+    this.buffers.add(buffer);
     return buffer;
   }
 
@@ -259,7 +256,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     if (!(buffer instanceof CpuBuffer) || buffer.device !== this) {
       throw driver.invalid(`${what}: the buffer does not belong to this device`);
     }
-    if ((buffer.memoryType & MemoryType.HOST_VISIBLE) === 0 || (buffer.usage & BufferUsage.MAPPING) === 0) {
+    if (!(buffer.memoryType & MemoryType.HOST_VISIBLE) || !(buffer.usage & BufferUsage.MAPPING)) {
       throw driver.invalid(
         `${what}: ${describeBuffer(buffer)} needs HOST_VISIBLE memory and MAPPING usage to be mapped`,
       );
@@ -286,6 +283,8 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       );
     }
     const url = moduleUrl(source.url, what);
+    const cannotImport = (message: string, cause: unknown) =>
+      driver.invalid(`${what}: cannot import ${url}: ${message}`, cause);
     const label = source.label ?? url.slice(url.lastIndexOf('/') + 1);
     const exports = createExecutableExports(source.exports, `'${label}'`);
     // The id is taken now: concurrent createExecutable calls must not share one.
@@ -297,24 +296,18 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       try {
         namespace = (await import(/* @vite-ignore */ url)) as Record<string, unknown>;
       } catch (error) {
-        throw new KeelError(
-          ErrorCode.INVALID_ARGUMENT,
-          `${what}: cannot import ${url}: ${error instanceof Error ? error.message : describeValue(error)}`,
-          { cause: error },
-        );
+        throw cannotImport(error instanceof Error ? error.message : describeValue(error), error);
       }
       executable.kernels = bindKernels(namespace, source.exports, exports, label, url);
       this.checkUsable('createExecutable');
       return executable;
     }
     try {
-      await Promise.all(this.taskQueues.map((queue) => queue.load(executable)));
+      await Promise.all(this.tasks.map((queue) => queue.load(executable)));
     } catch (error) {
-      for (const queue of this.taskQueues) queue.broadcast({ t: 'unload', id });
+      this.send({ t: 'unload', id });
       if (KeelError.is(error) && error.code === ErrorCode.INTERNAL) {
-        throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: cannot import ${url}: ${error.message}`, {
-          cause: error,
-        });
+        throw cannotImport(error.message, error);
       }
       throw error;
     }
@@ -327,9 +320,13 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   }
 
   createSemaphore(initialValue = 0): Semaphore {
-    return this.mode === 'task'
-      ? new SharedTimelineSemaphore(initialValue, { label: `${this.info.name} semaphore` })
-      : new TimelineSemaphore(initialValue, { label: `${this.info.name} semaphore` });
+    const Semaphore = this.mode === 'task' ? SharedTimelineSemaphore : TimelineSemaphore;
+    return new Semaphore(initialValue, { label: `${this.info.name} semaphore` });
+  }
+
+  /** Posts `message` to every worker of every queue (task mode). */
+  private send(message: ToWorker): void {
+    for (const queue of this.tasks) queue.send(message);
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -337,37 +334,36 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
 
   protected allocate(queue: number, wait: Fence, signal: Fence, request: driver.AllocaRequest): Buffer {
     const { params, size, pool } = request;
+    const affinity = QueueAffinity.of(queue);
     const allocator = this.pools.allocator(pool, this.names.queueAlloca);
-    const allocation = allocator.alloca(QueueAffinity.of(queue), wait, signal, size, {
+    const allocation = allocator.alloca(affinity, wait, signal, size, {
       alignment: BLOCK_ALIGNMENT,
       label: params.label,
     });
     const buffer = new CpuBuffer(
       this,
-      this.bufferOwner,
+      this.owner,
+      params,
       size,
       request.usage,
-      params.memoryType ?? MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE | MemoryType.HOST_COHERENT,
-      { affinity: (params.affinity ?? QueueAffinity.of(queue)) >>> 0, pool, queueAllocated: true },
-      params.label,
+      affinity,
+      pool,
       undefined,
       allocation,
     );
-    this.liveBuffers.add(buffer);
+    this.buffers.add(buffer);
     return buffer;
   }
 
   protected deallocate(queue: number, wait: Fence, signal: Fence, buffer: CpuBuffer): void {
     this.pools.dealloca(queue, wait, signal, buffer, buffer.allocation, this.names.queueDealloca);
     buffer.markDeallocated();
-    this.liveBuffers.delete(buffer);
+    this.buffers.delete(buffer);
   }
 
   /** Worker threads of this device still running (0 in sync mode, and after `destroy()` resolved). */
   get liveWorkers(): number {
-    let count = 0;
-    for (const queue of this.taskQueues) count += queue.liveWorkers;
-    return count;
+    return this.tasks.reduce((count, queue) => count + queue.live, 0);
   }
 
   /**
@@ -392,10 +388,14 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     wait: Fence,
     signal: Fence,
   ): driver.QueueRecord<CpuBuffer> {
-    const op = new Operation(kind, this.names[driver.OP_NAMES[kind] as driver.FrontMethod], queue, this.loop);
-    op.wait = wait;
-    op.signal = signal;
-    return op;
+    return new Operation(
+      kind,
+      this.names[driver.OP_NAMES[kind] as driver.FrontMethod],
+      queue,
+      wait,
+      signal,
+      this.loop,
+    );
   }
 
   /** Retains the buffers a transfer uses (released at completion), then waits for its wait fence. */
@@ -404,10 +404,8 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     if (op.kind === driver.OpKind.UPDATE) op.bytes = op.bytes!.slice();
     const source = op.source;
     const target = op.target;
-    if (source !== undefined || target !== undefined) {
-      const buffers: CpuBuffer[] = [];
-      if (source !== undefined) buffers.push(source);
-      if (target !== undefined) buffers.push(target);
+    if (source || target) {
+      const buffers = source && target ? [source, target] : [(source ?? target)!];
       for (const buffer of buffers) buffer.retain();
       op.buffers = buffers;
     }
@@ -432,9 +430,9 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     const retained: CpuBuffer[] = [];
     for (let i = 0; i < count; i++) {
       const plan = plans[i]!;
-      const table = bindingTables?.[i] ?? undefined;
+      const table = bindingTables?.[i];
       const slotCount = plan.arrays.slotCount;
-      if (table !== undefined && slotCount > 0) {
+      if (table && slotCount > 0) {
         const copy = table.slice(0, slotCount);
         tables.push(copy);
         for (let s = 0; s < copy.length; s++) {
@@ -447,7 +445,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       } else {
         tables.push(undefined);
       }
-      const direct = plan.directBuffers;
+      const direct = plan.direct;
       for (let d = 0; d < direct.length; d++) {
         direct[d]!.retain();
         retained.push(direct[d]!);
@@ -464,7 +462,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   // Traces (hal Trace; startTrace is the driver kit's)
 
   /** Per queue: its dispatch profile ring, made at the first trace that wants dispatch times. */
-  private readonly profileRings: (ProfileRing | undefined)[] = [];
+  private readonly rings: (ProfileRing | undefined)[] = [];
 
   protected override traceTiming(options: TraceOptions): 'cpu-wall' | 'none' {
     return options.dispatches === false ? 'none' : 'cpu-wall';
@@ -476,16 +474,15 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     const task = this.mode === 'task';
     for (let q = 0; q < this.info.queueCount; q++) {
       const executors = task ? this.workersPerQueue : 1;
-      let ring = this.profileRings[q];
+      let ring = this.rings[q];
       if (recording) {
         ring ??= createProfileRing(executors, task);
-        this.profileRings[q] = ring;
-        this.loop.profileReaders[q] = new ProfileReader(ring, executors);
+        this.rings[q] = ring;
+        this.loop.profiles[q] = new ProfileReader(ring, executors);
       }
-      if (task) this.taskQueues[q]?.setProfile(recording ? ring : undefined);
-      else this.loop.syncQueues[q]?.setProfile(recording ? ring : undefined);
+      (task ? this.tasks : this.loop.syncQueues)[q]?.setProfile(recording ? ring : undefined);
     }
-    this.loop.kernelNamer ??= (executable, entry) => {
+    this.loop.namer ??= (executable, entry) => {
       const e = this.executables[executable];
       return {
         name: e?.exports[entry]?.name ?? `entry ${entry}`,
@@ -499,30 +496,28 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
 
   /** A worker died. The device is lost: pending work fails UNAVAILABLE, workers end. */
   private lose(reason: KeelError): void {
-    if (this.lostReason !== undefined || this.destroyed) return;
+    if (this.lostReason || this.destroyed) return;
     this.lostReason = reason;
-    this.loop.gone = true;
     this.loop.failPending(reason);
-    for (const queue of this.taskQueues) void queue.terminate(reason);
+    for (const queue of this.tasks) void queue.terminate(reason);
     this.resolveLost(reason);
   }
 
   destroy(): Promise<void> {
-    this.destroyPromise ??= this.doDestroy();
-    return this.destroyPromise;
+    this.destroying ??= this.doDestroy();
+    return this.destroying;
   }
 
   private async doDestroy(): Promise<void> {
     this.destroyed = true;
-    this.loop.gone = true;
     const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.deviceName}: the device was destroyed`);
     this.loop.failPending(reason);
     this.pools.destroy();
-    for (const buffer of this.liveBuffers) buffer.markDeviceDestroyed();
-    this.liveBuffers.clear();
-    this.bufferPool.destroy();
+    for (const buffer of this.buffers) buffer.markDeviceDestroyed();
+    this.buffers.clear();
+    this.tlsf.destroy();
     this.slabs.setListener(undefined);
-    await Promise.all(this.taskQueues.map((queue) => queue.terminate(reason)));
+    await Promise.all(this.tasks.map((queue) => queue.terminate(reason)));
     this.resolveLost(this.lostReason ?? reason);
   }
 

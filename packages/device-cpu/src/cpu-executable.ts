@@ -14,21 +14,28 @@ import {
   KeelError,
   lookupExport,
 } from '@keel/hal';
+import { invalid } from '@keel/hal/driver';
 import type { LoadedKernel } from './executor';
 
 export class CpuExecutable implements Executable {
-  readonly name: string;
+  // Fields assigned by the constructor are `declare`d: the bundle then names each field once.
+  declare readonly device: Device;
+  declare readonly id: number;
+  declare readonly url: string;
+  declare readonly exports: readonly ExecutableExport[];
+  /** The source's label, or the last segment of its URL (createExecutable). */
+  declare readonly label: string;
+  declare readonly name: string;
   /** Kernels bound on the main thread (sync mode only). */
   kernels: readonly LoadedKernel[] | undefined;
 
-  constructor(
-    readonly device: Device,
-    readonly id: number,
-    readonly url: string,
-    readonly exports: readonly ExecutableExport[],
-    readonly label: string | undefined,
-  ) {
-    this.name = label === undefined ? `#${id}` : `'${label}'`;
+  constructor(device: Device, id: number, url: string, exports: readonly ExecutableExport[], label: string) {
+    this.device = device;
+    this.id = id;
+    this.url = url;
+    this.exports = exports;
+    this.label = label;
+    this.name = `'${label}'`;
   }
 
   lookupExport(entry: string | number): ExecutableExport {
@@ -43,16 +50,12 @@ export function moduleUrl(url: unknown, what: string): string {
     try {
       return new URL(url).href;
     } catch {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
+      throw invalid(
         `${what}: url '${url}' is not an absolute URL (resolve it against your module: new URL(path, import.meta.url))`,
       );
     }
   }
-  throw new KeelError(
-    ErrorCode.INVALID_ARGUMENT,
-    `${what}: url must be a string or URL, got ${describeValue(url)}`,
-  );
+  throw invalid(`${what}: url must be a string or URL, got ${describeValue(url)}`);
 }
 
 /** Binds export descriptors to the functions of an imported module namespace (NOT_FOUND if missing). */

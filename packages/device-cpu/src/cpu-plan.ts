@@ -1,31 +1,26 @@
 /**
  * The main thread's side of a plan: its arrays, the direct buffers its table entries name, and which
  * queues already have it. Also resolves a binding table into the per-submission form workers read, and
- * encodes an execute operation's tables (sync: one array per plan; task: one message per operation).
+ * encodes an execute operation's tables for a task queue (one message per operation).
  */
-import { type BindingTable, ErrorCode, KeelError } from '@keel/hal';
+import type { BindingTable } from '@keel/hal';
+import { invalid } from '@keel/hal/driver';
 import { CpuBuffer } from './cpu-buffer';
 import type { PlanRuntime } from './executor';
 import { type PlanArrays, RESOLVED_STRIDE } from './plan-format';
 import type { SlabTable } from './slab-table';
 
-export class CpuPlan {
+/** A plan as the main thread keeps it (made by cpu-planner.ts). */
+export interface CpuPlan {
+  readonly id: number;
+  readonly arrays: PlanArrays;
+  /** The direct buffers its table entries name (after the slots). */
+  readonly direct: readonly CpuBuffer[];
+  readonly oneShot: boolean;
   /** Bit q is set once queue q's workers received the plan. */
-  shippedTo = 0;
+  shippedTo: number;
   /** The plan as the main thread runs it (sync mode), made on first use. */
   runtime: PlanRuntime | undefined;
-
-  constructor(
-    readonly id: number,
-    readonly arrays: PlanArrays,
-    readonly directBuffers: readonly CpuBuffer[],
-    readonly oneShot: boolean,
-    readonly label: string,
-  ) {}
-}
-
-function badBinding(what: string, detail: string): KeelError {
-  return new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: ${detail}`);
 }
 
 /** Float64 words the resolved table of `plan` takes. */
@@ -49,34 +44,34 @@ export function resolveTableInto(
   device: object,
   what: string,
 ): void {
-  const a = plan.arrays;
-  for (let s = 0; s < a.slotCount; s++) {
-    const o = at + s * RESOLVED_STRIDE;
-    const binding = table?.[s];
-    if (binding === undefined || binding === null) {
-      out[o] = -1;
-      continue;
-    }
-    const buffer = binding.buffer;
-    if (!(buffer instanceof CpuBuffer) || buffer.device !== device) {
-      throw badBinding(what, `binding slot ${s} is not a buffer of this device`);
+  const slots = plan.arrays.slotCount;
+  const direct = plan.direct;
+  for (let e = 0; e < slots + direct.length; e++) {
+    const o = at + e * RESOLVED_STRIDE;
+    let buffer: CpuBuffer;
+    let offset = 0;
+    let length: number | undefined;
+    if (e < slots) {
+      const binding = table?.[e];
+      if (!binding || binding === null) {
+        out[o] = -1;
+        continue;
+      }
+      if (!(binding.buffer instanceof CpuBuffer) || binding.buffer.device !== device) {
+        throw invalid(`${what}: binding slot ${e} is not a buffer of this device`);
+      }
+      buffer = binding.buffer;
+      offset = binding.offset ?? 0;
+      length = binding.length;
+    } else {
+      buffer = direct[e - slots]!;
     }
     const block = buffer.block;
-    if (block === undefined) buffer.resolve(`${what}: binding slot ${s}`); // throws the reason
-    const offset = binding.offset ?? 0;
+    // No memory: resolve throws the reason.
+    if (!block) buffer.resolve(`${what}: ${e < slots ? `binding slot ${e}` : 'direct reference'}`);
     out[o] = slabs.indexOf(block!.slab.memory);
     out[o + 1] = block!.offset + offset;
-    out[o + 2] = binding.length ?? buffer.byteLength - offset;
-  }
-  const direct = plan.directBuffers;
-  for (let d = 0; d < direct.length; d++) {
-    const o = at + (a.slotCount + d) * RESOLVED_STRIDE;
-    const buffer = direct[d]!;
-    const block = buffer.block;
-    if (block === undefined) buffer.resolve(`${what}: direct reference`); // throws the reason
-    out[o] = slabs.indexOf(block!.slab.memory);
-    out[o + 1] = block!.offset;
-    out[o + 2] = buffer.byteLength;
+    out[o + 2] = length ?? buffer.byteLength - offset;
   }
 }
 
@@ -85,20 +80,6 @@ export interface ExecuteTables {
   readonly plans: readonly CpuPlan[] | undefined;
   readonly tables: readonly (BindingTable | undefined)[] | undefined;
   readonly name: string;
-}
-
-/** Resolves the binding tables of an execute operation about to run (sync mode: one array each). */
-export function resolveTables(op: ExecuteTables, slabs: SlabTable, device: object): Float64Array[] {
-  const plans = op.plans!;
-  const tables = op.tables!;
-  const out: Float64Array[] = [];
-  for (let i = 0; i < plans.length; i++) {
-    const plan = plans[i]!;
-    const resolved = new Float64Array(resolvedLength(plan));
-    resolveTableInto(resolved, 0, plan, tables[i], slabs, device, op.name);
-    out.push(resolved);
-  }
-  return out;
 }
 
 /**

@@ -10,9 +10,10 @@
  */
 import type { CommandBuffer, Executable } from '@keel/hal';
 import { invalid } from '@keel/hal/driver';
+import { newMemory } from './byte-ops';
 import { CpuBuffer } from './cpu-buffer';
 import { CpuExecutable } from './cpu-executable';
-import { CpuPlan } from './cpu-plan';
+import type { CpuPlan } from './cpu-plan';
 import type { CpuRunLoop } from './cpu-run-loop';
 import { buildPlan } from './plan-builder';
 
@@ -22,54 +23,59 @@ export class CpuPlanner {
   #nextId = 0;
   readonly #registry: FinalizationRegistry<CpuPlan> | undefined;
 
+  readonly #device: object;
+  readonly #what: string;
+  readonly #loop: CpuRunLoop;
+  readonly #shared: boolean;
+
   constructor(
     /** The device: executables and direct buffers must be its own. */
-    private readonly device: object,
+    device: object,
     /** How messages name the submission ("device 'cpu' queueExecute"). */
-    private readonly what: string,
-    private readonly loop: CpuRunLoop,
+    what: string,
+    loop: CpuRunLoop,
     /** Task mode: plan memory is shared with the workers, and collected plans are freed there. */
-    private readonly shared: boolean,
-    private readonly maxWorkgroupCount: number,
+    shared: boolean,
   ) {
+    this.#device = device;
+    this.#what = what;
+    this.#loop = loop;
+    this.#shared = shared;
     this.#registry = shared ? new FinalizationRegistry((plan: CpuPlan) => this.#free(plan)) : undefined;
   }
 
   /** Builds the plan of `commandBuffer` (CommandBuffer.devicePlan's builder). */
   readonly build = (commandBuffer: CommandBuffer): CpuPlan => {
-    const built = buildPlan(commandBuffer, this.#executableId, this.maxWorkgroupCount, (n) =>
-      this.shared ? new SharedArrayBuffer(n) : new ArrayBuffer(n),
-    );
-    const direct: CpuBuffer[] = [];
-    for (const buffer of built.directBuffers) {
-      if (!(buffer instanceof CpuBuffer) || buffer.device !== this.device) {
-        throw invalid(`${this.what}: a command references a buffer of another device`);
+    const built = buildPlan(commandBuffer, this.#executableId, (n) => newMemory(n, this.#shared));
+    for (const buffer of built.direct) {
+      if (!(buffer instanceof CpuBuffer) || buffer.device !== this.#device) {
+        throw invalid(`${this.#what}: a command references a buffer of another device`);
       }
-      direct.push(buffer);
     }
-    const plan = new CpuPlan(
-      this.#nextId++,
-      built.arrays,
-      direct,
-      commandBuffer.mode === 'one-shot',
-      commandBuffer.label ?? 'command buffer',
-    );
+    const plan: CpuPlan = {
+      id: this.#nextId++,
+      arrays: built.arrays,
+      direct: built.direct as CpuBuffer[],
+      oneShot: commandBuffer.mode === 'one-shot',
+      shippedTo: 0,
+      runtime: undefined,
+    };
     if (!plan.oneShot) this.#registry?.register(commandBuffer, plan);
     return plan;
   };
 
   readonly #executableId = (executable: Executable): number => {
-    if (!(executable instanceof CpuExecutable) || executable.device !== this.device) {
-      throw invalid(`${this.what}: a dispatch names an executable of another device`);
+    if (!(executable instanceof CpuExecutable) || executable.device !== this.#device) {
+      throw invalid(`${this.#what}: a dispatch names an executable of another device`);
     }
     return executable.id;
   };
 
   /** A reusable command buffer was collected: its plan leaves the workers. */
   #free(plan: CpuPlan): void {
-    if (this.loop.gone) return;
-    for (const queue of this.loop.taskQueues) {
-      if ((plan.shippedTo & (1 << queue.index)) !== 0) queue.broadcast({ t: 'plan-free', id: plan.id });
+    if (this.#loop.gone) return;
+    for (const queue of this.#loop.tasks) {
+      if (plan.shippedTo & (1 << queue.index)) queue.send({ t: 'plan-free', id: plan.id });
     }
   }
 }

@@ -15,13 +15,14 @@
  * by the export) and one per executor share (the worker tracks, which show idle time).
  */
 import type { TraceRecorder } from '@keel/hal/driver';
+import { newMemory } from './byte-ops';
 import type { Operation } from './operation';
 import { CMD_STRIDE, Field, Opcode } from './plan-format';
 
 /** float64 per entry: [seq, plan, command, worker, start, end]. */
-export const ENTRY_STRIDE = 6;
+const ENTRY_STRIDE = 6;
 /** Entries per executor before the ring wraps. */
-export const PROFILE_CAPACITY = 4096;
+const PROFILE_CAPACITY = 4096;
 
 /** One queue's profile memory. */
 export interface ProfileRing {
@@ -32,11 +33,9 @@ export interface ProfileRing {
 }
 
 export function createProfileRing(executors: number, shared: boolean): ProfileRing {
-  const make = (bytes: number): ArrayBufferLike =>
-    shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
   return {
-    data: new Float64Array(make(executors * PROFILE_CAPACITY * ENTRY_STRIDE * 8)),
-    counts: new Int32Array(make(Math.max(1, executors) * 4)),
+    data: new Float64Array(newMemory(executors * PROFILE_CAPACITY * ENTRY_STRIDE * 8, shared)),
+    counts: new Int32Array(newMemory(Math.max(1, executors) * 4, shared)),
   };
 }
 
@@ -73,17 +72,26 @@ export function openProfileEntry(
 /** Names a kernel for the trace: its export name and its executable's label. */
 export type KernelNamer = (executable: number, entry: number) => { name: string; executable: string };
 
+/** One dispatch's events: its kernel, earliest start, latest end and the executors that ran it. */
+interface Span {
+  name: string;
+  executable: string;
+  workgroups: number;
+  start: number;
+  end: number;
+  workers: number;
+}
+
 /** The main thread's reader of one queue's ring. */
 export class ProfileReader {
-  /** Entries consumed, per executor. */
-  private readonly read: Int32Array;
+  /** Entries consumed, per executor (from those written when reading started). */
+  readonly #read: Int32Array;
+  readonly #ring: ProfileRing;
 
-  constructor(
-    readonly ring: ProfileRing,
-    private readonly executors: number,
-  ) {
-    this.read = new Int32Array(executors);
-    for (let w = 0; w < executors; w++) this.read[w] = Atomics.load(ring.counts, w);
+  constructor(ring: ProfileRing, executors: number) {
+    this.#ring = ring;
+    // Aligned int32 reads of shared memory are tear-free (the counts may be stale, as with Atomics.load).
+    this.#read = ring.counts.slice(0, executors);
   }
 
   /**
@@ -92,67 +100,61 @@ export class ProfileReader {
    */
   collect(op: Operation, seq: number, trace: TraceRecorder, namer: KernelNamer): void {
     const plans = op.plans;
-    if (plans === undefined) return;
-    const { data, counts } = this.ring;
-    // Per (plan, command): earliest start, latest end, executors.
-    const spans = new Map<number, { start: number; end: number; workers: number }>();
-    const commandKey = (plan: number, command: number): number => plan * 1_000_000 + command;
-    const shares: { key: number; worker: number; start: number; end: number }[] = [];
-    for (let w = 0; w < this.executors; w++) {
+    if (!plans) return;
+    const { data, counts } = this.#ring;
+    // Per (plan, command): the kernel, earliest start, latest end, executors; per entry, its share.
+    const spans = new Map<number, Span>();
+    const shares: [span: Span, worker: number, start: number, end: number][] = [];
+    for (let w = 0; w < this.#read.length; w++) {
       const written = Atomics.load(counts, w);
-      let at = this.read[w]!;
-      if (written - at > PROFILE_CAPACITY) at = written - PROFILE_CAPACITY;
+      let at = Math.max(this.#read[w]!, written - PROFILE_CAPACITY);
       for (; at < written; at++) {
         const o = (w * PROFILE_CAPACITY + (at % PROFILE_CAPACITY)) * ENTRY_STRIDE;
         const entrySeq = data[o]!;
         if (seq >= 0 && entrySeq > seq) break; // a later operation's entry: read it at its completion
         if (seq >= 0 && entrySeq < seq) continue; // an operation completed before tracing read it
-        const key = commandKey(data[o + 1]!, data[o + 2]!);
+        const plan = data[o + 1]!;
+        const command = data[o + 2]!;
         const start = data[o + 4]!;
         const end = data[o + 5]!;
-        shares.push({ key, worker: data[o + 3]!, start, end });
-        const span = spans.get(key);
-        if (span === undefined) spans.set(key, { start, end, workers: 1 });
-        else {
-          span.start = Math.min(span.start, start);
-          span.end = Math.max(span.end, end);
-          span.workers++;
+        const key = plan * 1_000_000 + command;
+        let span = spans.get(key);
+        if (!span) {
+          const commands = plans[plan]?.arrays.commands;
+          if (!commands) continue;
+          const base = command * CMD_STRIDE;
+          span = {
+            ...namer(commands[base + Field.EXECUTABLE]!, commands[base + Field.ENTRY]!),
+            workgroups:
+              commands[base + Field.OP] === Opcode.DISPATCH
+                ? commands[base + Field.X]! * commands[base + Field.Y]! * commands[base + Field.Z]!
+                : -1,
+            start,
+            end,
+            workers: 0,
+          };
+          spans.set(key, span);
         }
+        span.start = Math.min(span.start, start);
+        span.end = Math.max(span.end, end);
+        span.workers++;
+        shares.push([span, data[o + 3]!, start, end]);
       }
-      this.read[w] = at;
-    }
-    const names = new Map<number, { name: string; executable: string; workgroups: number }>();
-    for (const key of spans.keys()) {
-      const p = Math.floor(key / 1_000_000);
-      const c = key % 1_000_000;
-      const commands = plans[p]?.arrays.commands;
-      if (commands === undefined) continue;
-      const base = c * CMD_STRIDE;
-      const kernel = namer(commands[base + Field.EXECUTABLE]!, commands[base + Field.ENTRY]!);
-      const workgroups =
-        commands[base + Field.OP] === Opcode.DISPATCH
-          ? commands[base + Field.X]! * commands[base + Field.Y]! * commands[base + Field.Z]!
-          : -1;
-      names.set(key, { ...kernel, workgroups });
+      this.#read[w] = at;
     }
     const queue = op.queue;
     const execute = trace.nextExecute();
-    for (const [key, span] of spans) {
-      const n = names.get(key);
-      if (n === undefined) continue;
-      trace.dispatch(queue, n.name, span.start, span.end, {
-        executable: n.executable,
-        workgroups: n.workgroups,
-        executors: span.workers,
+    for (const s of spans.values()) {
+      trace.dispatch(queue, s.name, s.start, s.end, {
+        executable: s.executable,
+        workgroups: s.workgroups,
+        executors: s.workers,
         execute,
         timing: 'cpu-wall',
       });
     }
-    for (const s of shares) {
-      const n = names.get(s.key);
-      if (n !== undefined) {
-        trace.worker(queue, s.worker, n.name, s.start, s.end, { executable: n.executable, execute });
-      }
+    for (const [s, worker, start, end] of shares) {
+      trace.worker(queue, worker, s.name, start, end, { executable: s.executable, execute });
     }
   }
 }

@@ -6,15 +6,15 @@
  * selected queue's workers (task mode, task-queue.ts) or run inline (sync mode, sync-queue.ts).
  * Completion releases the buffers the operation retained, then signals its signal fence (timepoints
  * already reached are skipped) or fails it with the operation's error (hal/driver completeSignal).
- * A worker's death reaches the device through `lose`.
+ * A worker's death reaches the device through `parts.lose`.
  */
 import { ErrorCode, KeelError } from '@keel/fence';
 import { abortedBy, completeSignal, OpKind, RunList, traceNow } from '@keel/hal/driver';
 import { copyBytes, fillBytes } from './byte-ops';
-import { resolveTables } from './cpu-plan';
+import { resolvedLength, resolveTableInto } from './cpu-plan';
 import type { KernelNamer, ProfileReader } from './cpu-profiler';
-import { PlanRuntime } from './executor';
-import type { Operation, OperationSink } from './operation';
+import { isThenable, type PlanRuntime, planRuntime } from './executor';
+import { type Operation, type OperationSink, OperationState } from './operation';
 import type { SlabTable } from './slab-table';
 import type { SyncQueue } from './sync-queue';
 import type { TaskQueue } from './task-queue';
@@ -34,84 +34,82 @@ export interface RunLoopParts {
 
 export class CpuRunLoop implements OperationSink {
   /** Task mode: one queue of workers per device queue (empty in sync mode). */
-  readonly taskQueues: TaskQueue[] = [];
+  readonly tasks: TaskQueue[] = [];
   /** Sync mode: one inline queue per device queue (empty in task mode). */
   readonly syncQueues: SyncQueue<Operation>[] = [];
   /** Per queue: the reader of its dispatch profile ring while traces want dispatch times. */
-  readonly profileReaders: (ProfileReader | undefined)[] = [];
+  readonly profiles: (ProfileReader | undefined)[] = [];
   /** Names kernels in trace events (set by the device). */
-  kernelNamer: KernelNamer | undefined;
+  namer: KernelNamer | undefined;
   /** Operations not completed yet. */
-  private readonly pending = new Set<Operation>();
+  readonly #pending = new Set<Operation>();
   /** Operations whose waits were reached, run in order by one trampoline. */
-  private readonly ready = new RunList<Operation>((op) => this.runReady(op));
-  private warnedSemaphore = false;
+  readonly #ready = new RunList<Operation>((op) => this.#runReady(op));
+  #warnedSemaphore = false;
   /** Set by the device once it is destroyed or lost: failures then are not reported. */
   gone = false;
-  /** A sync queue's completion callback. */
-  readonly syncDone = (op: Operation, failure: { error: unknown } | undefined): void => {
-    if (failure === undefined) this.complete(op);
-    else this.complete(op, failure.error);
-  };
 
-  constructor(readonly parts: RunLoopParts) {}
+  declare readonly parts: RunLoopParts;
 
-  /** A worker died: the device is lost (pending work fails UNAVAILABLE, workers end). */
-  lose(reason: KeelError): void {
-    this.parts.lose(reason);
+  constructor(parts: RunLoopParts) {
+    this.parts = parts;
   }
 
-  /** Fails every pending operation with `reason`. */
+  /** The device is destroyed or lost: fails every pending operation with `reason`, unreported. */
   failPending(reason: KeelError): void {
-    const ops = [...this.pending];
-    for (const op of ops) this.complete(op, reason);
+    this.gone = true;
+    for (const op of [...this.#pending]) this.complete(op, reason);
   }
 
   /** Tracks `op` and registers it on its wait fence. */
   enqueue(op: Operation): void {
-    this.pending.add(op);
+    this.#pending.add(op);
     const registration = op.wait.onReached(op.onReady);
-    if (op.state === 'waiting') op.registration = registration;
+    if (op.state === OperationState.WAITING) op.registration = registration;
   }
 
   /** OperationSink: the wait of `op` was reached (or failed). */
   operationReady(op: Operation, error: KeelError | undefined): void {
-    if (op.state !== 'waiting') return;
+    if (op.state !== OperationState.WAITING) return;
     op.registration = undefined;
-    if (error !== undefined) {
+    if (error) {
       this.complete(op, abortedBy(error, op.name));
       return;
     }
-    op.state = 'ready';
-    if (op.trace !== undefined) op.traceStarted = traceNow();
-    this.ready.push(op);
+    op.state = OperationState.READY;
+    if (op.trace) op.traceStarted = traceNow();
+    this.#ready.push(op);
   }
 
-  private runReady(op: Operation): void {
-    if (op.state !== 'ready') return;
-    op.state = 'running';
+  #runReady(op: Operation): void {
+    if (op.state !== OperationState.READY) return;
+    op.state = OperationState.RUNNING;
     try {
-      this.run(op);
+      this.#run(op);
     } catch (error) {
       this.complete(op, error);
     }
   }
 
-  private run(op: Operation): void {
+  #run(op: Operation): void {
     switch (op.kind) {
+      case OpKind.HOST_CALL:
+        this.#runHostCall(op);
+        return;
+      case OpKind.EXECUTE:
+        if (this.tasks.length) this.tasks[op.queue]!.execute(op);
+        else this.#runSync(op);
+        return;
       case OpKind.FILL: {
         const target = op.target!.resolve(op.name);
         fillBytes(target.memory, target.offset + op.targetOffset, op.length, op.pattern, op.patternLength);
-        this.complete(op);
-        return;
+        break;
       }
       case OpKind.UPDATE:
       case OpKind.WRITE: {
         const target = op.target!.resolve(op.name);
-        const host = op.bytes!;
-        new Uint8Array(target.memory, target.offset + op.targetOffset, op.length).set(host);
-        this.complete(op);
-        return;
+        new Uint8Array(target.memory, target.offset + op.targetOffset, op.length).set(op.bytes!);
+        break;
       }
       case OpKind.COPY: {
         const source = op.source!.resolve(op.name);
@@ -123,86 +121,67 @@ export class CpuRunLoop implements OperationSink {
           target.offset + op.targetOffset,
           op.length,
         );
-        this.complete(op);
-        return;
+        break;
       }
       case OpKind.READ: {
         const source = op.source!.resolve(op.name);
         op.bytes!.set(new Uint8Array(source.memory, source.offset + op.sourceOffset, op.length));
-        this.complete(op);
-        return;
+        break;
       }
-      case OpKind.BARRIER:
-        this.complete(op);
-        return;
-      case OpKind.HOST_CALL:
-        this.runHostCall(op);
-        return;
-      case OpKind.EXECUTE:
-        if (this.taskQueues.length > 0) {
-          this.taskQueues[op.queue]!.execute(op);
-        } else {
-          this.runSync(op);
-        }
-        return;
     }
+    // Transfers and barriers are done.
+    this.complete(op);
   }
 
-  private runHostCall(op: Operation): void {
+  #runHostCall(op: Operation): void {
     const callback = op.callback!;
     op.callback = undefined;
-    let result: void | Promise<void>;
-    try {
-      result = callback();
-    } catch (error) {
-      this.complete(op, error);
-      return;
-    }
-    if (
-      result !== null &&
-      typeof result === 'object' &&
-      typeof (result as Promise<void>).then === 'function'
-    ) {
-      (result as Promise<void>).then(
+    const result: unknown = callback(); // a throw completes the operation with it (#runReady)
+    if (isThenable(result)) {
+      result.then(
         () => this.complete(op),
         (error: unknown) =>
           this.complete(op, error ?? new KeelError(ErrorCode.INTERNAL, `${op.name}: rejected`)),
       );
-      return;
+    } else {
+      this.complete(op);
     }
-    this.complete(op);
   }
 
-  private runSync(op: Operation): void {
-    const tables = resolveTables(op, this.parts.slabs, this.parts.device);
+  #runSync(op: Operation): void {
+    // Per plan: its runtime and its resolved table (one array each).
     const runtimes: PlanRuntime[] = [];
-    for (const plan of op.plans!) {
-      plan.runtime ??= new PlanRuntime(plan.arrays);
+    const tables: Float64Array[] = [];
+    const plans = op.plans!;
+    for (let i = 0; i < plans.length; i++) {
+      const plan = plans[i]!;
+      const table = new Float64Array(resolvedLength(plan));
+      resolveTableInto(table, 0, plan, op.tables![i], this.parts.slabs, this.parts.device, op.name);
+      tables.push(table);
+      plan.runtime ??= planRuntime(plan.arrays);
       runtimes.push(plan.runtime);
     }
     this.syncQueues[op.queue]!.run(runtimes, tables, op);
   }
 
-  /** Hands a traced operation's dispatch times (if any) and its own event to its trace. */
-  private traceDone(op: Operation, trace: NonNullable<Operation['trace']>, error: unknown): void {
-    const reader = this.profileReaders[op.queue];
-    if (op.kind === OpKind.EXECUTE && reader !== undefined && this.kernelNamer !== undefined) {
-      reader.collect(op, this.taskQueues.length > 0 ? op.seq : -1, trace, this.kernelNamer);
-    }
-    trace.opDone(op, error);
-  }
-
   /** Completes `op` once: releases its buffers, then signals its signal fence or fails it. */
   complete(op: Operation, error?: unknown): void {
-    if (op.state === 'done') return;
-    op.state = 'done';
-    this.pending.delete(op);
+    if (op.state === OperationState.DONE) return;
+    op.state = OperationState.DONE;
+    this.#pending.delete(op);
     op.registration?.cancel();
     op.registration = undefined;
     const trace = op.trace;
-    if (trace !== undefined) this.traceDone(op, trace, error);
+    if (trace) {
+      // A traced operation hands its trace its dispatch times (if any), then its own event.
+      const reader = this.profiles[op.queue];
+      if (op.kind === OpKind.EXECUTE && reader && this.namer) {
+        reader.collect(op, this.tasks.length ? op.seq : -1, trace, this.namer);
+      }
+      trace.opDone(op, error);
+    }
     const buffers = op.buffers;
-    if (buffers !== undefined) {
+    if (buffers) {
       op.buffers = undefined;
       for (let i = 0; i < buffers.length; i++) buffers[i]!.unretain();
     }
@@ -210,9 +189,9 @@ export class CpuRunLoop implements OperationSink {
     const signal = op.signal;
     op.resetRecord();
     const thrown = completeSignal(signal, error, op.name, this.gone ? undefined : this.parts.report);
-    if (thrown !== undefined && !this.warnedSemaphore) {
+    if (thrown !== undefined && !this.#warnedSemaphore) {
       // A foreign semaphore threw while the operation completed: warned once per device.
-      this.warnedSemaphore = true;
+      this.#warnedSemaphore = true;
       globalThis.console?.warn(`${this.parts.name}: a semaphore threw while an operation completed:`, thrown);
     }
   }

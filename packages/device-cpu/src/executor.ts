@@ -14,9 +14,9 @@
  * reported once, later items of the operation are skipped, and the operation still completes, so no
  * waiter hangs. The executor itself never throws out of `execute`.
  *
- * Async kernels: a kernel may return a promise (thenable). The executor then suspends: `execute` (or
- * `resume`) returns that promise with the workgroup's item still unfinished, and the host calls
- * `resume(rejected, reason)` once it settled; only then is the item finished (so barriers, later
+ * Async kernels: a kernel may return a promise (thenable). The executor then suspends: `execute`
+ * returns that promise with the workgroup's item still unfinished, and the host hands it to `settle`,
+ * which resumes the walk each time it settled; only then is the item finished (so barriers, later
  * commands and the operation's completion wait for it) and the walk goes on. A rejection fails the
  * operation like a throw. One executor runs one workgroup at a time, so the context a kernel received
  * stays valid across its awaits. The host must not start another operation on a suspended executor.
@@ -34,6 +34,7 @@ import {
   CMD_STRIDE,
   Field,
   MAX_DISPATCH_ITEMS,
+  MAX_WORKGROUP_COUNT,
   Opcode,
   type PlanArrays,
   REF_STRIDE,
@@ -61,109 +62,125 @@ export interface ExecutorHost {
 }
 
 /** A plan plus per-thread caches (constant views per command), created once per plan per thread. */
-export class PlanRuntime {
-  readonly constantViews: (Uint32Array | undefined)[];
-  readonly constantF32Views: (Float32Array | undefined)[];
+export interface PlanRuntime {
+  readonly arrays: PlanArrays;
+  /** Per command: its constants as u32 and as f32, made at its first dispatch on this thread. */
+  readonly constants: ([Uint32Array, Float32Array] | undefined)[];
+}
 
-  constructor(readonly arrays: PlanArrays) {
-    this.constantViews = new Array<Uint32Array | undefined>(arrays.commandCount);
-    this.constantF32Views = new Array<Float32Array | undefined>(arrays.commandCount);
+/** The runtime of a plan on this thread. */
+export function planRuntime(arrays: PlanArrays): PlanRuntime {
+  return { arrays, constants: [] };
+}
+
+/** OUT_OF_RANGE unless `x`×`y`×`z` workgroups are within the device limits; `what` names the dispatch. */
+export function checkWorkgroupCount(what: string, x: number, y: number, z: number): void {
+  const max = MAX_WORKGROUP_COUNT;
+  if (!(x <= max && y <= max && z <= max && x * y * z <= MAX_DISPATCH_ITEMS)) {
+    throw new KeelError(
+      ErrorCode.OUT_OF_RANGE,
+      `${what}: workgroup count [${x}, ${y}, ${z}] exceeds the device limit (${max} per dimension, ${MAX_DISPATCH_ITEMS} in all)`,
+    );
   }
 }
 
-const EMPTY_U32 = new Uint32Array(0);
-const NO_PLANS: readonly PlanRuntime[] = [];
-const NO_TABLES: readonly Float64Array[] = [];
+/** No plans, no tables: what the executor holds between operations. */
+const NONE: readonly never[] = [];
 
-/** What `execute` / `resume` return while an async kernel's workgroup is pending. */
+/** What `execute` returns while an async kernel's workgroup is pending. */
 export type Suspension = PromiseLike<unknown>;
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
+/** A promise or promise-like value (anything with a `then` method). */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (
     value !== null &&
     (typeof value === 'object' || typeof value === 'function') &&
     typeof (value as { then?: unknown }).then === 'function'
   );
 }
-const EMPTY_F32 = new Float32Array(0);
 
-class MutableContext implements KernelContext {
-  workgroupId: [number, number, number] = [0, 0, 0];
-  workgroupCount: [number, number, number] = [0, 0, 0];
-  workgroupSize: readonly [number, number, number] = [1, 1, 1];
-  bindings: readonly KernelBinding[] = [];
-  constants: Uint32Array = EMPTY_U32;
-  constantsF32: Float32Array = EMPTY_F32;
-  constructor(readonly workerIndex: number) {}
+/** The context the executor hands every workgroup (rewritten in place, see kernel-abi.ts). */
+interface MutableContext extends KernelContext {
+  workgroupId: [number, number, number];
+  workgroupCount: [number, number, number];
+  workgroupSize: readonly [number, number, number];
+  bindings: readonly KernelBinding[];
+  constants: Uint32Array;
+  constantsF32: Float32Array;
 }
 
 export class Executor {
   /** True while this executor holds a claimed item index it has not run yet. */
-  private holding = false;
-  private held = 0;
+  #holding = false;
+  #held = 0;
   /** Index of the first item of the command being walked (int32, wrapping). */
-  private cursor = 0;
+  #cursor = 0;
   /** Sequence number of the operation being executed. */
-  private seq = 0;
-  private failed = false;
+  #seq = 0;
+  #failed = false;
 
   // The operation being walked (kept across a suspension on an async kernel).
-  private opPlans: readonly PlanRuntime[] = NO_PLANS;
-  private opTables: readonly Float64Array[] = NO_TABLES;
-  private opScratch: readonly (Int32Array | undefined)[] | undefined;
-  private planIndex = 0;
-  private commandIndex = 0;
-  private inCommand = false;
-  private commandStart = 0;
-  private commandEnd = 0;
-  private suspendedOp = 0;
+  #opPlans: readonly PlanRuntime[] = NONE;
+  #opTables: readonly Float64Array[] = NONE;
+  #opScratch: readonly (Int32Array | undefined)[] | undefined;
+  #planIndex = 0;
+  #commandIndex = 0;
+  #inCommand = false;
+  #commandStart = 0;
+  #commandEnd = 0;
 
-  // The dispatch set up for this executor's items (lazily, at its first item).
-  private setupPlan: PlanRuntime | undefined;
-  private setupCommand = -1;
-  private setupEpoch = -1;
-  private epoch = 0;
-  private kernelFn: Kernel | undefined;
-  private kernelName = 'kernel';
-  private readonly context: MutableContext;
-  private readonly bindingSlots: KernelBindingSlot[] = [];
-  private readonly bindingLists: KernelBindingSlot[][] = [[]];
+  // The dispatch set up for this executor's items (lazily, at its first item), by the index of the
+  // command's first item: unique per run of a command, even of one plan run twice with two tables
+  // (0.5: none).
+  #setupStart = 0.5;
+  #kernelFn: Kernel | undefined;
+  #kernelName = 'kernel';
+  readonly #context: MutableContext;
+  readonly #bindingSlots: KernelBindingSlot[] = [];
+  readonly #bindingLists: KernelBindingSlot[][] = [[]];
 
   // Workgroup count of the indirect dispatch being walked.
-  private indirectX = 0;
-  private indirectY = 0;
-  private indirectZ = 0;
+  readonly #indirect = new Uint32Array(3);
 
   // Dispatch profiling (cpu-profiler.ts): no ring when no trace wants dispatch times. The entry being
   // written (float64 index) and the first item of the command it times (0.5: none).
-  private profile: ProfileRing | undefined;
-  private profileAt = 0;
-  private profileCommand = 0.5;
+  #profile: ProfileRing | undefined;
+  #profileAt = 0;
+  #profileCommand = 0.5;
 
   // Result of resolve().
-  private rMemory: ArrayBufferLike | undefined;
-  private rOffset = 0;
-  private rLength = 0;
+  #rMemory: ArrayBufferLike | undefined;
+  #rOffset = 0;
+  #rLength = 0;
+
+  readonly #control: Int32Array;
+  readonly #shared: boolean;
+  readonly #host: ExecutorHost;
 
   /**
    * @param control the queue's control block (shared with the other executors of the queue).
    * @param shared true when other executors share `control` (then barriers may sleep).
    */
-  constructor(
-    private readonly control: Int32Array,
-    private readonly shared: boolean,
-    private readonly host: ExecutorHost,
-    workerIndex: number,
-    private readonly maxWorkgroupCount: number,
-  ) {
-    this.context = new MutableContext(workerIndex);
+  constructor(control: Int32Array, shared: boolean, host: ExecutorHost, workerIndex: number) {
+    this.#control = control;
+    this.#shared = shared;
+    this.#host = host;
+    this.#context = {
+      workgroupId: [0, 0, 0],
+      workgroupCount: [0, 0, 0],
+      workgroupSize: [1, 1, 1],
+      bindings: [],
+      constants: new Uint32Array(0),
+      constantsF32: new Float32Array(0),
+      workerIndex,
+    };
   }
 
   /**
    * Executes operation `seq`: the plans in order with `tables[i]` resolving plan i's references, and
    * `scratch[i]` (4 int32 per indirect dispatch, zeroed) when several executors share the queue.
    * Returns undefined once this executor's part is done, or the promise of an async kernel's workgroup
-   * it suspended on (then call `resume` once that promise settled).
+   * it suspended on (then call `settle` with it).
    */
   execute(
     seq: number,
@@ -171,36 +188,38 @@ export class Executor {
     tables: readonly Float64Array[],
     scratch: readonly (Int32Array | undefined)[] | undefined,
   ): Suspension | undefined {
-    this.beginOperation(seq);
-    this.opPlans = plans;
-    this.opTables = tables;
-    this.opScratch = scratch;
-    this.planIndex = 0;
-    this.commandIndex = 0;
-    this.inCommand = false;
-    return this.proceed();
+    this.#seq = seq;
+    this.#setupStart = 0.5;
+    this.#failed = false;
+    // Every item of earlier operations finished: the completion of each operation is its last item.
+    this.#waitDone(this.#cursor);
+    this.#refreshFailed();
+    this.#opPlans = plans;
+    this.#opTables = tables;
+    this.#opScratch = scratch;
+    // The last operation left commandIndex 0 and inCommand false (every walk ends so).
+    this.#planIndex = 0;
+    return this.#proceed();
   }
 
   /** Starts (a ring) or stops writing per-dispatch wall times for traces, from the next dispatch. */
   setProfile(ring: ProfileRing | undefined): void {
-    this.profile = ring;
-    this.profileCommand = 0.5;
+    this.#profile = ring;
+    this.#profileCommand = 0.5;
   }
 
-  /** True while suspended on an async kernel (the host must call `resume` first). */
-  get suspended(): boolean {
-    return this.suspendedOp !== 0;
-  }
+  /** True while suspended on an async kernel (until `settle` finished the operation). */
+  suspended = false;
 
   /**
-   * Goes on after the promise returned by `execute`/`resume` settled: `rejected` with `reason` fails the
+   * Goes on after the promise returned by `execute` or `#resume` settled: `rejected` with `reason` fails the
    * operation as a throwing kernel would. Returns as `execute` does.
    */
-  resume(rejected: boolean, reason: unknown): Suspension | undefined {
-    this.suspendedOp = 0;
-    if (rejected) this.fail(this.kernelError(reason));
-    this.finishItem();
-    return this.proceed();
+  #resume(rejected: boolean, reason: unknown): Suspension | undefined {
+    this.suspended = false;
+    if (rejected) this.#fail(this.#kernelError(reason));
+    this.#finishItem();
+    return this.#proceed();
   }
 
   /**
@@ -209,7 +228,7 @@ export class Executor {
    */
   async settle(first: Suspension): Promise<void> {
     let pending: Suspension | undefined = first;
-    while (pending !== undefined) {
+    while (pending) {
       let rejected = false;
       let reason: unknown;
       try {
@@ -218,93 +237,81 @@ export class Executor {
         rejected = true;
         reason = error;
       }
-      pending = this.resume(rejected, reason);
+      pending = this.#resume(rejected, reason);
     }
   }
 
-  private proceed(): Suspension | undefined {
-    const plans = this.opPlans;
-    while (this.planIndex < plans.length) {
-      const p = this.planIndex;
-      if (p > 0 && this.commandIndex === 0 && !this.inCommand) this.waitDone(this.cursor);
-      const pending = this.runPlan(plans[p]!, this.opTables[p]!, this.opScratch?.[p]);
-      if (pending !== undefined) {
-        this.suspendedOp = 1;
+  #proceed(): Suspension | undefined {
+    const plans = this.#opPlans;
+    while (this.#planIndex < plans.length) {
+      const p = this.#planIndex;
+      if (p > 0 && this.#commandIndex === 0 && !this.#inCommand) this.#waitDone(this.#cursor);
+      const pending = this.#runPlan(plans[p]!, this.#opTables[p]!, this.#opScratch?.[p]);
+      if (pending) {
+        this.suspended = true;
         return pending;
       }
-      this.planIndex = p + 1;
-      this.commandIndex = 0;
+      this.#planIndex = p + 1;
+      this.#commandIndex = 0;
     }
-    this.opPlans = NO_PLANS;
-    this.opTables = NO_TABLES;
-    this.opScratch = undefined;
-    this.completeOperation();
+    this.#opPlans = NONE;
+    this.#opTables = NONE;
+    this.#opScratch = undefined;
+    // The completion item: waits for all other items of the operation, then reports it.
+    const index = this.#cursor;
+    this.#cursor = (index + 1) | 0;
+    if (this.#claim() === index) {
+      this.#holding = false;
+      this.#waitDone(index);
+      this.#host.reportComplete(this.#seq);
+      this.#finishItem();
+    } // else another executor claimed it (or ours lies further on)
     return undefined;
   }
 
-  private beginOperation(seq: number): void {
-    this.seq = seq;
-    this.epoch = (this.epoch + 1) | 0;
-    this.failed = false;
-    // Every item of earlier operations finished: the completion of each operation is its last item.
-    this.waitDone(this.cursor);
-    this.failed = Atomics.load(this.control, CTL_FAILED_BASE + (seq & RING_MASK)) !== 0;
+  #fail(error: unknown): void {
+    if (this.#failed) return;
+    this.#failed = true;
+    const word = CTL_FAILED_BASE + (this.#seq & RING_MASK);
+    if (!Atomics.compareExchange(this.#control, word, 0, 1)) this.#host.reportFailure(this.#seq, error);
   }
 
-  private fail(error: unknown): void {
-    if (this.failed) return;
-    this.failed = true;
-    const word = CTL_FAILED_BASE + (this.seq & RING_MASK);
-    if (Atomics.compareExchange(this.control, word, 0, 1) === 0) this.host.reportFailure(this.seq, error);
-  }
-
-  private refreshFailed(): void {
-    if (!this.failed) {
-      this.failed = Atomics.load(this.control, CTL_FAILED_BASE + (this.seq & RING_MASK)) !== 0;
+  #refreshFailed(): void {
+    if (!this.#failed) {
+      this.#failed = Atomics.load(this.#control, CTL_FAILED_BASE + (this.#seq & RING_MASK)) !== 0;
     }
   }
 
-  /** The completion item: waits for all other items of the operation, then reports it. */
-  private completeOperation(): void {
-    const index = this.cursor;
-    this.cursor = (index + 1) | 0;
-    if (!this.holding) {
-      this.held = Atomics.add(this.control, CTL_CLAIM, 1);
-      this.holding = true;
+  /** The item index this executor holds: the one it claimed last, or a new claim when it holds none. */
+  #claim(): number {
+    if (!this.#holding) {
+      this.#held = Atomics.add(this.#control, CTL_CLAIM, 1);
+      this.#holding = true;
     }
-    if (this.held !== index) return; // another executor claimed it (or ours lies further on)
-    this.holding = false;
-    this.waitDone(index);
-    this.host.reportComplete(this.seq);
-    this.finishItem();
+    return this.#held;
   }
 
-  private finishItem(): void {
-    Atomics.add(this.control, CTL_DONE, 1);
-    if (this.shared && Atomics.load(this.control, CTL_SLEEPERS) !== 0) {
-      Atomics.notify(this.control, CTL_DONE);
+  #finishItem(): void {
+    Atomics.add(this.#control, CTL_DONE, 1);
+    if (this.#shared && Atomics.load(this.#control, CTL_SLEEPERS) !== 0) {
+      Atomics.notify(this.#control, CTL_DONE);
     }
   }
 
   /** Blocks (spins, then sleeps) until every item before `index` finished. */
-  private waitDone(index: number): void {
-    let done = Atomics.load(this.control, CTL_DONE);
-    if (((done - index) | 0) >= 0) return;
-    if (!this.shared) {
-      // A private control block has one executor, which ran every earlier item itself.
-      throw new KeelError(ErrorCode.INTERNAL, 'cpu executor: barrier not reached on a private queue');
-    }
-    for (let spin = 0; spin < SPIN_LIMIT; spin++) {
-      done = Atomics.load(this.control, CTL_DONE);
-      if (((done - index) | 0) >= 0) return;
-    }
-    for (;;) {
-      Atomics.add(this.control, CTL_SLEEPERS, 1);
-      done = Atomics.load(this.control, CTL_DONE);
-      if (((done - index) | 0) < 0) Atomics.wait(this.control, CTL_DONE, done, 50);
-      Atomics.sub(this.control, CTL_SLEEPERS, 1);
-      done = Atomics.load(this.control, CTL_DONE);
-      if (((done - index) | 0) >= 0) return;
+  #waitDone(index: number): void {
+    const control = this.#control;
+    for (let spin = 0; ((Atomics.load(control, CTL_DONE) - index) | 0) < 0; spin++) {
+      if (!this.#shared) {
+        // A private control block has one executor, which ran every earlier item itself.
+        throw new KeelError(ErrorCode.INTERNAL, 'cpu executor: barrier not reached on a private queue');
+      }
+      if (spin >= SPIN_LIMIT) {
+        Atomics.add(control, CTL_SLEEPERS, 1);
+        const done = Atomics.load(control, CTL_DONE);
+        if (((done - index) | 0) < 0) Atomics.wait(control, CTL_DONE, done, 50);
+        Atomics.sub(control, CTL_SLEEPERS, 1);
+      }
     }
   }
 
@@ -313,30 +320,24 @@ export class Executor {
    * a time and runs those it gets; the first claim beyond the command's range is kept for a later
    * command or operation. Returns an async kernel's promise to suspend on (its item unfinished).
    */
-  private runPlan(
-    plan: PlanRuntime,
-    table: Float64Array,
-    scratch: Int32Array | undefined,
-  ): Suspension | undefined {
+  #runPlan(plan: PlanRuntime, table: Float64Array, scratch: Int32Array | undefined): Suspension | undefined {
     const a = plan.arrays;
     const commands = a.commands;
-    for (; this.commandIndex < a.commandCount; this.commandIndex++) {
-      const c = this.commandIndex;
+    for (; this.#commandIndex < a.commandCount; this.#commandIndex++) {
+      const c = this.#commandIndex;
       const base = c * CMD_STRIDE;
       const op = commands[base + Field.OP]!;
-      if (!this.inCommand) {
+      if (!this.#inCommand) {
         let count = 0;
         switch (op) {
           case Opcode.BARRIER:
-            this.waitDone(this.cursor);
+            this.#waitDone(this.#cursor);
             continue;
           case Opcode.FILL:
-            this.resolve(a, table, commands[base + Field.REF]!);
-            count = Math.ceil(this.rLength / TRANSFER_CHUNK);
-            break;
           case Opcode.COPY:
-            this.resolve(a, table, commands[base + Field.TARGET]!);
-            count = Math.ceil(this.rLength / TRANSFER_CHUNK);
+            // One item per chunk of the target.
+            this.#resolve(a, table, commands[base + (op === Opcode.FILL ? Field.REF : Field.TARGET)]!);
+            count = Math.ceil(this.#rLength / TRANSFER_CHUNK);
             break;
           case Opcode.UPDATE:
             count = commands[base + Field.DATA_LENGTH]! > 0 ? 1 : 0;
@@ -345,76 +346,84 @@ export class Executor {
             count = commands[base + Field.X]! * commands[base + Field.Y]! * commands[base + Field.Z]!;
             break;
           case Opcode.DISPATCH_INDIRECT:
-            this.waitDone(this.cursor);
-            count = this.indirectCount(plan, table, base, scratch);
+            this.#waitDone(this.#cursor);
+            count = this.#indirectCount(plan, table, base, scratch);
             break;
           default:
             continue;
         }
         if (count === 0) continue;
-        this.commandStart = this.cursor;
-        this.commandEnd = (this.cursor + count) | 0;
-        this.inCommand = true;
+        this.#commandStart = this.#cursor;
+        this.#commandEnd = (this.#cursor + count) | 0;
+        this.#inCommand = true;
       }
-      const start = this.commandStart;
-      const end = this.commandEnd;
+      const start = this.#commandStart;
+      const end = this.#commandEnd;
+      const dispatch = op === Opcode.DISPATCH || op === Opcode.DISPATCH_INDIRECT;
       for (;;) {
-        if (!this.holding) {
-          this.held = Atomics.add(this.control, CTL_CLAIM, 1);
-          this.holding = true;
-        }
-        if (((this.held - end) | 0) >= 0) break;
-        const item = (this.held - start) | 0;
-        this.holding = false;
-        if (!this.failed) this.refreshFailed();
-        if (!this.failed) {
+        const held = this.#claim();
+        if (((held - end) | 0) >= 0) break;
+        const item = (held - start) | 0;
+        this.#holding = false;
+        this.#refreshFailed();
+        if (!this.#failed) {
           try {
-            const ring = this.profile;
-            const timed = ring !== undefined && (op === Opcode.DISPATCH || op === Opcode.DISPATCH_INDIRECT);
-            if (timed && this.profileCommand !== start) {
-              this.profileAt = openProfileEntry(ring, this.context.workerIndex, this.seq, this.planIndex, c);
-              this.profileCommand = start;
+            const ring = this.#profile;
+            const timed = !!ring && dispatch;
+            if (timed && this.#profileCommand !== start) {
+              this.#profileAt = openProfileEntry(
+                ring,
+                this.#context.workerIndex,
+                this.#seq,
+                this.#planIndex,
+                c,
+              );
+              this.#profileCommand = start;
             }
-            const pending = this.runItem(plan, table, c, base, op, item);
-            if (timed) ring.data[this.profileAt + 5] = profileNow();
-            if (pending !== undefined) return pending; // finished in resume()
+            const pending = this.#runItem(plan, table, c, base, op, item);
+            if (timed) ring.data[this.#profileAt + 5] = profileNow();
+            if (pending) return pending; // finished in #resume()
           } catch (error) {
-            this.fail(
-              op === Opcode.DISPATCH || op === Opcode.DISPATCH_INDIRECT ? this.kernelError(error) : error,
-            );
+            this.#fail(dispatch ? this.#kernelError(error) : error);
           }
         }
-        this.finishItem();
+        this.#finishItem();
       }
-      this.cursor = end;
-      this.inCommand = false;
+      this.#cursor = end;
+      this.#inCommand = false;
     }
     return undefined;
   }
 
   /** Resolves reference `ref` of plan `a` through `table` into rMemory / rOffset / rLength. */
-  private resolve(a: PlanArrays, table: Float64Array, ref: number): void {
+  #resolve(a: PlanArrays, table: Float64Array, ref: number): void {
     const refs = a.refs;
     const source = refs[ref * REF_STRIDE]!;
     const entry = source >= 0 ? source : a.slotCount + (-source - 1);
     const slab = table[entry * RESOLVED_STRIDE]!;
     const refOffset = refs[ref * REF_STRIDE + 1]!;
     const refLength = refs[ref * REF_STRIDE + 2]!;
-    this.rMemory = slab >= 0 ? this.host.slabs[slab] : undefined;
-    this.rOffset = table[entry * RESOLVED_STRIDE + 1]! + refOffset;
-    this.rLength = refLength >= 0 ? refLength : table[entry * RESOLVED_STRIDE + 2]! - refOffset;
+    this.#rMemory = slab >= 0 ? this.#host.slabs[slab] : undefined;
+    this.#rOffset = table[entry * RESOLVED_STRIDE + 1]! + refOffset;
+    this.#rLength = refLength >= 0 ? refLength : table[entry * RESOLVED_STRIDE + 2]! - refOffset;
   }
 
-  private memory(what: string): ArrayBufferLike {
-    const memory = this.rMemory;
-    if (memory === undefined) {
-      throw new KeelError(ErrorCode.INTERNAL, `cpu executor: ${what} names memory this thread does not have`);
+  /**
+   * Resolves `ref` (as #resolve) and returns its memory; INTERNAL when this thread does not have it.
+   * `what` names the ref in that error (a number: that dispatch binding).
+   */
+  #resolveMemory(a: PlanArrays, table: Float64Array, ref: number, what: string | number): ArrayBufferLike {
+    this.#resolve(a, table, ref);
+    const memory = this.#rMemory;
+    if (!memory) {
+      const name = typeof what === 'number' ? `dispatch binding ${what}` : what;
+      throw new KeelError(ErrorCode.INTERNAL, `cpu executor: ${name} names memory this thread does not have`);
     }
     return memory;
   }
 
   /** The workgroup count of an indirect dispatch, agreed on by every executor of the queue. */
-  private indirectCount(
+  #indirectCount(
     plan: PlanRuntime,
     table: Float64Array,
     base: number,
@@ -422,54 +431,38 @@ export class Executor {
   ): number {
     const commands = plan.arrays.commands;
     const index = commands[base + Field.INDIRECT_INDEX]! * 4;
-    if (scratch !== undefined) {
-      if (Atomics.compareExchange(scratch, index, 0, 1) !== 0) {
-        // Another executor reads the parameters; wait for what it publishes.
-        while (Atomics.load(scratch, index) !== 2) Atomics.wait(scratch, index, 1, 50);
-        this.indirectX = scratch[index + 1]!;
-        this.indirectY = scratch[index + 2]!;
-        this.indirectZ = scratch[index + 3]!;
-        return this.indirectX * this.indirectY * this.indirectZ;
-      }
-    }
-    let x = 0;
-    let y = 0;
-    let z = 0;
-    if (!this.failed) {
-      try {
-        this.resolve(plan.arrays, table, commands[base + Field.PARAMS_REF]!);
-        const memory = this.memory('indirect dispatch parameters');
-        const view = new DataView(memory, this.rOffset, 12);
-        x = view.getUint32(0, true);
-        y = view.getUint32(4, true);
-        z = view.getUint32(8, true);
-        const max = this.maxWorkgroupCount;
-        if (x > max || y > max || z > max || x * y * z > MAX_DISPATCH_ITEMS) {
-          throw new KeelError(
-            ErrorCode.OUT_OF_RANGE,
-            `indirect dispatch: workgroup count [${x}, ${y}, ${z}] exceeds the device limit (${max} per dimension, ${MAX_DISPATCH_ITEMS} in all)`,
+    const counts = this.#indirect;
+    if (scratch && Atomics.compareExchange(scratch, index, 0, 1) !== 0) {
+      // Another executor reads the parameters; wait for what it publishes.
+      while (Atomics.load(scratch, index) !== 2) Atomics.wait(scratch, index, 1, 50);
+      for (let i = 0; i < 3; i++) counts[i] = scratch[index + 1 + i]!;
+    } else {
+      counts.fill(0);
+      if (!this.#failed) {
+        try {
+          const memory = this.#resolveMemory(
+            plan.arrays,
+            table,
+            commands[base + Field.PARAMS_REF]!,
+            'indirect dispatch parameters',
           );
+          const view = new DataView(memory, this.#rOffset, 12);
+          for (let i = 0; i < 3; i++) counts[i] = view.getUint32(4 * i, true);
+          checkWorkgroupCount('indirect dispatch', counts[0]!, counts[1]!, counts[2]!);
+        } catch (error) {
+          counts.fill(0);
+          this.#fail(error);
         }
-      } catch (error) {
-        x = 0;
-        y = 0;
-        z = 0;
-        this.fail(error);
+      }
+      if (scratch) {
+        scratch.set(counts, index + 1);
+        Atomics.store(scratch, index, 2);
+        Atomics.notify(scratch, index);
       }
     }
-    if (scratch !== undefined) {
-      scratch[index + 1] = x;
-      scratch[index + 2] = y;
-      scratch[index + 3] = z;
-      Atomics.store(scratch, index, 2);
-      Atomics.notify(scratch, index);
-    }
-    this.indirectX = x;
-    this.indirectY = y;
-    this.indirectZ = z;
-    return x * y * z;
+    return counts[0]! * counts[1]! * counts[2]!;
   }
-  private runItem(
+  #runItem(
     plan: PlanRuntime,
     table: Float64Array,
     command: number,
@@ -482,10 +475,8 @@ export class Executor {
     switch (op) {
       case Opcode.DISPATCH:
       case Opcode.DISPATCH_INDIRECT: {
-        if (this.setupPlan !== plan || this.setupCommand !== command || this.setupEpoch !== this.epoch) {
-          this.setupDispatch(plan, table, command, base);
-        }
-        const ctx = this.context;
+        if (this.#setupStart !== this.#commandStart) this.#setupDispatch(plan, table, command, base);
+        const ctx = this.#context;
         const cx = ctx.workgroupCount[0];
         const cy = ctx.workgroupCount[1];
         const id = ctx.workgroupId;
@@ -493,17 +484,16 @@ export class Executor {
         const rest = (item / cx) | 0;
         id[1] = rest % cy;
         id[2] = (rest / cy) | 0;
-        const result: unknown = this.kernelFn!(ctx);
+        const result: unknown = this.#kernelFn!(ctx);
         return isThenable(result) ? result : undefined;
       }
       case Opcode.FILL: {
-        this.resolve(a, table, commands[base + Field.REF]!);
-        const memory = this.memory('fill target');
+        const memory = this.#resolveMemory(a, table, commands[base + Field.REF]!, 'fill target');
         const from = item * TRANSFER_CHUNK;
-        const length = Math.min(TRANSFER_CHUNK, this.rLength - from);
+        const length = Math.min(TRANSFER_CHUNK, this.#rLength - from);
         fillBytes(
           memory,
-          this.rOffset + from,
+          this.#rOffset + from,
           length,
           commands[base + Field.PATTERN]!,
           commands[base + Field.PATTERN_LENGTH]!,
@@ -511,96 +501,79 @@ export class Executor {
         return undefined;
       }
       case Opcode.COPY: {
-        this.resolve(a, table, commands[base + Field.SOURCE]!);
-        const source = this.memory('copy source');
-        const sourceOffset = this.rOffset;
-        this.resolve(a, table, commands[base + Field.TARGET]!);
-        const target = this.memory('copy target');
+        const source = this.#resolveMemory(a, table, commands[base + Field.SOURCE]!, 'copy source');
+        const sourceOffset = this.#rOffset;
+        const target = this.#resolveMemory(a, table, commands[base + Field.TARGET]!, 'copy target');
         const from = item * TRANSFER_CHUNK;
-        const length = Math.min(TRANSFER_CHUNK, this.rLength - from);
-        copyBytes(source, sourceOffset + from, target, this.rOffset + from, length);
+        const length = Math.min(TRANSFER_CHUNK, this.#rLength - from);
+        copyBytes(source, sourceOffset + from, target, this.#rOffset + from, length);
         return undefined;
       }
       case Opcode.UPDATE: {
-        this.resolve(a, table, commands[base + Field.REF]!);
-        const target = this.memory('update target');
+        const target = this.#resolveMemory(a, table, commands[base + Field.REF]!, 'update target');
         const start = commands[base + Field.DATA_START]!;
         const length = commands[base + Field.DATA_LENGTH]!;
-        new Uint8Array(target, this.rOffset, length).set(a.data.subarray(start, start + length));
+        new Uint8Array(target, this.#rOffset, length).set(a.data.subarray(start, start + length));
         return undefined;
       }
-      default:
-        return undefined;
     }
   }
 
   /** Wraps what a kernel threw: same code for a KeelError, INTERNAL otherwise; the message names it. */
-  private kernelError(error: unknown): KeelError {
-    const what = this.kernelName;
+  #kernelError(error: unknown): KeelError {
+    const what = this.#kernelName;
     if (KeelError.is(error)) return new KeelError(error.code, `${what}: ${error.message}`, { cause: error });
     const message = error instanceof Error ? `${error.name}: ${error.message}` : describeValue(error);
     return new KeelError(ErrorCode.INTERNAL, `${what} threw ${message}`, { cause: error });
   }
 
-  private setupDispatch(plan: PlanRuntime, table: Float64Array, command: number, base: number): void {
+  #setupDispatch(plan: PlanRuntime, table: Float64Array, command: number, base: number): void {
     const a = plan.arrays;
     const commands = a.commands;
-    this.setupPlan = plan;
-    this.setupCommand = command;
-    this.setupEpoch = this.epoch;
-    const ctx = this.context;
-    const kernel = this.host.kernel(commands[base + Field.EXECUTABLE]!, commands[base + Field.ENTRY]!);
-    if (kernel === undefined) {
-      this.setupPlan = undefined;
-      this.kernelName = 'kernel';
+    this.#setupStart = this.#commandStart;
+    const ctx = this.#context;
+    const kernel = this.#host.kernel(commands[base + Field.EXECUTABLE]!, commands[base + Field.ENTRY]!);
+    if (!kernel) {
+      this.#setupStart = 0.5;
+      this.#kernelName = 'kernel';
       throw new KeelError(
         ErrorCode.INTERNAL,
         'cpu executor: dispatch of a kernel this thread has not loaded',
       );
     }
-    this.kernelFn = kernel.fn;
-    this.kernelName = kernel.name;
+    this.#kernelFn = kernel.fn;
+    this.#kernelName = kernel.name;
     ctx.workgroupSize = kernel.workgroupSize;
-    if (commands[base + Field.OP] === Opcode.DISPATCH) {
-      ctx.workgroupCount[0] = commands[base + Field.X]!;
-      ctx.workgroupCount[1] = commands[base + Field.Y]!;
-      ctx.workgroupCount[2] = commands[base + Field.Z]!;
-    } else {
-      ctx.workgroupCount[0] = this.indirectX;
-      ctx.workgroupCount[1] = this.indirectY;
-      ctx.workgroupCount[2] = this.indirectZ;
-    }
-    let constants = plan.constantViews[command];
-    let constantsF32 = plan.constantF32Views[command];
-    if (constants === undefined || constantsF32 === undefined) {
+    const direct = commands[base + Field.OP] === Opcode.DISPATCH;
+    for (let i = 0; i < 3; i++)
+      ctx.workgroupCount[i] = direct ? commands[base + Field.X + i]! : this.#indirect[i]!;
+    let views = plan.constants[command];
+    if (!views) {
       const start = commands[base + Field.CONST_START]!;
-      const count = commands[base + Field.CONST_COUNT]!;
-      constants = count === 0 ? EMPTY_U32 : a.constants.subarray(start, start + count);
-      constantsF32 =
-        count === 0 ? EMPTY_F32 : new Float32Array(constants.buffer, constants.byteOffset, count);
-      plan.constantViews[command] = constants;
-      plan.constantF32Views[command] = constantsF32;
+      const u32 = a.constants.subarray(start, start + commands[base + Field.CONST_COUNT]!);
+      views = [u32, new Float32Array(u32.buffer, u32.byteOffset, u32.length)];
+      plan.constants[command] = views;
     }
-    ctx.constants = constants;
-    ctx.constantsF32 = constantsF32;
+    ctx.constants = views[0];
+    ctx.constantsF32 = views[1];
     const bindStart = commands[base + Field.BIND_START]!;
     const bindCount = commands[base + Field.BIND_COUNT]!;
-    const list = this.bindingList(bindCount);
+    const list = this.#bindingList(bindCount);
     for (let i = 0; i < bindCount; i++) {
-      this.resolve(a, table, a.bindingRefs[bindStart + i]!);
-      list[i]!.reset(this.memory(`dispatch binding ${i}`), this.rOffset, this.rLength);
+      const memory = this.#resolveMemory(a, table, a.bindingRefs[bindStart + i]!, i);
+      list[i]!.reset(memory, this.#rOffset, this.#rLength);
     }
     ctx.bindings = list;
   }
 
-  private bindingList(count: number): KernelBindingSlot[] {
-    let list = this.bindingLists[count];
-    if (list === undefined) {
-      while (this.bindingSlots.length < count) {
-        this.bindingSlots.push(new KernelBindingSlot(this.bindingSlots.length));
+  #bindingList(count: number): KernelBindingSlot[] {
+    let list = this.#bindingLists[count];
+    if (!list) {
+      while (this.#bindingSlots.length < count) {
+        this.#bindingSlots.push(new KernelBindingSlot(this.#bindingSlots.length));
       }
-      list = this.bindingSlots.slice(0, count);
-      this.bindingLists[count] = list;
+      list = this.#bindingSlots.slice(0, count);
+      this.#bindingLists[count] = list;
     }
     return list;
   }

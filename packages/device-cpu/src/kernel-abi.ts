@@ -66,29 +66,29 @@ export interface KernelContext {
  */
 export type Kernel = (context: KernelContext) => void | PromiseLike<void>;
 
-function misaligned(index: number, byteOffset: number, what: string, bytes: number): KeelError {
-  return new KeelError(
-    ErrorCode.INVALID_ARGUMENT,
-    `kernel binding ${index}: offset ${byteOffset} is not a multiple of ${bytes}, cannot view it as ${what}`,
-  );
-}
-
 /**
  * The device's implementation of KernelBinding: one object per binding index per worker, re-pointed
  * at each dispatch (`reset`), with views cached until the next reset.
  */
+type View = Uint8Array | Int32Array | Uint32Array | Float32Array | Float64Array | DataView;
+type ViewClass = {
+  new (buffer: ArrayBufferLike, byteOffset: number, length: number): View;
+  BYTES_PER_ELEMENT?: number;
+};
+
 export class KernelBindingSlot implements KernelBinding {
   buffer: ArrayBufferLike = new ArrayBuffer(0);
   byteOffset = 0;
   byteLength = 0;
-  private _u8: Uint8Array | undefined;
-  private _i32: Int32Array | undefined;
-  private _u32: Uint32Array | undefined;
-  private _f32: Float32Array | undefined;
-  private _f64: Float64Array | undefined;
-  private _view: DataView | undefined;
+  // TypeScript-private, not `#private`: a kernel may hand a binding on through a Proxy.
+  /** Views made since the last reset, by kind (u8, i32, u32, f32, f64, view). */
+  private readonly views: (View | undefined)[] = [];
 
-  constructor(readonly index: number) {}
+  declare readonly index: number;
+
+  constructor(index: number) {
+    this.index = index;
+  }
 
   /** Points the slot at a new range and drops cached views (unless the range is unchanged). */
   reset(buffer: ArrayBufferLike, byteOffset: number, byteLength: number): void {
@@ -96,48 +96,42 @@ export class KernelBindingSlot implements KernelBinding {
     this.buffer = buffer;
     this.byteOffset = byteOffset;
     this.byteLength = byteLength;
-    this._u8 = undefined;
-    this._i32 = undefined;
-    this._u32 = undefined;
-    this._f32 = undefined;
-    this._f64 = undefined;
-    this._view = undefined;
+    this.views.fill(undefined);
+  }
+
+  /** The cached view of kind `kind` (made on first use): whole elements of the range, aligned start. */
+  private as<V extends View>(kind: number, View: ViewClass, name: string): V {
+    let view = this.views[kind];
+    if (!view) {
+      const bytes = View.BYTES_PER_ELEMENT ?? 1;
+      if (this.byteOffset % bytes !== 0) {
+        throw new KeelError(
+          ErrorCode.INVALID_ARGUMENT,
+          `kernel binding ${this.index}: offset ${this.byteOffset} is not a multiple of ${bytes}, cannot view it as ${name}`,
+        );
+      }
+      view = new View(this.buffer, this.byteOffset, (this.byteLength / bytes) | 0);
+      this.views[kind] = view;
+    }
+    return view as V;
   }
 
   get u8(): Uint8Array {
-    if (this._u8 === undefined) this._u8 = new Uint8Array(this.buffer, this.byteOffset, this.byteLength);
-    return this._u8;
+    return this.as(0, Uint8Array, 'u8');
   }
   get i32(): Int32Array {
-    if (this._i32 === undefined) {
-      if ((this.byteOffset & 3) !== 0) throw misaligned(this.index, this.byteOffset, 'i32', 4);
-      this._i32 = new Int32Array(this.buffer, this.byteOffset, this.byteLength >>> 2);
-    }
-    return this._i32;
+    return this.as(1, Int32Array, 'i32');
   }
   get u32(): Uint32Array {
-    if (this._u32 === undefined) {
-      if ((this.byteOffset & 3) !== 0) throw misaligned(this.index, this.byteOffset, 'u32', 4);
-      this._u32 = new Uint32Array(this.buffer, this.byteOffset, this.byteLength >>> 2);
-    }
-    return this._u32;
+    return this.as(2, Uint32Array, 'u32');
   }
   get f32(): Float32Array {
-    if (this._f32 === undefined) {
-      if ((this.byteOffset & 3) !== 0) throw misaligned(this.index, this.byteOffset, 'f32', 4);
-      this._f32 = new Float32Array(this.buffer, this.byteOffset, this.byteLength >>> 2);
-    }
-    return this._f32;
+    return this.as(3, Float32Array, 'f32');
   }
   get f64(): Float64Array {
-    if (this._f64 === undefined) {
-      if ((this.byteOffset & 7) !== 0) throw misaligned(this.index, this.byteOffset, 'f64', 8);
-      this._f64 = new Float64Array(this.buffer, this.byteOffset, this.byteLength >>> 3);
-    }
-    return this._f64;
+    return this.as(4, Float64Array, 'f64');
   }
   get view(): DataView {
-    if (this._view === undefined) this._view = new DataView(this.buffer, this.byteOffset, this.byteLength);
-    return this._view;
+    return this.as(5, DataView, 'view');
   }
 }

@@ -1,15 +1,21 @@
 /**
  * One queue operation as the CPU device tracks it: the driver kit's QueueRecord (hal/driver) plus the
- * CPU's state, from the call (state 'waiting', registered on its wait fence) through 'ready' and
- * 'running' to 'done' (signal signalled or failed, buffers released). One object per operation carries
+ * CPU's state, from the call (WAITING, registered on its wait fence) through READY and RUNNING to
+ * DONE (signal signalled or failed, buffers released). One object per operation carries
  * every kind's payload, so a queue call allocates one record and one callback.
  */
-import type { KeelError } from '@keel/fence';
+import type { Fence, KeelError } from '@keel/fence';
 import { type OpKind, QueueRecord } from '@keel/hal/driver';
 import type { CpuBuffer } from './cpu-buffer';
 import type { CpuPlan } from './cpu-plan';
 
-export type OperationState = 'waiting' | 'ready' | 'running' | 'done';
+/** Where an operation is: waiting for its wait fence, ready (in the run list), running, done. */
+export enum OperationState {
+  WAITING,
+  READY,
+  RUNNING,
+  DONE,
+}
 
 /** The device side an operation reports to. */
 export interface OperationSink {
@@ -17,7 +23,7 @@ export interface OperationSink {
 }
 
 export class Operation extends QueueRecord<CpuBuffer> {
-  state: OperationState = 'waiting';
+  state = OperationState.WAITING;
   /** Buffers retained until completion (released exactly once). */
   buffers: CpuBuffer[] | undefined;
   /** Sequence number on its queue's workers (task-mode executes). */
@@ -25,18 +31,17 @@ export class Operation extends QueueRecord<CpuBuffer> {
   /** Executes: the plans of its command buffers, in order. */
   plans: CpuPlan[] | undefined;
 
-  readonly onReady: (error?: KeelError) => void;
+  /** "device 'cpu' queueFill": how messages name the operation. */
+  declare readonly name: string;
+  declare readonly onReady: (error?: KeelError) => void;
 
-  constructor(
-    kind: OpKind,
-    /** "device 'cpu' queueFill": how messages name the operation. */
-    readonly name: string,
-    queue: number,
-    sink: OperationSink,
-  ) {
+  constructor(kind: OpKind, name: string, queue: number, wait: Fence, signal: Fence, sink: OperationSink) {
     super();
     this.kind = kind;
+    this.name = name;
     this.queue = queue;
+    this.wait = wait;
+    this.signal = signal;
     this.onReady = (error?: KeelError) => sink.operationReady(this, error);
   }
 }

@@ -4,15 +4,16 @@
  * O(commands) once per command buffer (at its first submission on this device); later submissions
  * reuse the plan and only resolve the table.
  */
-import { type Buffer, type CommandBuffer, ErrorCode, type Executable, KeelError } from '@keel/hal';
+import type { Buffer, CommandBuffer, Executable } from '@keel/hal';
 import { type DispatchArgs, PlanSink, TypedArrayBuilder } from '@keel/hal/driver';
-import { CMD_STRIDE, Field, MAX_DISPATCH_ITEMS, Opcode, type PlanArrays } from './plan-format';
+import { checkWorkgroupCount } from './executor';
+import { CMD_STRIDE, Opcode, type PlanArrays } from './plan-format';
 
 /** What a plan holds besides its arrays: the objects its indices name. */
 export interface BuiltPlan {
   readonly arrays: PlanArrays;
   /** Direct buffers, in the order of their resolved-table entries. */
-  readonly directBuffers: readonly Buffer[];
+  readonly direct: readonly Buffer[];
 }
 
 /** Maps an executable to the id the device gave it (its index in the device's executable registry). */
@@ -23,146 +24,119 @@ export type PlanMemory = (byteLength: number) => ArrayBufferLike;
 
 /** Replayed commands → plan arrays (refs through the driver kit's PlanSink, one encoding). */
 class PlanBuilder extends PlanSink<Buffer> {
-  private readonly commands = new TypedArrayBuilder('Int32');
-  private readonly bindingRefs = new TypedArrayBuilder('Int32');
-  private readonly constants = new TypedArrayBuilder('Uint32');
-  private readonly data = new TypedArrayBuilder('Uint8', 256);
-  private indirectCount = 0;
-  private commandCount = 0;
+  readonly #commands = new TypedArrayBuilder('Int32');
+  readonly #bindingRefs = new TypedArrayBuilder('Int32');
+  readonly #constants = new TypedArrayBuilder('Uint32');
+  readonly #data = new TypedArrayBuilder('Uint8', 256);
+  #indirectCount = 0;
 
-  constructor(
-    private readonly executableId: ExecutableId,
-    private readonly maxWorkgroupCount: number,
-  ) {
+  readonly #executableId: ExecutableId;
+
+  constructor(executableId: ExecutableId) {
     // Direct buffers are checked by the device once the plan is built (cpu-device.ts buildPlan).
     super((buffer) => buffer);
+    this.#executableId = executableId;
   }
 
-  private command(op: number): number {
-    const c = this.commands;
+  /**
+   * Appends a command: `op`, then its fields in the layout order of plan-format.ts (unused ones 0).
+   * Fixed parameters, not a rest array: one-shot command buffers build a plan per submission.
+   */
+  #command(op: number, f1 = 0, f2 = 0, f3 = 0, f4 = 0, f5 = 0, f6 = 0, f7 = 0, f8 = 0, f9 = 0): void {
+    const c = this.#commands;
     c.reserve(CMD_STRIDE);
+    const a = c.array;
     const at = c.length;
-    c.array.fill(0, at, at + CMD_STRIDE);
-    c.array[at] = op;
+    a[at] = op;
+    a[at + 1] = f1;
+    a[at + 2] = f2;
+    a[at + 3] = f3;
+    a[at + 4] = f4;
+    a[at + 5] = f5;
+    a[at + 6] = f6;
+    a[at + 7] = f7;
+    a[at + 8] = f8;
+    a[at + 9] = f9;
     c.length = at + CMD_STRIDE;
-    this.commandCount++;
-    return at;
   }
 
   protected onFill(ref: number, pattern: number, patternLength: 1 | 2 | 4): void {
-    const at = this.command(Opcode.FILL);
-    const a = this.commands.array;
-    a[at + Field.REF] = ref;
-    a[at + Field.PATTERN] = pattern | 0;
-    a[at + Field.PATTERN_LENGTH] = patternLength;
+    this.#command(Opcode.FILL, ref, pattern | 0, patternLength);
   }
 
   protected onUpdate(source: Uint8Array, ref: number, length: number): void {
-    const start = this.data.length;
-    this.data.append(source.subarray(0, length));
-    const at = this.command(Opcode.UPDATE);
-    const a = this.commands.array;
-    a[at + Field.REF] = ref;
-    a[at + Field.DATA_START] = start;
-    a[at + Field.DATA_LENGTH] = length;
+    const start = this.#data.length;
+    this.#data.append(source.subarray(0, length));
+    this.#command(Opcode.UPDATE, ref, start, length);
   }
 
   protected onCopy(source: number, target: number): void {
-    const at = this.command(Opcode.COPY);
-    const a = this.commands.array;
-    a[at + Field.SOURCE] = source;
-    a[at + Field.TARGET] = target;
+    this.#command(Opcode.COPY, source, target);
   }
 
   protected onDispatch(d: DispatchArgs): void {
-    const { x, y, z } = d;
-    const max = this.maxWorkgroupCount;
-    if (d.params === undefined && !(x <= max && y <= max && z <= max && x * y * z <= MAX_DISPATCH_ITEMS)) {
-      throw new KeelError(
-        ErrorCode.OUT_OF_RANGE,
-        `cpu device: dispatch of [${x}, ${y}, ${z}] workgroups exceeds ${max} per dimension or ${MAX_DISPATCH_ITEMS} in all`,
-      );
-    }
-    const id = this.executableId(d.executable);
-    const constStart = this.constants.length;
-    const n = d.constants.length;
-    this.constants.append(d.constants);
+    const { x, y, z, params } = d;
+    if (params === undefined) checkWorkgroupCount('cpu device: dispatch', x, y, z);
+    const id = this.#executableId(d.executable);
+    const constStart = this.#constants.length;
+    this.#constants.append(d.constants);
     const bindings = d.bindings;
     const count = bindings.count;
-    const b = this.bindingRefs;
-    b.reserve(count);
+    const b = this.#bindingRefs;
     const bindStart = b.length;
     for (let i = 0; i < count; i++) {
-      b.array[bindStart + i] = this.refs.push(
-        bindings.buffers[i]!,
-        bindings.offsets[i]!,
-        bindings.lengths[i]!,
-        'binding',
-      );
+      b.push(this.refs.push(bindings.buffers[i]!, bindings.offsets[i]!, bindings.lengths[i]!, 'binding'));
     }
-    b.length = bindStart + count;
-    const at = this.command(d.params === undefined ? Opcode.DISPATCH : Opcode.DISPATCH_INDIRECT);
-    const a = this.commands.array;
-    a[at + Field.EXECUTABLE] = id;
-    a[at + Field.ENTRY] = d.entry;
-    a[at + Field.CONST_START] = constStart;
-    a[at + Field.CONST_COUNT] = n;
-    a[at + Field.BIND_START] = bindStart;
-    a[at + Field.BIND_COUNT] = count;
-    if (d.params === undefined) {
-      a[at + Field.X] = x;
-      a[at + Field.Y] = y;
-      a[at + Field.Z] = z;
-    } else {
-      // The params ref is made after the bindings' refs; its index goes in the command.
-      a[at + Field.PARAMS_REF] = this.refs.push(d.params, d.paramsOffset, 12, 'indirect parameters');
-      a[at + Field.INDIRECT_INDEX] = this.indirectCount++;
-    }
+    // An indirect dispatch: its params ref (made after the bindings' refs) and its scratch index.
+    const direct = params === undefined;
+    this.#command(
+      direct ? Opcode.DISPATCH : Opcode.DISPATCH_INDIRECT,
+      id,
+      d.entry,
+      direct ? x : this.refs.push(params, d.paramsOffset, 12, 'indirect parameters'),
+      direct ? y : this.#indirectCount++,
+      direct ? z : 0,
+      constStart,
+      d.constants.length,
+      bindStart,
+      count,
+    );
   }
 
   override barrier(): void {
-    this.command(Opcode.BARRIER);
+    this.#command(Opcode.BARRIER);
   }
 
   /** Lays the arrays out in one block of `memory` (8-byte aligned sections). */
   finish(memory: PlanMemory): BuiltPlan {
-    const commandBytes = this.commands.length * 4;
     const refTable = this.refs;
-    const refBytes = refTable.values.length * 8;
-    const bindBytes = this.bindingRefs.length * 4;
-    const constBytes = this.constants.length * 4;
-    const dataBytes = this.data.length;
-    const align = (n: number) => (n + 7) & ~7;
-    const oRefs = 0;
-    const oCommands = align(oRefs + refBytes);
-    const oBind = align(oCommands + commandBytes);
-    const oConst = align(oBind + bindBytes);
-    const oData = align(oConst + constBytes);
-    const total = Math.max(8, align(oData + dataBytes));
-    const buffer = memory(total);
-    const refs = new Float64Array(buffer, oRefs, refTable.values.length);
-    refs.set(refTable.values.array.subarray(0, refTable.values.length));
-    const commands = new Int32Array(buffer, oCommands, this.commands.length);
-    commands.set(this.commands.array.subarray(0, this.commands.length));
-    const bindingRefs = new Int32Array(buffer, oBind, this.bindingRefs.length);
-    bindingRefs.set(this.bindingRefs.array.subarray(0, this.bindingRefs.length));
-    const constants = new Uint32Array(buffer, oConst, this.constants.length);
-    constants.set(this.constants.array.subarray(0, this.constants.length));
-    const data = new Uint8Array(buffer, oData, dataBytes);
-    data.set(this.data.array.subarray(0, dataBytes));
+    const sections = [refTable.values, this.#commands, this.#bindingRefs, this.#constants, this.#data];
+    const offsets: number[] = [];
+    let total = 0;
+    for (const s of sections) {
+      offsets.push(total);
+      total = (total + s.length * s.array.BYTES_PER_ELEMENT + 7) & ~7;
+    }
+    const buffer = memory(Math.max(8, total));
+    const [refs, commands, bindingRefs, constants, data] = sections.map((s, i) => {
+      const View = s.array.constructor as new (b: ArrayBufferLike, o: number, n: number) => typeof s.array;
+      const view = new View(buffer, offsets[i]!, s.length);
+      view.set(s.array.subarray(0, s.length));
+      return view;
+    }) as [Float64Array, Int32Array, Int32Array, Uint32Array, Uint8Array];
     return {
       arrays: {
-        commandCount: this.commandCount,
+        commandCount: this.#commands.length / CMD_STRIDE,
         slotCount: refTable.slotCount,
         directCount: refTable.buffers.length,
-        indirectCount: this.indirectCount,
+        indirectCount: this.#indirectCount,
         commands,
         refs,
         bindingRefs,
         constants,
         data,
       },
-      directBuffers: refTable.buffers,
+      direct: refTable.buffers,
     };
   }
 }
@@ -174,10 +148,9 @@ class PlanBuilder extends PlanSink<Buffer> {
 export function buildPlan(
   commandBuffer: CommandBuffer,
   executableId: ExecutableId,
-  maxWorkgroupCount: number,
   memory: PlanMemory,
 ): BuiltPlan {
-  const builder = new PlanBuilder(executableId, maxWorkgroupCount);
+  const builder = new PlanBuilder(executableId);
   commandBuffer.replayStructure(builder);
   return builder.finish(memory);
 }

@@ -14,16 +14,15 @@
  * - `constants`: u32 constants of dispatches;
  * - `data`: payloads of update commands.
  */
-
 /** Opcodes. */
-export const Opcode = {
-  FILL: 1,
-  UPDATE: 2,
-  COPY: 3,
-  DISPATCH: 4,
-  DISPATCH_INDIRECT: 5,
-  BARRIER: 6,
-} as const;
+export enum Opcode {
+  FILL = 1,
+  UPDATE = 2,
+  COPY = 3,
+  DISPATCH = 4,
+  DISPATCH_INDIRECT = 5,
+  BARRIER = 6,
+}
 
 /** int32 fields per command. */
 export const CMD_STRIDE = 10;
@@ -41,28 +40,31 @@ export const RESOLVED_STRIDE = 3;
  * DISPATCH_INDIRECT: [op, executable, entry, paramsRef, indirectIndex, -, constStart, constCount,
  *                     bindStart, bindCount]
  * BARRIER:  [op]
+ * Opcodes lay out their own fields, so offsets repeat across them.
  */
-export const Field = {
-  OP: 0,
-  REF: 1,
-  PATTERN: 2,
-  PATTERN_LENGTH: 3,
-  DATA_START: 2,
-  DATA_LENGTH: 3,
-  SOURCE: 1,
-  TARGET: 2,
-  EXECUTABLE: 1,
-  ENTRY: 2,
-  X: 3,
-  Y: 4,
-  Z: 5,
-  PARAMS_REF: 3,
-  INDIRECT_INDEX: 4,
-  CONST_START: 6,
-  CONST_COUNT: 7,
-  BIND_START: 8,
-  BIND_COUNT: 9,
-} as const;
+// biome-ignore-start lint/suspicious/noDuplicateEnumValues: per-opcode layouts share offsets
+export enum Field {
+  OP = 0,
+  REF = 1,
+  PATTERN = 2,
+  PATTERN_LENGTH = 3,
+  DATA_START = 2,
+  DATA_LENGTH = 3,
+  SOURCE = 1,
+  TARGET = 2,
+  EXECUTABLE = 1,
+  ENTRY = 2,
+  X = 3,
+  Y = 4,
+  Z = 5,
+  PARAMS_REF = 3,
+  INDIRECT_INDEX = 4,
+  CONST_START = 6,
+  CONST_COUNT = 7,
+  BIND_START = 8,
+  BIND_COUNT = 9,
+}
+// biome-ignore-end lint/suspicious/noDuplicateEnumValues: per-opcode layouts share offsets
 
 /** The arrays of a plan; structured-cloneable (the SharedArrayBuffers are shared, not copied). */
 export interface PlanArrays {
@@ -81,7 +83,10 @@ export interface PlanArrays {
 }
 
 /** Bytes above which fills and copies are split into several work items. */
-export const TRANSFER_CHUNK = 256 * 1024;
+export const TRANSFER_CHUNK = 262_144; // 256 KiB
+
+/** Most workgroups per dimension of one dispatch (the device limit `maxWorkgroupCount`). */
+export const MAX_WORKGROUP_COUNT = 65535;
 
 /** Most work items one dispatch may have (x·y·z), so that item indices stay within 31 bits. */
 export const MAX_DISPATCH_ITEMS = 1 << 30;

@@ -11,13 +11,11 @@ import type { PlanArrays } from './plan-format';
 
 /** Data every worker of a queue starts with (`workerData`). */
 export interface WorkerInit {
-  readonly queueIndex: number;
   readonly workerIndex: number;
   /** The queue's control block (Int32Array of CTL_WORDS over it). */
   readonly control: SharedArrayBuffer;
   /** The queue's completion timeline: payload = number of completed operations. */
   readonly timeline: SharedSemaphoreHandle;
-  readonly maxWorkgroupCount: number;
 }
 
 /** A slab of device memory, addressed as `index` by resolved tables. */

@@ -5,6 +5,7 @@
  * name memory by these numbers.
  */
 import type { SlabProvider } from '@keel/allocator';
+import { newMemory } from './byte-ops';
 
 /** Told about slabs as they come and go (before the pool hands out any block of a new slab). */
 export interface SlabListener {
@@ -15,42 +16,40 @@ export interface SlabListener {
 export class SlabTable implements SlabProvider<ArrayBufferLike> {
   /** Memory by slab index; holes are reused. Read by the sync-mode executor. */
   readonly memories: (ArrayBufferLike | undefined)[] = [];
-  private readonly indices = new Map<ArrayBufferLike, number>();
-  private readonly holes: number[] = [];
-  private listener: SlabListener | undefined;
-  /** Bytes of slabs held. */
-  bytes = 0;
+  readonly #indices = new Map<ArrayBufferLike, number>();
+  readonly #holes: number[] = [];
+  #listener: SlabListener | undefined;
 
-  constructor(private readonly shared: boolean) {}
+  readonly #shared: boolean;
+
+  constructor(shared: boolean) {
+    this.#shared = shared;
+  }
 
   setListener(listener: SlabListener | undefined): void {
-    this.listener = listener;
+    this.#listener = listener;
   }
 
   createSlab(byteLength: number): ArrayBufferLike {
-    const memory: ArrayBufferLike = this.shared
-      ? new SharedArrayBuffer(byteLength)
-      : new ArrayBuffer(byteLength);
-    const index = this.holes.pop() ?? this.memories.length;
+    const memory = newMemory(byteLength, this.#shared);
+    const index = this.#holes.pop() ?? this.memories.length;
     this.memories[index] = memory;
-    this.indices.set(memory, index);
-    this.bytes += byteLength;
-    this.listener?.slabCreated(index, memory);
+    this.#indices.set(memory, index);
+    this.#listener?.slabCreated(index, memory);
     return memory;
   }
 
   destroySlab(memory: ArrayBufferLike): void {
-    const index = this.indices.get(memory);
+    const index = this.#indices.get(memory);
     if (index === undefined) return;
-    this.indices.delete(memory);
+    this.#indices.delete(memory);
     this.memories[index] = undefined;
-    this.holes.push(index);
-    this.bytes -= memory.byteLength;
-    this.listener?.slabDestroyed(index);
+    this.#holes.push(index);
+    this.#listener?.slabDestroyed(index);
   }
 
   /** The index of a slab this table created; -1 for foreign memory. */
   indexOf(memory: ArrayBufferLike): number {
-    return this.indices.get(memory) ?? -1;
+    return this.#indices.get(memory) ?? -1;
   }
 }

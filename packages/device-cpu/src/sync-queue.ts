@@ -18,44 +18,45 @@ import {
 } from './executor';
 
 /** Receives the outcome of run `token`: undefined on success, else the first error. */
-export type SyncRunDone<T> = (token: T, failure: { error: unknown } | undefined) => void;
+export type SyncRunDone<T> = (token: T, error: unknown) => void;
 
-interface WaitingRun<T> {
-  readonly plans: readonly PlanRuntime[];
-  readonly tables: readonly Float64Array[];
-  readonly token: T;
-}
+/** A run's arguments, kept while an earlier run is suspended. */
+type WaitingRun<T> = [plans: readonly PlanRuntime[], tables: readonly Float64Array[], token: T];
 
 export class SyncQueue<T> {
-  private readonly control = new Int32Array(CTL_WORDS);
-  private readonly executor: Executor;
-  private seq = 0;
-  private error: unknown;
-  private failed = false;
-  private busy = false;
-  private readonly waiting: WaitingRun<T>[] = [];
+  readonly #control = new Int32Array(CTL_WORDS);
+  readonly #executor: Executor;
+  #seq = 0;
+  /**
+   * The first error of the latest run, undefined while it succeeds (the executor reports thrown
+   * and rejected kernels as KeelErrors, and other failures as what was thrown: never undefined).
+   */
+  #error: unknown;
+  #busy = false;
+  readonly #waiting: WaitingRun<T>[] = [];
+
+  readonly #done: SyncRunDone<T>;
 
   constructor(
     slabs: readonly (ArrayBufferLike | undefined)[],
     kernel: (executable: number, entry: number) => LoadedKernel | undefined,
-    maxWorkgroupCount: number,
-    private readonly done: SyncRunDone<T>,
+    done: SyncRunDone<T>,
   ) {
+    this.#done = done;
     const host: ExecutorHost = {
       slabs,
       kernel,
       reportFailure: (_seq: number, error: unknown) => {
-        this.failed = true;
-        this.error = error;
+        this.#error = error;
       },
       reportComplete: () => {},
     };
-    this.executor = new Executor(this.control, false, host, 0, maxWorkgroupCount);
+    this.#executor = new Executor(this.#control, false, host, 0);
   }
 
   /** Starts or stops per-dispatch timing for traces (cpu-profiler.ts). */
   setProfile(ring: ProfileRing | undefined): void {
-    this.executor.setProfile(ring);
+    this.#executor.setProfile(ring);
   }
 
   /**
@@ -63,39 +64,30 @@ export class SyncQueue<T> {
    * rejected, or a command that could not run): inside this call unless a kernel is async.
    */
   run(plans: readonly PlanRuntime[], tables: readonly Float64Array[], token: T): void {
-    if (this.busy) {
-      this.waiting.push({ plans, tables, token });
+    if (this.#busy) {
+      this.#waiting.push([plans, tables, token]);
       return;
     }
-    const seq = this.seq;
-    this.seq = (seq + 1) | 0;
-    this.control[CTL_FAILED_BASE + (seq & RING_MASK)] = 0;
-    this.failed = false;
-    this.error = undefined;
-    const pending = this.executor.execute(seq, plans, tables, undefined);
-    if (pending === undefined) {
-      this.done(token, this.outcome());
+    const seq = this.#seq;
+    this.#seq = (seq + 1) | 0;
+    this.#control[CTL_FAILED_BASE + (seq & RING_MASK)] = 0;
+    this.#error = undefined;
+    const pending = this.#executor.execute(seq, plans, tables, undefined);
+    if (!pending) {
+      this.#done(token, this.#error);
       return;
     }
-    this.busy = true;
-    void this.settle(pending, token);
-  }
-
-  private outcome(): { error: unknown } | undefined {
-    if (!this.failed) return undefined;
-    const error = this.error;
-    this.error = undefined;
-    return { error };
+    this.#busy = true;
+    void this.#settle(pending, token);
   }
 
   /** Waits for each suspension of the executor, then reports and starts the next waiting run. */
-  private async settle(first: Suspension, token: T): Promise<void> {
-    await this.executor.settle(first);
-    this.busy = false;
-    this.done(token, this.outcome());
-    while (!this.busy && this.waiting.length > 0) {
-      const next = this.waiting.shift()!;
-      this.run(next.plans, next.tables, next.token);
+  async #settle(first: Suspension, token: T): Promise<void> {
+    await this.#executor.settle(first);
+    this.#busy = false;
+    this.#done(token, this.#error);
+    while (!this.#busy && this.#waiting.length > 0) {
+      this.run(...this.#waiting.shift()!);
     }
   }
 }

@@ -12,7 +12,7 @@
  * - At most RING_SIZE operations are in flight per queue; more wait in a backlog.
  * - Workers are unref'd while the queue is idle and ref'd while operations or loads are in flight, so
  *   pending work keeps the process alive and an idle device does not.
- * - A worker that exits or crashes loses the device (the run loop's `lose`), which fails all pending work
+ * - A worker that exits or crashes loses the device (the run loop's `parts.lose`), which fails all pending work
  *   with UNAVAILABLE and terminates every worker.
  */
 import { ErrorCode, KeelError, type Registration, SharedTimelineSemaphore } from '@keel/fence';
@@ -34,80 +34,97 @@ interface PendingLoad {
 }
 
 export class TaskQueue {
-  readonly workers: WorkerThread[] = [];
+  readonly #workers: WorkerThread[] = [];
   /** Workers whose thread has not exited yet. */
-  liveWorkers = 0;
-  private readonly control: Int32Array;
-  private readonly timeline: SharedTimelineSemaphore;
-  private nextSeq = 0;
-  private completedSeq = 0;
-  private readonly inflight: (Operation | undefined)[] = new Array<Operation | undefined>(RING_SIZE);
-  private readonly backlog: Operation[] = [];
-  private backlogHead = 0;
-  private readonly failures = new Map<number, KeelError>();
-  private readonly parked = new Map<number, Operation>();
-  private registration: Registration | undefined;
-  private armed = false;
-  private armGeneration = 0;
-  private busy = 0;
-  private readonly loads = new Map<number, PendingLoad>();
-  private terminating = false;
-  private termination: Promise<void> | undefined;
-  private readonly onTimeline = (error?: KeelError): void => this.timelineReached(error);
+  live = 0;
+  readonly #control: Int32Array;
+  /** @internal The queue's completion timeline (test/release.test.ts reads it). */
+  declare readonly timeline: SharedTimelineSemaphore;
+  #nextSeq = 0;
+  #completedSeq = 0;
+  readonly #inflight: (Operation | undefined)[] = new Array<Operation | undefined>(RING_SIZE);
+  readonly #backlog: Operation[] = [];
+  #backlogHead = 0;
+  /**
+   * A failed operation completes once both its completion and its 'failed' message arrived, in either
+   * order: the first to arrive waits here (by seq) for the other.
+   */
+  readonly #halves = new Map<number, Operation | KeelError>();
+  #registration: Registration | undefined;
+  #armed = false;
+  #armGeneration = 0;
+  #busy = 0;
+  readonly #loads = new Map<number, PendingLoad>();
+  #terminating = false;
+  #termination: Promise<void> | undefined;
+  /** The timeline passed the next completion (or failed): completes in order, posts the backlog, re-arms. */
+  readonly #onTimeline = (error?: KeelError): void => {
+    this.#armed = false;
+    this.#registration = undefined;
+    if (error || this.#terminating) return;
+    const reached = this.timeline.value;
+    while (this.#completedSeq < reached) {
+      const seq = this.#completedSeq++;
+      const op = this.#inflight[seq & RING_MASK]!;
+      this.#inflight[seq & RING_MASK] = undefined;
+      this.#finish(op, seq);
+      this.#releaseBusy();
+    }
+    while (this.#backlogHead < this.#backlog.length && this.#nextSeq - this.#completedSeq < RING_SIZE) {
+      const op = this.#backlog[this.#backlogHead]!;
+      this.#backlog[this.#backlogHead++] = undefined as unknown as Operation;
+      this.#post(op);
+    }
+    if (this.#backlogHead === this.#backlog.length) {
+      this.#backlog.length = 0;
+      this.#backlogHead = 0;
+    }
+    this.#arm();
+  };
 
-  constructor(
-    readonly index: number,
-    workerCount: number,
-    private readonly loop: CpuRunLoop,
-    maxWorkgroupCount: number,
-    slabs: readonly (ArrayBufferLike | undefined)[],
-  ) {
+  readonly #loop: CpuRunLoop;
+
+  declare readonly index: number;
+
+  constructor(index: number, workerCount: number, loop: CpuRunLoop) {
+    this.index = index;
+    this.#loop = loop;
     const controlMemory = new SharedArrayBuffer(CTL_WORDS * 4);
-    this.control = new Int32Array(controlMemory);
+    this.#control = new Int32Array(controlMemory);
     this.timeline = new SharedTimelineSemaphore(0, { label: `cpu queue ${index} completions` });
     for (let w = 0; w < workerCount; w++) {
-      const init: WorkerInit = {
-        queueIndex: index,
-        workerIndex: w,
-        control: controlMemory,
-        timeline: this.timeline.handle,
-        maxWorkgroupCount,
-      };
+      const init: WorkerInit = { workerIndex: w, control: controlMemory, timeline: this.timeline.handle };
       const worker = platform.spawnWorker(init, `keel-cpu q${index} w${w}`, {
-        onMessage: (message: FromWorker) => this.onMessage(message),
-        onError: (what: string) => this.workerDied(w, what),
+        onMessage: (message: FromWorker) => this.#onMessage(message),
+        onError: (what: string) => this.#workerDied(w, what),
         onExit: (code: number) => {
-          this.liveWorkers--;
-          this.workerDied(w, `exited with code ${code}`);
+          this.live--;
+          this.#workerDied(w, `exited with code ${code}`);
         },
       });
-      worker.unref();
-      this.liveWorkers++;
-      this.workers.push(worker);
-    }
-    for (let i = 0; i < slabs.length; i++) {
-      const memory = slabs[i];
-      if (memory !== undefined) this.broadcast({ t: 'slab', index: i, memory: memory as SharedArrayBuffer });
+      worker.unref?.();
+      this.live++;
+      this.#workers.push(worker);
     }
   }
 
   /** Posts `message` to every worker of the queue. */
-  broadcast(message: ToWorker): void {
-    if (this.terminating) return;
-    for (const worker of this.workers) worker.postMessage(message);
+  send(message: ToWorker): void {
+    if (this.#terminating) return;
+    for (const worker of this.#workers) worker.postMessage(message);
   }
 
-  private retainBusy(): void {
-    if (this.busy++ === 0) for (const worker of this.workers) worker.ref();
+  #retainBusy(): void {
+    if (this.#busy++ === 0) for (const worker of this.#workers) worker.ref?.();
   }
 
-  private releaseBusy(): void {
-    if (--this.busy === 0) for (const worker of this.workers) worker.unref();
+  #releaseBusy(): void {
+    if (--this.#busy === 0) for (const worker of this.#workers) worker.unref?.();
   }
 
-  private workerDied(worker: number, what: string): void {
-    if (this.terminating) return;
-    this.loop.lose(
+  #workerDied(worker: number, what: string): void {
+    if (this.#terminating) return;
+    this.#loop.parts.lose(
       new KeelError(ErrorCode.UNAVAILABLE, `cpu device: worker ${worker} of queue ${this.index} ${what}`),
     );
   }
@@ -115,71 +132,74 @@ export class TaskQueue {
   /** Imports an executable's module in every worker; rejects with the first worker's error. */
   load(executable: CpuExecutable): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      if (this.terminating) {
+      if (this.#terminating) {
         reject(new KeelError(ErrorCode.UNAVAILABLE, `cpu device: queue ${this.index} is shut down`));
         return;
       }
-      this.loads.set(executable.id, { remaining: this.workers.length, error: undefined, resolve, reject });
-      this.retainBusy();
-      const sizes: number[] = [];
-      for (const exp of executable.exports) sizes.push(...exp.workgroupSize);
-      this.broadcast({
+      this.#loads.set(executable.id, { remaining: this.#workers.length, error: undefined, resolve, reject });
+      this.#retainBusy();
+      this.send({
         t: 'load',
         id: executable.id,
         url: executable.url,
-        label: executable.label ?? `#${executable.id}`,
+        label: executable.label,
         names: executable.exports.map((e) => e.name),
-        sizes,
+        sizes: executable.exports.flatMap((e) => e.workgroupSize),
       });
     });
   }
 
-  private onMessage(message: FromWorker): void {
+  #onMessage(message: FromWorker): void {
     if (message.t === 'loaded') {
-      const load = this.loads.get(message.id);
-      if (load === undefined) return;
-      if (message.error !== undefined && load.error === undefined) {
+      const load = this.#loads.get(message.id);
+      if (!load) return;
+      if (message.error && !load.error) {
         load.error = KeelError.fromStructured(message.error);
       }
       if (--load.remaining > 0) return;
-      this.loads.delete(message.id);
-      this.releaseBusy();
-      if (load.error === undefined) load.resolve();
+      this.#loads.delete(message.id);
+      this.#releaseBusy();
+      if (!load.error) load.resolve();
       else load.reject(load.error);
       return;
     }
     // 'failed': arrives before or after the operation's completion.
-    const error = KeelError.fromStructured(message.error);
-    const op = this.parked.get(message.seq);
-    if (op === undefined) {
-      this.failures.set(message.seq, error);
+    this.#meet(message.seq, KeelError.fromStructured(message.error));
+  }
+
+  /** One half of failed operation `seq` arrived: completes it if the other half is here. */
+  #meet(seq: number, half: Operation | KeelError): void {
+    const other = this.#halves.get(seq);
+    if (!other) {
+      this.#halves.set(seq, half);
       return;
     }
-    this.parked.delete(message.seq);
-    this.loop.complete(op, error);
+    this.#halves.delete(seq);
+    if (KeelError.is(half)) this.#loop.complete(other as Operation, half);
+    else this.#loop.complete(half, other);
   }
 
   /** Starts or stops per-dispatch timing for traces in every worker (cpu-profiler.ts). */
   setProfile(ring: ProfileRing | undefined): void {
-    this.broadcast({ t: 'profile', ring });
+    this.send({ t: 'profile', ring });
   }
 
   /** Runs an execute operation whose waits are reached. */
   execute(op: Operation): void {
-    if (this.nextSeq - this.completedSeq >= RING_SIZE) {
-      this.backlog.push(op);
+    if (this.#nextSeq - this.#completedSeq >= RING_SIZE) {
+      this.#backlog.push(op);
       return;
     }
-    this.post(op);
+    this.#post(op);
   }
 
-  private post(op: Operation): void {
-    const seq = this.nextSeq;
+  #post(op: Operation): void {
+    const seq = this.#nextSeq;
     let data: Float64Array;
     try {
-      data = encodeExecute(op, seq, this.loop.parts.slabs, this.loop.parts.device);
+      data = encodeExecute(op, seq, this.#loop.parts.slabs, this.#loop.parts.device);
     } catch (error) {
-      this.loop.complete(op, error);
+      this.#loop.complete(op, error);
       return;
     }
     const plans = op.plans!;
@@ -187,74 +207,41 @@ export class TaskQueue {
     let scratch: (Int32Array | undefined)[] | undefined;
     for (let p = 0; p < plans.length; p++) {
       const plan = plans[p]!;
-      if ((plan.shippedTo & bit) === 0) {
-        this.broadcast({ t: 'plan', id: plan.id, arrays: plan.arrays });
+      if (!(plan.shippedTo & bit)) {
+        this.send({ t: 'plan', id: plan.id, arrays: plan.arrays });
         plan.shippedTo |= bit;
       }
-      if (this.workers.length > 1 && plan.arrays.indirectCount > 0) {
+      if (this.#workers.length > 1 && plan.arrays.indirectCount > 0) {
         scratch ??= new Array<Int32Array | undefined>(plans.length);
         scratch[p] = new Int32Array(new SharedArrayBuffer(16 * plan.arrays.indirectCount));
       }
     }
-    this.nextSeq = seq + 1;
+    this.#nextSeq = seq + 1;
     op.seq = seq;
-    Atomics.store(this.control, CTL_FAILED_BASE + (seq & RING_MASK), 0);
-    this.inflight[seq & RING_MASK] = op;
+    Atomics.store(this.#control, CTL_FAILED_BASE + (seq & RING_MASK), 0);
+    this.#inflight[seq & RING_MASK] = op;
     // The common case travels as a bare Float64Array (cheapest to clone); scratch needs a wrapper.
-    this.broadcast(scratch === undefined ? data : { t: 'exec', data, scratch });
-    this.retainBusy();
-    this.arm();
+    this.send(scratch ? { t: 'exec', data, scratch } : data);
+    this.#retainBusy();
+    this.#arm();
   }
 
   /** Registers for the next completion, unless registered already or nothing is in flight. */
-  private arm(): void {
-    if (this.armed || this.completedSeq >= this.nextSeq || this.terminating) return;
-    this.armed = true;
-    const generation = ++this.armGeneration;
-    const registration = this.timeline.onReached(this.completedSeq + 1, this.onTimeline);
+  #arm(): void {
+    if (this.#armed || this.#completedSeq >= this.#nextSeq || this.#terminating) return;
+    this.#armed = true;
+    const generation = ++this.#armGeneration;
+    const registration = this.timeline.onReached(this.#completedSeq + 1, this.#onTimeline);
     // The callback may have run (and re-armed) inside onReached: keep only a registration still pending.
-    if (this.armed && this.armGeneration === generation) this.registration = registration;
+    if (this.#armed && this.#armGeneration === generation) this.#registration = registration;
   }
 
-  private timelineReached(error: KeelError | undefined): void {
-    this.armed = false;
-    this.registration = undefined;
-    if (error !== undefined || this.terminating) return;
-    const reached = this.timeline.value;
-    while (this.completedSeq < reached) {
-      const seq = this.completedSeq++;
-      const op = this.inflight[seq & RING_MASK]!;
-      this.inflight[seq & RING_MASK] = undefined;
-      this.finish(op, seq);
-      this.releaseBusy();
-    }
-    while (this.backlogHead < this.backlog.length && this.nextSeq - this.completedSeq < RING_SIZE) {
-      const op = this.backlog[this.backlogHead]!;
-      this.backlog[this.backlogHead++] = undefined as unknown as Operation;
-      this.post(op);
-    }
-    if (this.backlogHead === this.backlog.length) {
-      this.backlog.length = 0;
-      this.backlogHead = 0;
-    }
-    this.arm();
-  }
-
-  private finish(op: Operation, seq: number): void {
+  #finish(op: Operation, seq: number): void {
     for (const plan of op.plans!) {
-      if (plan.oneShot) this.broadcast({ t: 'plan-free', id: plan.id });
+      if (plan.oneShot) this.send({ t: 'plan-free', id: plan.id });
     }
-    if (Atomics.load(this.control, CTL_FAILED_BASE + (seq & RING_MASK)) === 0) {
-      this.loop.complete(op);
-      return;
-    }
-    const error = this.failures.get(seq);
-    if (error === undefined) {
-      this.parked.set(seq, op); // its 'failed' message is on its way
-      return;
-    }
-    this.failures.delete(seq);
-    this.loop.complete(op, error);
+    if (Atomics.load(this.#control, CTL_FAILED_BASE + (seq & RING_MASK)) === 0) this.#loop.complete(op);
+    else this.#meet(seq, op);
   }
 
   /**
@@ -262,21 +249,20 @@ export class TaskQueue {
    * Idempotent: later calls return the first call's promise, which resolves once every thread exited.
    */
   terminate(reason: KeelError): Promise<void> {
-    this.termination ??= this.doTerminate(reason);
-    return this.termination;
+    this.#termination ??= this.#doTerminate(reason);
+    return this.#termination;
   }
 
-  private async doTerminate(reason: KeelError): Promise<void> {
-    this.terminating = true;
-    this.registration?.cancel();
-    this.registration = undefined;
-    this.armed = false;
-    for (const load of this.loads.values()) load.reject(reason);
-    this.loads.clear();
-    this.parked.clear();
-    this.failures.clear();
-    this.backlog.length = 0;
-    this.inflight.fill(undefined);
-    await Promise.all(this.workers.map((worker) => worker.terminate()));
+  async #doTerminate(reason: KeelError): Promise<void> {
+    this.#terminating = true;
+    this.#registration?.cancel();
+    this.#registration = undefined;
+    this.#armed = false;
+    for (const load of this.#loads.values()) load.reject(reason);
+    this.#loads.clear();
+    this.#halves.clear();
+    this.#backlog.length = 0;
+    this.#inflight.fill(undefined);
+    await Promise.all(this.#workers.map((worker) => worker.terminate()));
   }
 }

@@ -12,7 +12,14 @@
  */
 import { ErrorCode, KeelError, SharedTimelineSemaphore } from '@keel/fence';
 import { CTL_WORDS } from './control-block';
-import { Executor, type ExecutorHost, type LoadedKernel, PlanRuntime, type Suspension } from './executor';
+import {
+  Executor,
+  type ExecutorHost,
+  type LoadedKernel,
+  type PlanRuntime,
+  planRuntime,
+  type Suspension,
+} from './executor';
 import { withKernelImportHint } from './kernel-import-hint';
 import { connectParent } from './platform/current-worker';
 import type { ParentChannel } from './platform/platform';
@@ -48,7 +55,7 @@ const host: ExecutorHost = {
 async function load(message: LoadMessage): Promise<void> {
   try {
     let module = modules.get(message.url);
-    if (module === undefined) {
+    if (!module) {
       module = import(/* @vite-ignore */ message.url) as Promise<Record<string, unknown>>;
       modules.set(message.url, module);
     }
@@ -113,13 +120,13 @@ function execute(data: Float64Array, scratch: readonly (Int32Array | undefined)[
     const id = data[2 + 2 * i]!;
     const length = data[3 + 2 * i]!;
     const runtime = plans.get(id);
-    if (runtime === undefined) throw new Error(`cpu worker: plan ${id} was never sent`);
+    if (!runtime) throw new Error(`cpu worker: plan ${id} was never sent`);
     runtimes.push(runtime);
     tables.push(data.subarray(at, at + length));
     at += length;
   }
   const pending = executor.execute(data[0]!, runtimes, tables, scratch);
-  if (pending !== undefined) void settle(pending);
+  if (pending) void settle(pending);
 }
 
 function onMessage(message: ToWorker): void {
@@ -132,7 +139,7 @@ function onMessage(message: ToWorker): void {
       execute(message.data, message.scratch);
       return;
     case 'plan':
-      plans.set(message.id, new PlanRuntime(message.arrays));
+      plans.set(message.id, planRuntime(message.arrays));
       return;
     case 'plan-free':
       plans.delete(message.id);
@@ -160,6 +167,6 @@ connectParent((channel) => {
   const init = channel.init;
   timeline = SharedTimelineSemaphore.fromHandle(init.timeline);
   const control = new Int32Array(init.control, 0, CTL_WORDS);
-  executor = new Executor(control, true, host, init.workerIndex, init.maxWorkgroupCount);
+  executor = new Executor(control, true, host, init.workerIndex);
   channel.onMessage(onMessage);
 });

@@ -40,7 +40,7 @@ async function cycle(registry: FinalizationRegistry<string>): Promise<{ liveWork
   }
   await s.wait(2, { timeoutMs: 5000 });
   // Internal objects that must not outlive the device: each queue's completion timeline.
-  const queues = (device as unknown as { taskQueues: { timeline: object }[] }).taskQueues;
+  const queues = (device as unknown as { tasks: { timeline: object }[] }).tasks;
   queues.forEach((queue, i) => {
     registry.register(queue.timeline, `timeline ${i}`);
   });

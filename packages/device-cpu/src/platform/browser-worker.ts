@@ -18,7 +18,7 @@ let handler: ((message: ToWorker) => void) | undefined;
 let starter: ((channel: ParentChannel) => void) | undefined;
 
 function startIfReady(): void {
-  if (init === undefined || starter === undefined) return;
+  if (!init || !starter) return;
   const start = starter;
   starter = undefined;
   start({
@@ -32,10 +32,10 @@ function startIfReady(): void {
 }
 
 scope.addEventListener('message', (event: MessageEvent) => {
-  if (init === undefined) {
+  if (!init) {
     init = event.data as WorkerInit;
     startIfReady();
-  } else if (handler !== undefined) handler(event.data as ToWorker);
+  } else if (handler) handler(event.data as ToWorker);
   else early.push(event.data as ToWorker);
 });
 

@@ -16,17 +16,14 @@
 import type { WorkerInit } from '../protocol';
 import type { MainPlatform, WorkerEvents, WorkerThread } from './platform';
 
-/** The headers a page needs for task mode, as named in the error. */
-const ISOLATION_HEADERS =
-  '`Cross-Origin-Opener-Policy: same-origin` and `Cross-Origin-Embedder-Policy: require-corp`';
-
 function taskModeUnavailable(): string | undefined {
   if (typeof Worker !== 'function') return 'this environment has no Web Workers';
   const isolated = (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated;
   if (typeof SharedArrayBuffer !== 'function' || isolated === false) {
     return (
       'task mode needs SharedArrayBuffer, which a browser gives only to a cross-origin isolated page ' +
-      `(crossOriginIsolated is ${String(isolated)}): serve the page with the headers ${ISOLATION_HEADERS}, ` +
+      `(crossOriginIsolated is ${String(isolated)}): serve the page with the headers ` +
+      '`Cross-Origin-Opener-Policy: same-origin` and `Cross-Origin-Embedder-Policy: require-corp`, ' +
       "or use mode 'sync'"
     );
   }
@@ -52,8 +49,6 @@ function spawnWorker(init: WorkerInit, name: string, events: WorkerEvents): Work
   worker.postMessage(init);
   return {
     postMessage: (message) => worker.postMessage(message),
-    ref: () => {},
-    unref: () => {},
     terminate: () => {
       if (alive) {
         alive = false;
@@ -67,7 +62,7 @@ function spawnWorker(init: WorkerInit, name: string, events: WorkerEvents): Work
 
 export const platform = {
   availableParallelism,
-  defaultMode: () => (taskModeUnavailable() === undefined ? 'task' : 'sync'),
+  defaultMode: () => (taskModeUnavailable() ? 'sync' : 'task'),
   taskModeUnavailable,
   spawnWorker,
 } satisfies MainPlatform;

@@ -23,9 +23,9 @@ export interface WorkerEvents {
 /** One worker thread of a task-mode queue, as the queue drives it. */
 export interface WorkerThread {
   postMessage(message: ToWorker): void;
-  /** Keeps the host alive while the thread has work (Node); a no-op where threads hold nothing alive. */
-  ref(): void;
-  unref(): void;
+  /** Keeps the host alive while the thread has work (Node); absent where threads hold nothing alive. */
+  ref?(): void;
+  unref?(): void;
   /** Ends the thread; resolves once it is gone. */
   terminate(): Promise<void>;
 }
