@@ -19,7 +19,16 @@ import {
   WGSL_GEMM_TILING_SMALL_GPU,
   WGSL_GEMM_TILING_SWIFTSHADER,
 } from '../src/webgpu/gemm-tiling';
-import { GEMM_KINDS, gemmCase, maxRelativeError, randomArray, randomLabels, TRANSPOSES } from './helpers';
+import {
+  GEMM_KINDS,
+  gemmBindings,
+  gemmCase,
+  gemmUpdates,
+  maxRelativeError,
+  randomArray,
+  randomLabels,
+  TRANSPOSES,
+} from './helpers';
 import { acquireGpu, countOf, type Gpu, readF32, run, storage } from './webgpu-harness';
 
 const acquired = await acquireGpu();
@@ -49,9 +58,9 @@ describe.skipIf(gpu === undefined)(
           for (const [transA, transB] of TRANSPOSES) {
             for (const explicit of [undefined, [1, 1, 1] as const]) {
               const relu = kind === 'linear' && (m & 1) === 1;
-              const beta = kind === 'matmul' && (n & 1) === 1 ? 1 : 0;
-              const alpha = kind === 'matmul' ? -0.05 : 1;
-              const { a, b, c0, extra, want } = gemmCase(prng, kind, {
+              const beta = gemmUpdates(kind) && (n & 1) === 1 ? 1 : 0;
+              const alpha = gemmUpdates(kind) ? -0.05 : 1;
+              const { a, b, c0, extra, want, wantD } = gemmCase(prng, kind, {
                 m,
                 n,
                 k,
@@ -62,12 +71,8 @@ describe.skipIf(gpu === undefined)(
                 beta,
               });
               const out = storage(g, c0);
-              const bindings = [
-                storage(g, a),
-                storage(g, b),
-                ...(kind === 'matmul' ? [] : [storage(g, extra)]),
-                out,
-              ];
+              const d = storage(g, extra);
+              const bindings = gemmBindings(kind, storage(g, a), storage(g, b), out, d);
               run(g, [
                 {
                   kernel: kind,
@@ -77,11 +82,13 @@ describe.skipIf(gpu === undefined)(
                 },
               ]);
               const got = await readF32(g, out, m * n);
-              for (const buffer of bindings) buffer.destroy();
+              const gotD = await readF32(g, d, wantD.length);
+              for (const buffer of new Set([...bindings, d])) buffer.destroy();
               expect(
                 maxRelativeError(got, Float32Array.from(want)),
                 `${m}x${n}x${k} ${transA} ${transB}`,
               ).toBeLessThan(1e-5);
+              expect(maxRelativeError(gotD, wantD), `D ${m}x${n}x${k} ${transA} ${transB}`).toBeLessThan(1e-5);
             }
           }
         }
@@ -134,9 +141,9 @@ describe.skipIf(gpu === undefined)(
             for (const [transA, transB] of TRANSPOSES) {
               for (const count of [countOf(kind, [n, m], tiling), [1, 1, 1] as const, [3, 2, 2] as const]) {
                 const relu = kind === 'linear';
-                const beta = kind === 'matmul' ? 0.5 : 0;
-                const alpha = kind === 'matmul' ? -0.05 : 1;
-                const { a, b, c0, extra, want } = gemmCase(prng, kind, {
+                const beta = gemmUpdates(kind) ? 0.5 : 0;
+                const alpha = gemmUpdates(kind) ? -0.05 : 1;
+                const { a, b, c0, extra, want, wantD } = gemmCase(prng, kind, {
                   m,
                   n,
                   k,
@@ -147,12 +154,8 @@ describe.skipIf(gpu === undefined)(
                   beta,
                 });
                 const out = storage(g, c0);
-                const bindings = [
-                  storage(g, a),
-                  storage(g, b),
-                  ...(kind === 'matmul' ? [] : [storage(g, extra)]),
-                  out,
-                ];
+                const d = storage(g, extra);
+                const bindings = gemmBindings(kind, storage(g, a), storage(g, b), out, d);
                 run(g, [
                   {
                     kernel: kind,
@@ -162,12 +165,17 @@ describe.skipIf(gpu === undefined)(
                   },
                 ]);
                 const got = await readF32(g, out, m * n);
-                for (const buffer of bindings) buffer.destroy();
+                const gotD = await readF32(g, d, wantD.length);
+                for (const buffer of new Set([...bindings, d])) buffer.destroy();
                 // fp32 rounding of a K-term sum grows like √K and depends on the order of the adds
                 // (split-K adds partial sums): 1e-5 up to K = 100, then scaled by √(K/100).
                 expect(
                   maxRelativeError(got, Float32Array.from(want)),
                   `${kind} ${m}x${n}x${k} ${transA} ${transB} [${count.join(', ')}]`,
+                ).toBeLessThan(1e-5 * Math.max(1, Math.sqrt(k / 100)));
+                expect(
+                  maxRelativeError(gotD, wantD),
+                  `D ${kind} ${m}x${n}x${k} ${transA} ${transB} [${count.join(', ')}]`,
                 ).toBeLessThan(1e-5 * Math.max(1, Math.sqrt(k / 100)));
               }
             }

@@ -1,5 +1,6 @@
 /**
- * The matmul-family kernels of the CPU device (`matmul`, `linear`, `matmul_relu_grad`; semantics,
+ * The matmul-family kernels of the CPU device (`matmul`, `linear`, `matmul_relu_grad`,
+ * `matmul_bias_grad`: matmul plus D's column sums in JS; semantics,
  * bindings and constants in ../kernel-interface.ts) over the WebAssembly GEMM of wat.ts.
  *
  * Work split: workgroup (x, y) of a dispatch computes the tile of C made of the x-th of `count[0]`
@@ -35,6 +36,7 @@ export interface MatmulKernels {
   readonly matmul: MlpCpuKernel;
   readonly linear: MlpCpuKernel;
   readonly matmul_relu_grad: MlpCpuKernel;
+  readonly matmul_bias_grad: MlpCpuKernel;
 }
 
 export interface MatmulKernelOptions {
@@ -103,6 +105,31 @@ function storeBlock(
   for (let r = 0; r < rows; r++) {
     const s = srcStart + r * cols;
     dst.set(src.subarray(s, s + cols), dstStart + r * dstStride);
+  }
+}
+
+/**
+ * matmul_bias_grad's D (binding 3): `D[c] = alpha · Σ_k op(B)[k, c] + beta · D[c]` (sums in f64) for
+ * workgroup (x, y)'s columns: the y-th of `count[1]` equal parts of the x-th column block (the block
+ * matmul's C tile uses), so every column is summed once however the rows of C are split.
+ */
+function biasColumns(ctx: WasmMemoryContext): void {
+  const k32 = ctx.constants;
+  const n = k32[1]!;
+  const k = k32[2]!;
+  const transB = (k32[3]! & MatmulFlags.TRANS_B) !== 0;
+  const alpha = ctx.constantsF32[4]!;
+  const beta = ctx.constantsF32[5]!;
+  const b = need(ctx.bindings[1], 4 * k * n, 'B').f32;
+  const d = need(ctx.bindings[3], 4 * n, 'D').f32;
+  if (ctx.workgroupId[2] !== 0) return;
+  const [x0, x1] = shareOf(n, ctx.workgroupCount[0], ctx.workgroupId[0], GEMM_NR);
+  const [s0, s1] = shareOf(x1 - x0, ctx.workgroupCount[1], ctx.workgroupId[1]);
+  for (let c = x0 + s0; c < x0 + s1; c++) {
+    let sum = 0;
+    if (transB) for (let i = 0, o = c * k; i < k; i++) sum += b[o + i]!;
+    else for (let i = 0, o = c; i < k; i++, o += n) sum += b[o]!;
+    d[c] = Math.fround(alpha * sum) + (beta === 0 ? 0 : beta * d[c]!);
   }
 }
 
@@ -241,5 +268,10 @@ export function createMatmulKernels(
     matmul: (ctx) => run(ctx, Kind.MATMUL),
     linear: (ctx) => run(ctx, Kind.LINEAR),
     matmul_relu_grad: (ctx) => run(ctx, Kind.RELU_GRAD),
+    matmul_bias_grad: (ctx) => {
+      need(ctx.bindings[3], 4 * (ctx.constants[1] ?? 0), 'D');
+      run(ctx, Kind.MATMUL);
+      biasColumns(ctx);
+    },
   };
 }

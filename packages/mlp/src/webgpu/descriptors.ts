@@ -34,6 +34,16 @@ export function mlpWebgpuExports(t: GemmTiling = WGSL_GEMM_TILING): readonly Exp
     1,
   ];
   const gemm = { size: [gemmWorkgroupSize(t), 1, 1] as WorkgroupSize, count: matmulCount };
+  // matmul_bias_grad: workgroup-memory tilings compute one more row of tiles' worth (the ones row).
+  const extraRow = usesWorkgroupMemory(t) ? 1 : 0;
+  const biasGrad = {
+    size: gemm.size,
+    count: (workload: readonly number[]): WorkgroupCount => [
+      ceilDiv(gemmTiles(t, (workload[1] ?? 1) + extraRow, workload[0] ?? 1), 1),
+      1,
+      1,
+    ],
+  };
   // Reductions: parallel (workgroup memory) with the GPU tilings, serial with the CPU adapters' ones.
   const reductions = reductionShapes(usesWorkgroupMemory(t));
   const reduction = (r: ReductionShape) => ({ size: r.size as WorkgroupSize, count: linear(r.per) });
@@ -52,6 +62,8 @@ export function mlpWebgpuExports(t: GemmTiling = WGSL_GEMM_TILING): readonly Exp
     colsum: reduction(reductions.colsum),
     sgd: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
     bias_grad_sgd: reduction(reductions.bias_grad_sgd),
+    matmul_bias_grad: biasGrad,
+    softmax_ce_loss: { size: [WGSL_WORKGROUP, 1, 1], count: () => [1, 1, 1] },
   };
   return Object.freeze(
     MLP_KERNEL_NAMES.map((name) => ({

@@ -17,7 +17,8 @@
  *
  * Split-K (`ks` > 1): the workgroup is `ks` groups of `(bm/tm)·(bn/tn)` invocations; a step stages
  * `ks·bk` of K (copied by all invocations) and group g multiplies rows g·bk .. of the slabs; after the
- * K loop groups 1.. write their accumulators into the op(A) slabs, group 0 adds them and stores
+ * K loop groups 1.. write their accumulators into the slabs (whole `bm × bn` blocks in the op(A) slabs,
+ * then in the op(B) slabs: `splitKBlocks`), group 0 adds them and stores
  * through the epilogue (two barriers, no atomics, no scratch buffer). A per-shape tiling branches on
  * the uniform N between its narrow and wide tile loops (same workgroup size; the workgroup memory is
  * declared for the larger of the two).
@@ -32,6 +33,7 @@ import {
   isPerShapeTiling,
   type PerShapeGemmTiling,
   type SharedGemmTiling,
+  splitKBlocks,
 } from './gemm-tiling';
 
 const range = (n: number, from = 0): number[] =>
@@ -112,7 +114,7 @@ function slabCopy(
  * The tile loop of workgroup-memory tiling `t` (a WGSL block; see the file comment), for an entry
  * whose store function is `store_<name>`. Expects the prelude of `sharedMatmulEntry` in scope.
  */
-function sharedTileLoop(t: SharedGemmTiling, name: string): string {
+function sharedTileLoop(t: SharedGemmTiling, name: string, onesRow: boolean): string {
   const ks = t.ks ?? 1;
   const bkT = t.bk * ks; // K staged per step, over all groups
   const tx = t.bn / t.tn;
@@ -129,7 +131,7 @@ function sharedTileLoop(t: SharedGemmTiling, name: string): string {
       dst: `kA${i.slice(2)} * ${t.bm}u + oA${i.slice(2)}`,
     }),
     (r, k) =>
-      `select(0.0, in0[min(m0 + ${r}, mLast) * sAr + min(${k}, kLast) * sAk], m0 + ${r} < p.m && ${k} < p.k)`,
+      `select(${onesRow ? `select(0.0, 1.0, m0 + ${r} == p.m && ${k} < p.k)` : '0.0'}, in0[min(m0 + ${r}, mLast) * sAr + min(${k}, kLast) * sAk], m0 + ${r} < p.m && ${k} < p.k)`,
   );
   const copyB = slabCopy(
     'B',
@@ -159,28 +161,36 @@ function sharedTileLoop(t: SharedGemmTiling, name: string): string {
   const stores = range(t.tm).flatMap((i) =>
     range(t.tn).map((j) => `store_${name}(p, m0 + rowA + ${i}u, n0 + colB + ${j}u, c${i}_${j});`),
   );
-  // Split-K: groups 1.. park their partial sums in the op(A) slabs (free after the K loop's last
-  // barrier), group 0 adds them and stores; the second barrier keeps the next tile's slabs off them.
-  const partial = (h: string, i: number, j: number): string => {
+  // Split-K: groups 1.. park their partial sums in the slabs (free after the K loop's last barrier):
+  // blocks of bm·bn values, whole blocks in the op(A) slabs first, then in the op(B) slabs; group 0 adds
+  // them and stores; the second barrier keeps the next tile's slabs off them.
+  const { inA } = splitKBlocks(t);
+  const partial = (slab: 'gemmA' | 'gemmB', h: string, i: number, j: number): string => {
     const e = `${h} * ${t.bm * t.bn}u + (rowA + ${i}u) * ${t.bn}u + colB + ${j}u`;
-    return `gemmA[(${e}) / 4u][(${e}) % 4u]`;
+    return `${slab}[(${e}) / 4u][(${e}) % 4u]`;
   };
+  const park = (slab: 'gemmA' | 'gemmB', h: string): string[] =>
+    range(t.tm).flatMap((i) => range(t.tn).map((j) => `  ${partial(slab, h, i, j)} = c${i}_${j};`));
+  // Block h (group h + 1's partial sums): in gemmA while h < inA, else block h - inA of gemmB.
+  const place = (h: number): ['gemmA' | 'gemmB', string] => (h < inA ? ['gemmA', `${h}u`] : ['gemmB', `${h - inA}u`]);
   const epilogue =
     ks === 1
       ? stores
       : [
-          `if (g > 0u) {`,
-          ...range(t.tm).flatMap((i) =>
-            range(t.tn).map((j) => `  ${partial('(g - 1u)', i, j)} = c${i}_${j};`),
-          ),
+          ks - 1 <= inA
+            ? `if (g > 0u) {`
+            : `if (g > 0u && g - 1u < ${inA}u) {`,
+          ...park('gemmA', '(g - 1u)'),
+          ...(ks - 1 <= inA ? [] : [`} else if (g > 0u) {`, ...park('gemmB', `(g - ${inA + 1}u)`)]),
           `}`,
           `workgroupBarrier();`,
           `if (g == 0u) {`,
-          ...range(ks, 1).flatMap((h) =>
-            range(t.tm).flatMap((i) =>
-              range(t.tn).map((j) => `  c${i}_${j} += ${partial(`${h - 1}u`, i, j)};`),
-            ),
-          ),
+          ...range(ks, 1).flatMap((h) => {
+            const [slab, block] = place(h - 1);
+            return range(t.tm).flatMap((i) =>
+              range(t.tn).map((j) => `  c${i}_${j} += ${partial(slab, block, i, j)};`),
+            );
+          }),
           ...stores.map((line) => `  ${line}`),
           `}`,
           `workgroupBarrier();`,
@@ -191,7 +201,7 @@ function sharedTileLoop(t: SharedGemmTiling, name: string): string {
     let lg = li % ${base}u;
     let rowA = (lg / ${tx}u) * ${t.tm}u;
     let colB = (lg % ${tx}u) * ${t.tn}u;
-    let tilesM = (p.m + ${t.bm - 1}u) / ${t.bm}u;
+    let tilesM = (p.m + ${onesRow ? t.bm : t.bm - 1}u) / ${t.bm}u;${onesRow ? ' // rows of C and the ones row' : ''}
     let tilesN = (p.n + ${t.bn - 1}u) / ${t.bn}u;
     // Each invocation's elements of the slab copies (fixed for the whole dispatch).
     ${[...copyA.setup, ...copyB.setup].join(ind(4))}
@@ -244,12 +254,18 @@ var<workgroup> gemmB: array<vec4<f32>, ${b}>; // two op(B) slabs, [k][n] each
 /**
  * A matmul-family entry point with workgroup-memory tiling `t` (see the file comment; a per-shape
  * tiling branches on the uniform N to its narrow or wide tile loop). `store` is the name of the
- * entry's store function (`store_<name>(p, r, c, acc)`, epilogue and bounds check).
+ * entry's store function (`store_<name>(p, r, c, acc)`, epilogue and bounds check). `onesRow`
+ * (`matmul_bias_grad`): op(A) gains a row M of ones (zero past K), so row M of the tiles holds the
+ * column sums of op(B), which the store function sends to D.
  */
-export function sharedMatmulEntry(t: SharedGemmTiling | PerShapeGemmTiling, name: string): string {
+export function sharedMatmulEntry(
+  t: SharedGemmTiling | PerShapeGemmTiling,
+  name: string,
+  onesRow = false,
+): string {
   const body = isPerShapeTiling(t)
-    ? `if (p.n <= ${t.narrow.bn}u) ${sharedTileLoop(t.narrow, name)} else ${sharedTileLoop(t.wide, name)}`
-    : sharedTileLoop(t, name);
+    ? `if (p.n <= ${t.narrow.bn}u) ${sharedTileLoop(t.narrow, name, onesRow)} else ${sharedTileLoop(t.wide, name, onesRow)}`
+    : sharedTileLoop(t, name, onesRow);
   return `@compute @workgroup_size(${gemmWorkgroupSize(t)})
 fn ${name}(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
   let p = mmParams();

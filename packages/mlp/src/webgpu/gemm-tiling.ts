@@ -99,6 +99,17 @@ export function gemmTilingName(t: GemmTiling): string {
   return `${t.wg}x${t.tm}x${t.tn}`;
 }
 
+/**
+ * How many `bm × bn` blocks of split-K partial sums the slabs of `t` hold after its K loop: whole blocks
+ * in the two op(A) slabs (`2·ks·bk·bm` values), then in the two op(B) slabs (`2·ks·bk·bn`).
+ */
+export function splitKBlocks(t: SharedGemmTiling): { readonly inA: number; readonly total: number } {
+  const ks = t.ks ?? 1;
+  const inA = Math.floor((2 * ks * t.bk * t.bm) / (t.bm * t.bn));
+  const inB = Math.floor((2 * ks * t.bk * t.bn) / (t.bm * t.bn));
+  return { inA, total: inA + inB };
+}
+
 const pow2 = (v: number): boolean => Number.isInteger(v) && v >= 1 && (v & (v - 1)) === 0;
 
 /** Checks `t` (see the file comment); returns it. */
@@ -139,8 +150,10 @@ export function checkGemmTiling(t: GemmTiling): GemmTiling {
         `2·(bm + bn)·bk·ks·4 = ${bytes} bytes of workgroup memory (two slabs per operand) exceed ${MAX_SHARED_BYTES}`,
       );
     }
-    if ((ks - 1) * t.bn > 2 * ks * t.bk) {
-      fail('the split-K partial sums, (ks - 1)·bm·bn values, must fit the op(A) slabs, 2·ks·bk·bm');
+    if (ks > 1 && splitKBlocks(t).total < ks - 1) {
+      fail(
+        'the split-K partial sums, ks - 1 blocks of bm·bn values, must fit the slabs (whole blocks in the 2·ks·bk·bm op(A) values, then in the 2·ks·bk·bn op(B) values)',
+      );
     }
     return t;
   }
