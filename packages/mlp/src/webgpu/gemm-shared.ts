@@ -29,8 +29,11 @@
  */
 import {
   gemmTilingName,
+  type GpuGemmTiling,
   gemmWorkgroupSize,
+  isPerKernelTiling,
   isPerShapeTiling,
+  type PerKernelGemmTiling,
   type PerShapeGemmTiling,
   type SharedGemmTiling,
   splitKBlocks,
@@ -238,12 +241,17 @@ function sharedTileLoop(t: SharedGemmTiling, name: string, onesRow: boolean): st
   }`;
 }
 
-/** The workgroup-memory tilings of `t` (one, or a per-shape tiling's two). */
-const parts = (t: SharedGemmTiling | PerShapeGemmTiling): SharedGemmTiling[] =>
-  isPerShapeTiling(t) ? [t.wide, t.narrow] : [t];
+/** The workgroup-memory tilings of `t` (one, a per-shape tiling's two, a per-kernel tiling's all). */
+const parts = (t: GpuGemmTiling | PerKernelGemmTiling): SharedGemmTiling[] => {
+  if (isPerKernelTiling(t)) return [t.forward, t.weightGrad, t.inputGrad].flatMap(parts);
+  return isPerShapeTiling(t) ? [t.wide, t.narrow] : [t];
+};
 
-/** The workgroup-memory declarations the shared entry points use (once per module). */
-export function sharedGemmDeclarations(t: SharedGemmTiling | PerShapeGemmTiling): string {
+/**
+ * The workgroup-memory declarations the shared entry points use (once per module, sized for the
+ * largest tiling: each entry point that uses them counts the declared size against its limit).
+ */
+export function sharedGemmDeclarations(t: GpuGemmTiling | PerKernelGemmTiling): string {
   const a = Math.max(...parts(t).map((x) => (2 * x.bk * (x.ks ?? 1) * x.bm) / 4));
   const b = Math.max(...parts(t).map((x) => (2 * x.bk * (x.ks ?? 1) * x.bn) / 4));
   return `var<workgroup> gemmA: array<vec4<f32>, ${a}>; // two op(A) slabs, [k][m] each

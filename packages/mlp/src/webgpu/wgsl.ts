@@ -30,7 +30,8 @@
  *   workgroup memory with coalesced, zero-padded loads; tm × tn outputs per invocation; vec4 reads;
  *   optionally K split over `ks` groups of the workgroup, added in workgroup memory before the
  *   epilogue). Per-shape tilings pick, per dispatch from the uniform N, a narrow tiling for C of at
- *   most `narrow.bn` columns and a wide one otherwise (same workgroup size).
+ *   most `narrow.bn` columns and a wide one otherwise (same workgroup size). Per-kernel tilings give
+ *   each GEMM entry point (forward, weight gradient, input gradient) its own tiling and workgroup size.
  * Both walk tiles grid-stride over the whole (flattened) dispatch grid; transposes are strides; the
  * epilogue (alpha, beta, bias, ReLU, ReLU-gradient mask) is fused into the stores, so the forward
  * layer is one dispatch (GEMM + bias + ReLU), the backward data GEMM applies the ReLU-gradient mask, and
@@ -40,8 +41,13 @@
 import { sharedGemmDeclarations, sharedMatmulEntry } from './gemm-shared';
 import {
   checkGemmTiling,
+  type GemmEntry,
   type GemmTiling,
+  type GpuGemmTiling,
+  gemmTilingOf,
+  isPerKernelTiling,
   isPerShapeTiling,
+  type PerKernelGemmTiling,
   isSharedTiling,
   perShapeChoice,
   type RegisterGemmTiling,
@@ -57,8 +63,12 @@ import { reductionsWgsl } from './reductions';
 export const gemmSwaps = (t: RegisterGemmTiling, m: number, n: number): boolean =>
   2 * n < t.wg * t.tn && m > n;
 
-/** Tiles of C (the kernels' unit of work, walked grid-stride over the whole dispatch) for `m × n`. */
-export function gemmTiles(t: GemmTiling, m: number, n: number): number {
+/**
+ * Tiles of C (the kernels' unit of work, walked grid-stride over the whole dispatch) for `m × n`, with
+ * the tiling GEMM entry point `entry` uses (it matters for per-kernel tilings only).
+ */
+export function gemmTiles(t: GemmTiling, m: number, n: number, entry: GemmEntry = 'matmul'): number {
+  if (isPerKernelTiling(t)) return gemmTiles(gemmTilingOf(t, entry), m, n);
   if (isPerShapeTiling(t)) return gemmTiles(perShapeChoice(t, n), m, n);
   if (isSharedTiling(t)) return Math.ceil(m / t.bm) * Math.ceil(n / t.bn);
   const [u, l] = gemmSwaps(t, m, n) ? [n, m] : [m, n];
@@ -125,7 +135,8 @@ function tileLoop(t: RegisterGemmTiling, name: string, swapped: boolean): string
  * every entry point calling it, and binding 2 differs between them. Unrolled by the generator: the
  * accumulators are separate f32 variables (no private arrays indexed in loops).
  */
-function matmulEntry(t: GemmTiling, name: string, output: string, epilogue: string): string {
+function matmulEntry(all: GemmTiling, name: GemmEntry, output: string, epilogue: string): string {
+  const t = gemmTilingOf(all, name);
   return `fn store_${name}(p: MmParams, r: u32, c: u32, acc: f32) {
   if (r < p.m && c < p.n) {
     let o = r * p.n + c;
@@ -145,7 +156,8 @@ ${isSharedTiling(t) || isPerShapeTiling(t) ? sharedMatmulEntry(t, name) : regist
  * run matmul's tile loop, then walk D's columns grid-stride, one invocation per column summing op(B)'s
  * column serially (no barriers).
  */
-function matmulBiasGradEntry(t: GemmTiling): string {
+function matmulBiasGradEntry(all: GemmTiling): string {
+  const t = gemmTilingOf(all, 'matmul_bias_grad');
   const ones = isSharedTiling(t) || isPerShapeTiling(t);
   // Row M is D only with the ones row; the register tile loops compute rows past M that are dropped.
   const store = `fn store_matmul_bias_grad(p: MmParams, r: u32, c: u32, acc: f32) {
@@ -198,7 +210,7 @@ fn ${name}(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 }
 
 function gemmWgsl(t: GemmTiling): string {
-  return `${isSharedTiling(t) || isPerShapeTiling(t) ? `\n${sharedGemmDeclarations(t)}` : ''}
+  return `${usesWorkgroupMemory(t) ? `\n${sharedGemmDeclarations(t as GpuGemmTiling | PerKernelGemmTiling)}` : ''}
 // ---------------------------------------------------------------------------------------------------
 // GEMM family: C = epilogue(alpha · op(A)·op(B) + beta · C). Constants [M, N, K, flags, alpha, beta].
 
