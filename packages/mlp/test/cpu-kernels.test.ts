@@ -192,7 +192,7 @@ describe('CPU memory-bound kernels', () => {
     }
   });
 
-  it('softmax_ce and loss_mean equal the reference', () => {
+  it('softmax_ce, loss_mean and softmax_ce_loss equal the reference', () => {
     for (const count of [1, 2, 5]) {
       const classes = 10;
       const logits = randomArray(prng, rows * classes, -5, 5);
@@ -213,7 +213,26 @@ describe('CPU memory-bound kernels', () => {
       const loss = arena.binding(4);
       dispatch(kernels.loss_mean, [count, 1, 1], [rowLoss, loss], Uint32Array.of(rows));
       expect(loss.f32[0]).toBeCloseTo(mean, 5);
+      // softmax_ce_loss: both in one kernel (workgroup 0 does all; any count).
+      const dz2 = arena.binding(rows * classes * 4);
+      const loss2 = arena.binding(4);
+      dispatch(
+        kernels.softmax_ce_loss,
+        [count, 1, 1],
+        [arena.binding(logits), arena.binding(labels), dz2, loss2],
+        Uint32Array.of(rows, classes),
+      );
+      expect(maxRelativeError(dz2.f32, wantD)).toBeLessThan(1e-6);
+      expect(loss2.f32[0]).toBeCloseTo(mean, 5);
     }
+    expect(() =>
+      dispatch(
+        kernels.softmax_ce_loss,
+        [1, 1, 1],
+        [arena.binding(4 * 10), arena.binding(Uint32Array.of(12)), arena.binding(40), arena.binding(4)],
+        Uint32Array.of(1, 10),
+      ),
+    ).toThrow(/softmax_ce_loss: label 12/);
     const bad = arena.binding(Uint32Array.of(12));
     expect(() =>
       dispatch(
