@@ -12,11 +12,11 @@ import {
   parseGemmTiling,
   type SharedGemmTiling,
   splitKBlocks,
-  WGSL_GEMM_TILING_CANDIDATES,
-  WGSL_GEMM_TILING_NVIDIA,
   WGSL_GEMM_TILING,
+  WGSL_GEMM_TILING_CANDIDATES,
   WGSL_GEMM_TILING_GPU,
   WGSL_GEMM_TILING_GPU_PER_SHAPE,
+  WGSL_GEMM_TILING_NVIDIA,
   WGSL_GEMM_TILING_SMALL_GPU,
   WGSL_GEMM_TILING_SWIFTSHADER,
   wgslGemmTilingFor,
@@ -80,14 +80,15 @@ describe('GEMM tilings', () => {
   it('split-K partial sums fill the op(A) slabs, then the op(B) ones', () => {
     // s32x32x8_4x4k4: 3 blocks of 32·32 partial sums; the op(A) slabs hold 2·4·8·32 = 2 blocks.
     expect(splitKBlocks(parseGemmTiling('s32x32x8_4x4k4') as SharedGemmTiling)).toEqual({ inA: 2, total: 4 });
-    expect(splitKBlocks(parseGemmTiling('s16x16x8_4x2k8') as SharedGemmTiling)).toEqual({ inA: 8, total: 16 });
+    expect(splitKBlocks(parseGemmTiling('s16x16x8_4x2k8') as SharedGemmTiling)).toEqual({
+      inA: 8,
+      total: 16,
+    });
   });
 
   it('matmul_bias_grad counts the ones row with workgroup memory (one more row of tiles when M fills them)', () => {
     const count = (t: Parameters<typeof mlpWebgpuExports>[0], n: number, m: number) =>
-      mlpWebgpuExports(t)
-        .find((e) => e.name === 'matmul_bias_grad')!
-        .workgroupCount!([n, m]);
+      mlpWebgpuExports(t).find((e) => e.name === 'matmul_bias_grad')!.workgroupCount!([n, m]);
     expect(count(WGSL_GEMM_TILING_NVIDIA, 512, 512)).toEqual([17 * 16, 1, 1]);
     expect(count(WGSL_GEMM_TILING_NVIDIA, 512, 784)).toEqual([25 * 16, 1, 1]); // 784 + 1 fits 25 rows
     expect(count(WGSL_GEMM_TILING_NVIDIA, 10, 512)).toEqual([33, 1, 1]); // narrow: 16-row tiles

@@ -90,7 +90,9 @@ describe.skipIf(gpu === undefined)(
                 maxRelativeError(got, Float32Array.from(want)),
                 `${m}x${n}x${k} ${transA} ${transB}`,
               ).toBeLessThan(1e-5);
-              expect(maxRelativeError(gotD, wantD), `D ${m}x${n}x${k} ${transA} ${transB}`).toBeLessThan(1e-5);
+              expect(maxRelativeError(gotD, wantD), `D ${m}x${n}x${k} ${transA} ${transB}`).toBeLessThan(
+                1e-5,
+              );
             }
           }
         }

@@ -28,8 +28,8 @@
  * constants).
  */
 import {
-  gemmTilingName,
   type GpuGemmTiling,
+  gemmTilingName,
   gemmWorkgroupSize,
   isPerKernelTiling,
   isPerShapeTiling,
@@ -175,14 +175,13 @@ function sharedTileLoop(t: SharedGemmTiling, name: string, onesRow: boolean): st
   const park = (slab: 'gemmA' | 'gemmB', h: string): string[] =>
     range(t.tm).flatMap((i) => range(t.tn).map((j) => `  ${partial(slab, h, i, j)} = c${i}_${j};`));
   // Block h (group h + 1's partial sums): in gemmA while h < inA, else block h - inA of gemmB.
-  const place = (h: number): ['gemmA' | 'gemmB', string] => (h < inA ? ['gemmA', `${h}u`] : ['gemmB', `${h - inA}u`]);
+  const place = (h: number): ['gemmA' | 'gemmB', string] =>
+    h < inA ? ['gemmA', `${h}u`] : ['gemmB', `${h - inA}u`];
   const epilogue =
     ks === 1
       ? stores
       : [
-          ks - 1 <= inA
-            ? `if (g > 0u) {`
-            : `if (g > 0u && g - 1u < ${inA}u) {`,
+          ks - 1 <= inA ? `if (g > 0u) {` : `if (g > 0u && g - 1u < ${inA}u) {`,
           ...park('gemmA', '(g - 1u)'),
           ...(ks - 1 <= inA ? [] : [`} else if (g > 0u) {`, ...park('gemmB', `(g - ${inA + 1}u)`)]),
           `}`,
