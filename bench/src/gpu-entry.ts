@@ -184,15 +184,14 @@ async function runSuite(suite: Suite, required: string): Promise<boolean> {
 async function traceTilings(tilings: readonly GemmTiling[], traced: number): Promise<Metrics> {
   const metrics: Metrics = {};
   const gpu = create(['disable-dawn-features=timestamp_quantization']);
-  const adapter = await gpu.requestAdapter();
-  if (adapter === null) {
-    process.stderr.write('[tilings] trace: no WebGPU adapter\n');
-    return metrics;
-  }
   for (const wgslTiling of tilings) {
     const name = gemmTilingName(wgslTiling);
-    const device = await createWebGpuDevice({ adapter, queueCount: TRAIN_QUEUES, label: `keel ${name}` });
+    let device: Awaited<ReturnType<typeof createWebGpuDevice>> | undefined;
     try {
+      // An adapter makes one device: a fresh one per tiling.
+      const adapter = await gpu.requestAdapter();
+      if (adapter === null) throw new Error('no WebGPU adapter');
+      device = await createWebGpuDevice({ adapter, queueCount: TRAIN_QUEUES, label: `keel ${name}` });
       const r = await trainMlp({
         device,
         steps: 10 + traced,
@@ -216,7 +215,7 @@ async function traceTilings(tilings: readonly GemmTiling[], traced: number): Pro
         `[tilings] trace ${name} failed: ${error instanceof Error ? error.message : String(error)}\n`,
       );
     } finally {
-      await device.destroy();
+      await device?.destroy();
     }
   }
   return metrics;
