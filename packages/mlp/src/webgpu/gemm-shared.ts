@@ -172,8 +172,31 @@ function sharedTileLoop(t: SharedGemmTiling, name: string, onesRow: boolean): st
     const e = `${h} * ${t.bm * t.bn}u + (rowA + ${i}u) * ${t.bn}u + colB + ${j}u`;
     return `${slab}[(${e}) / 4u][(${e}) % 4u]`;
   };
+  // With tn a multiple of 4 every 4 accumulators of a row are one aligned vec4 of the block.
+  const quad = (slab: 'gemmA' | 'gemmB', h: string, i: number, q: number): string =>
+    `${slab}[${h} * ${(t.bm * t.bn) / 4}u + (rowA + ${i}u) * ${t.bn / 4}u + colB / 4u + ${q}u]`;
+  const vec4 = t.tn % 4 === 0;
   const park = (slab: 'gemmA' | 'gemmB', h: string): string[] =>
-    range(t.tm).flatMap((i) => range(t.tn).map((j) => `  ${partial(slab, h, i, j)} = c${i}_${j};`));
+    range(t.tm).flatMap((i) =>
+      vec4
+        ? range(t.tn / 4).map(
+            (q) =>
+              `  ${quad(slab, h, i, q)} = vec4<f32>(${range(4, 0)
+                .map((j) => `c${i}_${4 * q + j}`)
+                .join(', ')});`,
+          )
+        : range(t.tn).map((j) => `  ${partial(slab, h, i, j)} = c${i}_${j};`),
+    );
+  const gather = (slab: 'gemmA' | 'gemmB', h: string): string[] =>
+    range(t.tm).flatMap((i) =>
+      vec4
+        ? range(t.tn / 4).flatMap((q) => [
+            `  { let v = ${quad(slab, h, i, q)};`,
+            ...range(4).map((j) => `    c${i}_${4 * q + j} += v[${j}];`),
+            '  }',
+          ])
+        : range(t.tn).map((j) => `  c${i}_${j} += ${partial(slab, h, i, j)};`),
+    );
   // Block h (group h + 1's partial sums): in gemmA while h < inA, else block h - inA of gemmB.
   const place = (h: number): ['gemmA' | 'gemmB', string] =>
     h < inA ? ['gemmA', `${h}u`] : ['gemmB', `${h - inA}u`];
@@ -187,12 +210,7 @@ function sharedTileLoop(t: SharedGemmTiling, name: string, onesRow: boolean): st
           `}`,
           `workgroupBarrier();`,
           `if (g == 0u) {`,
-          ...range(ks, 1).flatMap((h) => {
-            const [slab, block] = place(h - 1);
-            return range(t.tm).flatMap((i) =>
-              range(t.tn).map((j) => `  c${i}_${j} += ${partial(slab, block, i, j)};`),
-            );
-          }),
+          ...range(ks, 1).flatMap((h) => gather(...place(h - 1))),
           ...stores.map((line) => `  ${line}`),
           `}`,
           `workgroupBarrier();`,
