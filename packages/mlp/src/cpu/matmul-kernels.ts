@@ -125,13 +125,29 @@ function biasColumns(ctx: WasmMemoryContext): void {
   if (ctx.workgroupId[2] !== 0) return;
   const [x0, x1] = shareOf(n, ctx.workgroupCount[0], ctx.workgroupId[0], GEMM_NR);
   const [s0, s1] = shareOf(x1 - x0, ctx.workgroupCount[1], ctx.workgroupId[1]);
-  for (let c = x0 + s0; c < x0 + s1; c++) {
-    let sum = 0;
-    if (transB) for (let i = 0, o = c * k; i < k; i++) sum += b[o + i]!;
-    else for (let i = 0, o = c; i < k; i++, o += n) sum += b[o]!;
-    d[c] = Math.fround(alpha * sum) + (beta === 0 ? 0 : beta * d[c]!);
+  const c0 = x0 + s0;
+  const c1 = x0 + s1;
+  if (c1 <= c0) return;
+  if (columnAcc.length < c1 - c0) columnAcc = new Float64Array(c1 - c0);
+  const acc = columnAcc;
+  acc.fill(0, 0, c1 - c0);
+  if (transB) {
+    for (let c = c0; c < c1; c++) {
+      let sum = 0;
+      for (let i = 0, o = c * k; i < k; i++) sum += b[o + i]!;
+      acc[c - c0] = sum;
+    }
+  } else {
+    // Row by row (contiguous reads), the columns' sums in f64.
+    for (let i = 0, base = 0; i < k; i++, base += n) {
+      for (let c = c0; c < c1; c++) acc[c - c0] = acc[c - c0]! + b[base + c]!;
+    }
   }
+  for (let c = c0; c < c1; c++) d[c] = Math.fround(alpha * acc[c - c0]!) + (beta === 0 ? 0 : beta * d[c]!);
 }
+
+/** biasColumns' column sums (grown once, reused: no allocation per dispatch). */
+let columnAcc = new Float64Array(512);
 
 /** Creates this thread's matmul kernels over a compiled GEMM module. */
 export function createMatmulKernels(
