@@ -26,14 +26,26 @@
  * `--tilings 16x16x8,s32x32x16_4x4` also times Keel's WebGPU training step with the WGSL GEMMs generated
  * for each tiling (GemmTiling, spelled as `parseGemmTiling` reads it: `WGxTMxTN` register tilings,
  * `sBMxBNxBK_TMxTN` workgroup-memory tilings, `sBMxBNxBK_TMxTNkKS` with K split over KS groups,
- * `WIDE__NARROW` per-shape pairs such as `s64x64x16_4x4__s16x16x16_2x2k4`) and writes
- * $OUT/mlp-tilings.json, to choose the tiling for a kind of adapter.
+ * `WIDE__NARROW` per-shape pairs such as `s64x64x16_4x4__s16x16x16_2x2k4`, `FORWARD+WEIGHTGRAD+INPUTGRAD`
+ * per-kernel triples; `--tilings candidates` stands for WGSL_GEMM_TILING_CANDIDATES) and writes
+ * $OUT/mlp-tilings.json, to choose the tiling for a kind of adapter. Then, unless `--trace-tilings 0`,
+ * traces `--trace-tilings` steps (default 5, after 10 untraced) per tiling on a Dawn instance with
+ * timestamp quantization off and adds each tiling's GPU time per step (`trace_step_busy_us_<tiling>`,
+ * the median step's summed dispatch time) and per kernel (`trace_kernel_<kernel>_us_per_step_<tiling>`):
+ * the kernels' own figures, which the host time per step does not hide.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createWebGpuDevice } from '@keel/device-webgpu';
-import { type GemmTiling, gemmTilingName, parseGemmTiling, TRAIN_QUEUES, trainMlp } from '@keel/mlp';
+import {
+  type GemmTiling,
+  gemmTilingName,
+  parseGemmTiling,
+  TRAIN_QUEUES,
+  trainMlp,
+  WGSL_GEMM_TILING_CANDIDATES,
+} from '@keel/mlp';
 import { create } from 'webgpu';
 import { type Metrics, machineInfo, median, metric, type Suite, type SuiteResult } from './harness.ts';
 import { createMlpSuite } from './mlp/suite.ts';
@@ -50,6 +62,7 @@ const { values } = parseArgs({
     'torch-steps': { type: 'string', default: '50' },
     'torch-rounds': { type: 'string', default: '3' },
     'trace-steps': { type: 'string', default: '5' },
+    'trace-tilings': { type: 'string', default: '5' },
   },
 });
 const parts = new Set(values.parts.split(',').filter((p) => p !== ''));
@@ -175,10 +188,55 @@ async function runSuite(suite: Suite, required: string): Promise<boolean> {
   }
 }
 
+/**
+ * GPU time per step of each tiling: `traced` steps traced (after 10 untraced) on one Dawn instance made
+ * with timestamp quantization off, one Keel device per tiling. A tiling that fails is logged and skipped.
+ */
+async function traceTilings(tilings: readonly GemmTiling[], traced: number): Promise<Metrics> {
+  const metrics: Metrics = {};
+  const gpu = create(['disable-dawn-features=timestamp_quantization']);
+  for (const wgslTiling of tilings) {
+    const name = gemmTilingName(wgslTiling);
+    let device: Awaited<ReturnType<typeof createWebGpuDevice>> | undefined;
+    try {
+      // An adapter makes one device: a fresh one per tiling.
+      const adapter = await gpu.requestAdapter();
+      if (adapter === null) throw new Error('no WebGPU adapter');
+      device = await createWebGpuDevice({ adapter, queueCount: TRAIN_QUEUES, label: `keel ${name}` });
+      const r = await trainMlp({
+        device,
+        steps: 10 + traced,
+        warmup: 3,
+        pregeneratedBatches: 8,
+        traceSteps: traced,
+        wgslTiling,
+      });
+      if (r.trace === undefined) throw new Error('the device recorded no trace');
+      const summary = summarizeStepTrace(r.trace);
+      metrics[`trace_step_busy_us_${name}`] = metric(median([...summary.busyUs]), 'µs');
+      metrics[`trace_step_span_us_${name}`] = metric(median([...summary.spanUs]), 'µs');
+      for (const k of summary.kernels)
+        metrics[`trace_kernel_${k.name}_us_per_step_${name}`] = metric(k.usPerStep, 'µs');
+      const kernels = summary.kernels.map((k) => `${k.name} ${k.usPerStep.toFixed(1)}`).join(', ');
+      process.stderr.write(
+        `[tilings] trace ${name} (${summary.timing}): busy ${median([...summary.busyUs]).toFixed(1)} µs/step: ${kernels}\n`,
+      );
+    } catch (error) {
+      process.stderr.write(
+        `[tilings] trace ${name} failed: ${error instanceof Error ? error.message : String(error)}\n`,
+      );
+    } finally {
+      await device?.destroy();
+    }
+  }
+  return metrics;
+}
+
 /** Keel's WebGPU step (ms, median of rounds) for each tiling of `--tilings`. */
 async function sweepTilings(spec: string): Promise<boolean> {
   const tilings: GemmTiling[] = spec
     .split(',')
+    .flatMap((t) => (t === 'candidates' ? WGSL_GEMM_TILING_CANDIDATES : [t]))
     .filter((t) => t !== '')
     .map(parseGemmTiling);
   if (tilings.length === 0) return true;
@@ -206,6 +264,8 @@ async function sweepTilings(spec: string): Promise<boolean> {
     }
   }
   for (const [name, ms] of samples) metrics[name] = metric(median(ms), 'ms');
+  const traced = Number(values['trace-tilings']);
+  if (traced > 0) Object.assign(metrics, await traceTilings(tilings, traced));
   const json = `${JSON.stringify({ suite: 'mlp-tilings', machine: machineInfo(), metrics }, null, 2)}\n`;
   process.stdout.write(json);
   if (out !== undefined) writeFileSync(path.join(out, 'mlp-tilings.json'), json);

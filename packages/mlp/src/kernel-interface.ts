@@ -20,6 +20,8 @@
  * | `colsum`           | X, out                                  | rows, cols                          | [cols]   |
  * | `sgd`              | grad, param (in place)                  | count, lr                           | [count]  |
  * | `bias_grad_sgd`    | dY, bias (in place)                     | rows, cols, lr                      | [cols]   |
+ * | `matmul_bias_grad` | A, B, C, D                              | M, N, K, flags, alpha, beta         | [N, M]   |
+ * | `softmax_ce_loss`  | logits, labels (u32), dLogits, loss     | rows, classes                       | [rows]   |
  *
  * Semantics (`op(A)` is `[M × K]`: A stored `[K × M]` when flags has TRANS_A, else `[M × K]`; `op(B)` is
  * `[K × N]`: B stored `[N × K]` with TRANS_B, else `[K × N]`; C is `[M × N]`):
@@ -35,6 +37,13 @@
  * - colsum:           out[c] = Σ_r X[r, c]
  * - sgd:              param -= lr · grad
  * - bias_grad_sgd:    bias[c] -= lr · Σ_r dY[r, c]
+ * - matmul_bias_grad: C = alpha · op(A)·op(B) + beta · C and D[c] = alpha · Σ_k op(B)[k, c] + beta · D[c]
+ *                     (D is `[N]`: as if op(A) had a row of ones and C that row, stored in D). With
+ *                     A = X (TRANS_A), B = dY, alpha = -lr, beta = 1 it is the SGD update of a layer's
+ *                     weights C and bias D in one dispatch (the bias gradient folded into the GEMM).
+ * - softmax_ce_loss:  softmax_ce's dLogits, and loss[0] = Σ rowLoss / rows (softmax_ce and loss_mean in
+ *                     one dispatch; the row losses are not stored). A label ≥ classes gives a NaN loss on
+ *                     WebGPU and throws on the CPU, as softmax_ce.
  *
  * Aliasing: outputs must not overlap inputs except where "in place" says so (WebGPU forbids aliased
  * writable bindings; the CPU GEMM reads A and B while writing C).
@@ -60,6 +69,8 @@ export const MLP_KERNEL_NAMES = Object.freeze([
   'colsum',
   'sgd',
   'bias_grad_sgd',
+  'matmul_bias_grad',
+  'softmax_ce_loss',
 ] as const);
 
 export type MlpKernelName = (typeof MLP_KERNEL_NAMES)[number];
@@ -79,6 +90,8 @@ export const MLP_KERNEL_SIGNATURES: Readonly<
   colsum: { bindingCount: 2, constantCount: 2 },
   sgd: { bindingCount: 2, constantCount: 2 },
   bias_grad_sgd: { bindingCount: 2, constantCount: 3 },
+  matmul_bias_grad: { bindingCount: 4, constantCount: 6 },
+  softmax_ce_loss: { bindingCount: 4, constantCount: 2 },
 });
 
 const bitsView = new DataView(new ArrayBuffer(4));

@@ -7,15 +7,16 @@
  *
  * The step (L layers, batch B, widths d0..dL; act0 = x, actL = logits):
  * - forward: `act{i+1} = relu(act{i} · W{i} + b{i})` (`linear`, no ReLU on the last layer);
- * - `softmax_ce` → dAct{L} = ∂loss/∂logits and rowLoss; `loss_mean` → loss (4 bytes, read back);
+ * - `softmax_ce_loss` → dAct{L} = ∂loss/∂logits and the mean loss (4 bytes, read back), one dispatch;
  * - backward, layer j from L-1 down to 0: `dAct{j} = dAct{j+1} · W{j}ᵀ ⊙ [act{j} > 0]`
- *   (`matmul_relu_grad`, j > 0) BEFORE W{j} changes; `b{j} -= lr · colsum(dAct{j+1})` (`bias_grad_sgd`);
- *   `W{j} -= lr · act{j}ᵀ · dAct{j+1}` (`matmul` with TRANS_A, alpha = -lr, beta = 1: the SGD update fused
- *   into the weight-gradient GEMM, so dW is never stored).
+ *   (`matmul_relu_grad`, j > 0) BEFORE W{j} changes; then, in the next stage, `W{j} -= lr · act{j}ᵀ ·
+ *   dAct{j+1}` and `b{j} -= lr · colsum(dAct{j+1})` in one `matmul_bias_grad` (TRANS_A, alpha = -lr,
+ *   beta = 1: the SGD update fused into the weight-gradient GEMM, dW never stored, the bias gradient a
+ *   row of ones of op(A)). 3L dispatches in 2L + 1 stages.
  *
  * Equivalent to reference.ts's trainStep (every gradient uses the pre-step parameters).
  */
-import { f32Bits, type MlpKernelName, matmulConstants } from './kernel-interface';
+import { type MlpKernelName, matmulConstants } from './kernel-interface';
 import type { MlpConfig } from './model';
 
 /** A buffer of the program. */
@@ -43,7 +44,7 @@ export interface StepProgram {
   readonly stages: readonly (readonly StepDispatch[])[];
 }
 
-/** Buffer names: `x`, `labels`, `w{i}`, `b{i}`, `act{i}` (i ≥ 1), `dact{i}` (i ≥ 1), `rowloss`, `loss`. */
+/** Buffer names: `x`, `labels`, `w{i}`, `b{i}`, `act{i}` (i ≥ 1), `dact{i}` (i ≥ 1), `loss`. */
 export const weightName = (i: number): string => `w${i}`;
 export const biasName = (i: number): string => `b${i}`;
 const act = (i: number): string => (i === 0 ? 'x' : `act${i}`);
@@ -69,7 +70,6 @@ export function trainingStepProgram(config: MlpConfig): StepProgram {
     buffers.push({ name: act(i), bytes: 4 * B * d[i]!, role: 'temp' });
     buffers.push({ name: dact(i), bytes: 4 * B * d[i]!, role: 'temp' });
   }
-  buffers.push({ name: 'rowloss', bytes: 4 * B, role: 'temp' });
   buffers.push({ name: 'loss', bytes: 4, role: 'output' });
 
   const stages: StepDispatch[][] = [];
@@ -86,27 +86,21 @@ export function trainingStepProgram(config: MlpConfig): StepProgram {
   const classes = d[L]!;
   stages.push([
     {
-      kernel: 'softmax_ce',
-      bindings: [act(L), 'labels', dact(L), 'rowloss'],
+      kernel: 'softmax_ce_loss',
+      bindings: [act(L), 'labels', dact(L), 'loss'],
       constants: Uint32Array.of(B, classes),
       workload: [B],
     },
   ]);
-  const weightUpdate = (j: number): StepDispatch => ({
-    kernel: 'matmul',
-    bindings: [act(j), dact(j + 1), weightName(j)],
+  // W{j} -= lr · act{j}ᵀ · dAct{j+1} and b{j} -= lr · colsum(dAct{j+1}), one dispatch.
+  const update = (j: number): StepDispatch => ({
+    kernel: 'matmul_bias_grad',
+    bindings: [act(j), dact(j + 1), weightName(j), biasName(j)],
     constants: matmulConstants({ m: d[j]!, n: d[j + 1]!, k: B, transA: true, alpha: -lr, beta: 1 }),
     workload: [d[j + 1]!, d[j]!],
   });
   for (let j = L - 1; j >= 0; j--) {
     const stage: StepDispatch[] = [];
-    if (j === L - 1)
-      stage.push({
-        kernel: 'loss_mean',
-        bindings: ['rowloss', 'loss'],
-        constants: Uint32Array.of(B),
-        workload: [B],
-      });
     if (j > 0) {
       stage.push({
         kernel: 'matmul_relu_grad',
@@ -115,14 +109,8 @@ export function trainingStepProgram(config: MlpConfig): StepProgram {
         workload: [d[j]!, B],
       });
     }
-    stage.push({
-      kernel: 'bias_grad_sgd',
-      bindings: [dact(j + 1), biasName(j)],
-      constants: Uint32Array.of(B, d[j + 1]!, f32Bits(lr)),
-      workload: [d[j + 1]!],
-    });
-    if (j < L - 1) stage.push(weightUpdate(j + 1));
-    if (j === 0) stage.push(weightUpdate(0));
+    if (j < L - 1) stage.push(update(j + 1));
+    if (j === 0) stage.push(update(0));
     stages.push(stage);
   }
   return { buffers, stages };

@@ -14,12 +14,20 @@ import { compileGemmWasm, relaxedSimdSupported } from '../scripts/mlp-wasm';
 import { createMlpCpuKernels, type MlpCpuKernels } from '../src/cpu/create-kernels';
 import { MLP_CPU_EXPORTS } from '../src/cpu/descriptors';
 import { chooseGemm } from '../src/cpu/gemm-variant';
-import type { WasmMemoryBinding } from '../src/cpu/kernel-context';
 import { GEMM_SCRATCH_BYTES } from '../src/cpu/matmul-kernels';
 import { DEFAULT_GEMM_OPTIONS, RELAXED_GEMM_OPTIONS } from '../src/cpu/wat';
 import { matmulConstants } from '../src/kernel-interface';
 import { Prng } from '../src/prng';
-import { Arena, dispatch, GEMM_KINDS, gemmCase, maxRelativeError, TRANSPOSES } from './helpers';
+import {
+  Arena,
+  dispatch,
+  GEMM_KINDS,
+  gemmBindings,
+  gemmCase,
+  gemmUpdates,
+  maxRelativeError,
+  TRANSPOSES,
+} from './helpers';
 
 const wasRelaxed = relaxedSimdSupported();
 if (!wasRelaxed) v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
@@ -71,9 +79,9 @@ describe.each(['simd', 'relaxed-simd'] as const)('GEMM build %s on edge shapes',
       for (const [m, n, k] of EDGE_SHAPES) {
         for (const [transA, transB] of TRANSPOSES) {
           const relu = kind === 'linear';
-          const beta = kind === 'matmul' ? 1 : 0;
-          const alpha = kind === 'matmul' ? -0.05 : 1;
-          const { a, b, c0, extra, want } = gemmCase(prng, kind, {
+          const beta = gemmUpdates(kind) ? 1 : 0;
+          const alpha = gemmUpdates(kind) ? -0.05 : 1;
+          const { a, b, c0, extra, want, wantD } = gemmCase(prng, kind, {
             m,
             n,
             k,
@@ -90,16 +98,18 @@ describe.each(['simd', 'relaxed-simd'] as const)('GEMM build %s on edge shapes',
               zeroCopy,
               zeroCopy ? GEMM_SCRATCH_BYTES : 0,
             );
-            const bindings: WasmMemoryBinding[] = [arena.binding(a), arena.binding(b)];
-            if (kind !== 'matmul') bindings.push(arena.binding(extra));
             const out = arena.binding(c0);
-            bindings.push(out);
+            const d = arena.binding(extra);
+            const bindings = gemmBindings(kind, arena.binding(a), arena.binding(b), out, d);
             dispatch(ks[kind], countOf(kind, [n, m]), bindings, constants, arena.localMemory);
             const err = maxRelativeError(out.f32, Float32Array.from(want));
             expect(
               err,
               `${variant} ${kind} ${m}x${n}x${k} ${transA}/${transB} zeroCopy=${zeroCopy}`,
             ).toBeLessThan(1e-5 * Math.max(1, Math.sqrt(k)));
+            expect(maxRelativeError(d.f32.slice(0, wantD.length), wantD)).toBeLessThan(
+              1e-5 * Math.max(1, Math.sqrt(k)),
+            );
           }
         }
       }

@@ -19,8 +19,10 @@ import {
   Arena,
   dispatch,
   GEMM_KINDS,
+  gemmBindings,
   gemmCase,
   gemmModule,
+  gemmUpdates,
   maxRelativeError,
   randomArray,
   randomLabels,
@@ -82,9 +84,9 @@ describe('CPU matmul kernels', () => {
       for (const [m, n, k] of shapes) {
         for (const [transA, transB] of TRANSPOSES) {
           const relu = kind === 'linear' && (m & 1) === 1;
-          const beta = kind === 'matmul' && (n & 1) === 1 ? 1 : 0;
-          const alpha = kind === 'matmul' ? -0.05 : 1;
-          const { a, b, c0, extra, want } = gemmCase(prng, kind, {
+          const beta = gemmUpdates(kind) && (n & 1) === 1 ? 1 : 0;
+          const alpha = gemmUpdates(kind) ? -0.05 : 1;
+          const { a, b, c0, extra, want, wantD } = gemmCase(prng, kind, {
             m,
             n,
             k,
@@ -97,25 +99,28 @@ describe('CPU matmul kernels', () => {
           const constants = matmulConstants({ m, n, k, transA, transB, relu, alpha, beta });
           for (const count of counts) {
             const results: Float32Array[] = [];
+            const resultsD: Float32Array[] = [];
             for (const zeroCopy of [false, true]) {
               const arena = new Arena(
                 4 * (2 * m * k + 2 * k * n + 3 * m * n + n) + 4096,
                 zeroCopy,
                 zeroCopy ? GEMM_SCRATCH_BYTES : 0,
               );
-              const bindings: WasmMemoryBinding[] = [arena.binding(a), arena.binding(b)];
-              if (kind !== 'matmul') bindings.push(arena.binding(extra));
               const out = arena.binding(c0);
-              bindings.push(out);
+              const d = arena.binding(extra);
+              const bindings = gemmBindings(kind, arena.binding(a), arena.binding(b), out, d);
               const ks = zeroCopy ? kernels : copyKernels;
               const before = { ...ks.stats };
               dispatch(ks[kind], count ?? countOf(kind, [n, m]), bindings, constants, arena.localMemory);
               if (zeroCopy) expect(ks.stats.zeroCopyTiles).toBeGreaterThan(before.zeroCopyTiles);
               else expect(ks.stats.copiedTiles).toBeGreaterThan(before.copiedTiles);
               results.push(out.f32.slice());
+              resultsD.push(d.f32.slice(0, wantD.length));
             }
             expect(results[1]).toEqual(results[0]);
             expect(maxRelativeError(results[0]!, Float32Array.from(want))).toBeLessThan(1e-5);
+            expect(resultsD[1]).toEqual(resultsD[0]);
+            expect(maxRelativeError(resultsD[0]!, wantD), `D ${m}x${n}x${k}`).toBeLessThan(1e-5);
           }
         }
       }
@@ -187,7 +192,7 @@ describe('CPU memory-bound kernels', () => {
     }
   });
 
-  it('softmax_ce and loss_mean equal the reference', () => {
+  it('softmax_ce, loss_mean and softmax_ce_loss equal the reference', () => {
     for (const count of [1, 2, 5]) {
       const classes = 10;
       const logits = randomArray(prng, rows * classes, -5, 5);
@@ -208,7 +213,26 @@ describe('CPU memory-bound kernels', () => {
       const loss = arena.binding(4);
       dispatch(kernels.loss_mean, [count, 1, 1], [rowLoss, loss], Uint32Array.of(rows));
       expect(loss.f32[0]).toBeCloseTo(mean, 5);
+      // softmax_ce_loss: both in one kernel (workgroup 0 does all; any count).
+      const dz2 = arena.binding(rows * classes * 4);
+      const loss2 = arena.binding(4);
+      dispatch(
+        kernels.softmax_ce_loss,
+        [count, 1, 1],
+        [arena.binding(logits), arena.binding(labels), dz2, loss2],
+        Uint32Array.of(rows, classes),
+      );
+      expect(maxRelativeError(dz2.f32, wantD)).toBeLessThan(1e-6);
+      expect(loss2.f32[0]).toBeCloseTo(mean, 5);
     }
+    expect(() =>
+      dispatch(
+        kernels.softmax_ce_loss,
+        [1, 1, 1],
+        [arena.binding(4 * 10), arena.binding(Uint32Array.of(12)), arena.binding(40), arena.binding(4)],
+        Uint32Array.of(1, 10),
+      ),
+    ).toThrow(/softmax_ce_loss: label 12/);
     const bad = arena.binding(Uint32Array.of(12));
     expect(() =>
       dispatch(

@@ -4,14 +4,19 @@
  */
 import { KeelError } from '@keel/fence';
 import { describe, expect, it } from 'vitest';
-import { mlpWgslExecutableSource } from '../src/webgpu/descriptors';
+import { mlpWebgpuExports, mlpWgslExecutableSource } from '../src/webgpu/descriptors';
 import {
   gemmTilingName,
+  gemmTilingOf,
   gemmWorkgroupSize,
   parseGemmTiling,
+  type SharedGemmTiling,
+  splitKBlocks,
   WGSL_GEMM_TILING,
+  WGSL_GEMM_TILING_CANDIDATES,
   WGSL_GEMM_TILING_GPU,
   WGSL_GEMM_TILING_GPU_PER_SHAPE,
+  WGSL_GEMM_TILING_NVIDIA,
   WGSL_GEMM_TILING_SMALL_GPU,
   WGSL_GEMM_TILING_SWIFTSHADER,
   wgslGemmTilingFor,
@@ -50,6 +55,44 @@ describe('GEMM tilings', () => {
     expect(perShape).toMatchObject(WGSL_GEMM_TILING_GPU_PER_SHAPE);
     expect(gemmTilingName(perShape)).toBe('s64x64x16_4x4__s16x16x16_2x2k4');
     expect(gemmWorkgroupSize(perShape)).toBe(256);
+    // Per kernel: forward + weight gradient + input gradient, each with its own workgroup size.
+    const perKernel = parseGemmTiling('s32x32x8_4x4k4__s16x16x8_4x2k8+s32x32x16_4x4k2+s16x16x16_2x2');
+    expect(perKernel).toMatchObject({
+      kind: 'per-kernel',
+      forward: WGSL_GEMM_TILING_NVIDIA,
+      weightGrad: { kind: 'shared', bm: 32, bn: 32, bk: 16, tm: 4, tn: 4, ks: 2 },
+      inputGrad: { kind: 'shared', bm: 16, bn: 16, bk: 16, tm: 2, tn: 2 },
+    });
+    expect(gemmTilingName(perKernel)).toBe('s32x32x8_4x4k4__s16x16x8_4x2k8+s32x32x16_4x4k2+s16x16x16_2x2');
+    expect(gemmWorkgroupSize(gemmTilingOf(perKernel, 'linear'))).toBe(256);
+    expect(gemmWorkgroupSize(gemmTilingOf(perKernel, 'matmul_bias_grad'))).toBe(128);
+    expect(gemmWorkgroupSize(gemmTilingOf(perKernel, 'matmul'))).toBe(128);
+    expect(gemmWorkgroupSize(gemmTilingOf(perKernel, 'matmul_relu_grad'))).toBe(64);
+    const sizes = new Map(mlpWebgpuExports(perKernel).map((e) => [e.name, e.workgroupSize?.[0]]));
+    expect([sizes.get('linear'), sizes.get('matmul_bias_grad'), sizes.get('matmul_relu_grad')]).toEqual([
+      256, 128, 64,
+    ]);
+    // Every sweep candidate is a valid name that round-trips.
+    for (const name of WGSL_GEMM_TILING_CANDIDATES) expect(gemmTilingName(parseGemmTiling(name))).toBe(name);
+    expect(WGSL_GEMM_TILING_CANDIDATES[0]).toBe(gemmTilingName(WGSL_GEMM_TILING_NVIDIA));
+  });
+
+  it('split-K partial sums fill the op(A) slabs, then the op(B) ones', () => {
+    // s32x32x8_4x4k4: 3 blocks of 32·32 partial sums; the op(A) slabs hold 2·4·8·32 = 2 blocks.
+    expect(splitKBlocks(parseGemmTiling('s32x32x8_4x4k4') as SharedGemmTiling)).toEqual({ inA: 2, total: 4 });
+    expect(splitKBlocks(parseGemmTiling('s16x16x8_4x2k8') as SharedGemmTiling)).toEqual({
+      inA: 8,
+      total: 16,
+    });
+  });
+
+  it('matmul_bias_grad counts the ones row with workgroup memory (one more row of tiles when M fills them)', () => {
+    const count = (t: Parameters<typeof mlpWebgpuExports>[0], n: number, m: number) =>
+      mlpWebgpuExports(t).find((e) => e.name === 'matmul_bias_grad')!.workgroupCount!([n, m]);
+    expect(count(WGSL_GEMM_TILING_NVIDIA, 512, 512)).toEqual([17 * 16, 1, 1]);
+    expect(count(WGSL_GEMM_TILING_NVIDIA, 512, 784)).toEqual([25 * 16, 1, 1]); // 784 + 1 fits 25 rows
+    expect(count(WGSL_GEMM_TILING_NVIDIA, 10, 512)).toEqual([33, 1, 1]); // narrow: 16-row tiles
+    expect(gemmTiles(WGSL_GEMM_TILING_NVIDIA, 256, 512)).toBe(8 * 16);
   });
 
   it('per-shape tilings count the tiles of the tiling N picks', () => {
@@ -73,10 +116,12 @@ describe('GEMM tilings', () => {
       ['0x1x1', /wg must be a positive integer, got 0/],
       ['s16x16x16_2x2k3', /ks must be a power of two in \[1, 8\], got 3/],
       ['s16x16x16_4x4k8', /32768 bytes of workgroup memory/],
-      ['s8x64x4_1x4k2', /partial sums, \(ks - 1\)·bm·bn values, must fit/],
+      ['s32x32x4_4x4k4', /partial sums, ks - 1 blocks of bm·bn values, must fit the slabs/],
       ['s64x64x16_4x4__s16x16x16_2x2', /same invocations per workgroup, got 256 and 64/],
       ['s64x64x16_4x4__16x16x8', /narrow must be a workgroup-memory tiling/],
       ['s64x64x16_4x4__s16x16x16_2x2__s8x8x8_1x1', /expected/],
+      ['s32x32x16_4x4+16x16x8+s32x32x16_4x4', /weightGrad must be a workgroup-memory or per-shape tiling/],
+      ['s32x32x16_4x4+s32x32x16_4x4', /expected/],
     ];
     for (const [name, message] of cases) {
       let error: unknown;
@@ -107,7 +152,7 @@ describe('GEMM tilings', () => {
     expect(wgslGemmTilingFor(sw)).toBe(WGSL_GEMM_TILING);
     const gpu = ['timestamp-query', 'subgroups'];
     expect(wgslGemmTilingFor({ features: gpu, name: 'nvidia-h200 (NVIDIA: 580.159.04 580.159.4.0)' })).toBe(
-      WGSL_GEMM_TILING_GPU,
+      WGSL_GEMM_TILING_NVIDIA,
     );
     expect(wgslGemmTilingFor({ features: gpu, name: 'AMD Radeon RX 7900 XTX' })).toBe(WGSL_GEMM_TILING_GPU);
     expect(wgslGemmTilingFor({ features: gpu, name: 'apple metal-3' })).toBe(WGSL_GEMM_TILING_GPU);

@@ -140,8 +140,20 @@ export function dispatch(
 }
 
 /** The GEMM kernels of the MLP, as the kernel tests walk them. */
-export const GEMM_KINDS = ['matmul', 'linear', 'matmul_relu_grad'] as const;
+export const GEMM_KINDS = ['matmul', 'linear', 'matmul_relu_grad', 'matmul_bias_grad'] as const;
 export type GemmKind = (typeof GEMM_KINDS)[number];
+
+/** Whether `kind` reads C (beta) the way the weight updates do: `matmul` and `matmul_bias_grad`. */
+export const gemmUpdates = (kind: GemmKind): boolean => kind === 'matmul' || kind === 'matmul_bias_grad';
+
+/**
+ * The bindings of a `kind` dispatch in the kernel's order: [A, B, C] (matmul), [A, B, extra, C]
+ * (linear, matmul_relu_grad), [A, B, C, D] (matmul_bias_grad, `extra` being D).
+ */
+export function gemmBindings<T>(kind: GemmKind, a: T, b: T, c: T, extra: T): T[] {
+  if (kind === 'matmul') return [a, b, c];
+  return kind === 'matmul_bias_grad' ? [a, b, c, extra] : [a, b, extra, c];
+}
 
 /** Every (transA, transB) pair. */
 export const TRANSPOSES = [
@@ -157,10 +169,15 @@ export interface GemmCase {
   readonly b: Float32Array<ArrayBuffer>;
   /** C before the kernel (read when beta ≠ 0). */
   readonly c0: Float32Array<ArrayBuffer>;
-  /** The bias (`linear`, n values) or the ReLU mask's activations (`matmul_relu_grad`, m·n values). */
+  /**
+   * The bias (`linear`, n values), the ReLU mask's activations (`matmul_relu_grad`, m·n values) or D
+   * before the kernel (`matmul_bias_grad`, n values).
+   */
   readonly extra: Float32Array<ArrayBuffer>;
   /** The plain-JS reference result, in float64. */
   readonly want: Float64Array;
+  /** `matmul_bias_grad`: D's reference result, alpha · Σ_k op(B)[k, c] + beta · D[c] (else empty). */
+  readonly wantD: Float64Array;
 }
 
 export function gemmCase(
@@ -181,7 +198,7 @@ export function gemmCase(
   const a = randomArray(prng, m * k);
   const b = randomArray(prng, k * n);
   const c0 = randomArray(prng, m * n);
-  const extra = randomArray(prng, kind === 'linear' ? n : m * n);
+  const extra = randomArray(prng, kind === 'linear' || kind === 'matmul_bias_grad' ? n : m * n);
   const want = Float64Array.from(c0);
   ref.matmul(a, b, want, m, n, k, {
     transA: s.transA,
@@ -192,5 +209,11 @@ export function gemmCase(
   if (kind === 'linear') ref.biasAdd(want, extra, m, n);
   if (s.relu) ref.relu(want, want);
   if (kind === 'matmul_relu_grad') ref.reluGrad(want, extra, want);
-  return { a, b, c0, extra, want };
+  const wantD = new Float64Array(kind === 'matmul_bias_grad' ? n : 0);
+  for (let c = 0; c < wantD.length; c++) {
+    let sum = 0;
+    for (let i = 0; i < k; i++) sum += b[s.transB ? c * k + i : i * n + c]!;
+    wantD[c] = Math.fround(s.alpha) * sum + Math.fround(s.beta) * extra[c]!;
+  }
+  return { a, b, c0, extra, want, wantD };
 }

@@ -14,12 +14,23 @@ import {
   gemmTilingName,
   parseGemmTiling,
   WGSL_GEMM_TILING,
+  WGSL_GEMM_TILING_CANDIDATES,
   WGSL_GEMM_TILING_GPU,
   WGSL_GEMM_TILING_GPU_PER_SHAPE,
+  WGSL_GEMM_TILING_NVIDIA,
   WGSL_GEMM_TILING_SMALL_GPU,
   WGSL_GEMM_TILING_SWIFTSHADER,
 } from '../src/webgpu/gemm-tiling';
-import { GEMM_KINDS, gemmCase, maxRelativeError, randomArray, randomLabels, TRANSPOSES } from './helpers';
+import {
+  GEMM_KINDS,
+  gemmBindings,
+  gemmCase,
+  gemmUpdates,
+  maxRelativeError,
+  randomArray,
+  randomLabels,
+  TRANSPOSES,
+} from './helpers';
 import { acquireGpu, countOf, type Gpu, readF32, run, storage } from './webgpu-harness';
 
 const acquired = await acquireGpu();
@@ -49,9 +60,9 @@ describe.skipIf(gpu === undefined)(
           for (const [transA, transB] of TRANSPOSES) {
             for (const explicit of [undefined, [1, 1, 1] as const]) {
               const relu = kind === 'linear' && (m & 1) === 1;
-              const beta = kind === 'matmul' && (n & 1) === 1 ? 1 : 0;
-              const alpha = kind === 'matmul' ? -0.05 : 1;
-              const { a, b, c0, extra, want } = gemmCase(prng, kind, {
+              const beta = gemmUpdates(kind) && (n & 1) === 1 ? 1 : 0;
+              const alpha = gemmUpdates(kind) ? -0.05 : 1;
+              const { a, b, c0, extra, want, wantD } = gemmCase(prng, kind, {
                 m,
                 n,
                 k,
@@ -62,12 +73,8 @@ describe.skipIf(gpu === undefined)(
                 beta,
               });
               const out = storage(g, c0);
-              const bindings = [
-                storage(g, a),
-                storage(g, b),
-                ...(kind === 'matmul' ? [] : [storage(g, extra)]),
-                out,
-              ];
+              const d = storage(g, extra);
+              const bindings = gemmBindings(kind, storage(g, a), storage(g, b), out, d);
               run(g, [
                 {
                   kernel: kind,
@@ -77,11 +84,15 @@ describe.skipIf(gpu === undefined)(
                 },
               ]);
               const got = await readF32(g, out, m * n);
-              for (const buffer of bindings) buffer.destroy();
+              const gotD = await readF32(g, d, wantD.length);
+              for (const buffer of new Set([...bindings, d])) buffer.destroy();
               expect(
                 maxRelativeError(got, Float32Array.from(want)),
                 `${m}x${n}x${k} ${transA} ${transB}`,
               ).toBeLessThan(1e-5);
+              expect(maxRelativeError(gotD, wantD), `D ${m}x${n}x${k} ${transA} ${transB}`).toBeLessThan(
+                1e-5,
+              );
             }
           }
         }
@@ -95,8 +106,13 @@ describe.skipIf(gpu === undefined)(
     // s32x32x32_4x4: 16 prefetched values per operand and invocation); split-K inside the workgroup
     // (k2, k4: partial sums added in workgroup memory; s8x8x4_1x1k2 with guarded slab copies,
     // s16x16x8_4x4k2 with vec4 slab reads) and
-    // per-shape tilings (narrow for N ≤ narrow.bn: the 1-, 3- and 10-column shapes; wide otherwise).
+    // per-shape tilings (narrow for N ≤ narrow.bn: the 1-, 3- and 10-column shapes; wide otherwise);
+    // NVIDIA's (k4 and k8: partial sums parked in the op(A) and then the op(B) slabs) and a per-kernel
+    // tiling (each GEMM entry point its own tiling and workgroup size). matmul_bias_grad (the ones row
+    // of op(A), stored to D) on every one.
     for (const tiling of [
+      WGSL_GEMM_TILING_NVIDIA,
+      parseGemmTiling('s32x32x8_4x4k4__s16x16x8_4x2k8+s32x32x16_4x4k2__s16x16x8_4x4k8+s16x32x8_2x4'),
       WGSL_GEMM_TILING_GPU_PER_SHAPE,
       parseGemmTiling('s32x32x16_2x2__s8x16x16_1x2k4'),
       parseGemmTiling('s16x16x8_4x4k2'),
@@ -134,9 +150,9 @@ describe.skipIf(gpu === undefined)(
             for (const [transA, transB] of TRANSPOSES) {
               for (const count of [countOf(kind, [n, m], tiling), [1, 1, 1] as const, [3, 2, 2] as const]) {
                 const relu = kind === 'linear';
-                const beta = kind === 'matmul' ? 0.5 : 0;
-                const alpha = kind === 'matmul' ? -0.05 : 1;
-                const { a, b, c0, extra, want } = gemmCase(prng, kind, {
+                const beta = gemmUpdates(kind) ? 0.5 : 0;
+                const alpha = gemmUpdates(kind) ? -0.05 : 1;
+                const { a, b, c0, extra, want, wantD } = gemmCase(prng, kind, {
                   m,
                   n,
                   k,
@@ -147,12 +163,8 @@ describe.skipIf(gpu === undefined)(
                   beta,
                 });
                 const out = storage(g, c0);
-                const bindings = [
-                  storage(g, a),
-                  storage(g, b),
-                  ...(kind === 'matmul' ? [] : [storage(g, extra)]),
-                  out,
-                ];
+                const d = storage(g, extra);
+                const bindings = gemmBindings(kind, storage(g, a), storage(g, b), out, d);
                 run(g, [
                   {
                     kernel: kind,
@@ -162,12 +174,17 @@ describe.skipIf(gpu === undefined)(
                   },
                 ]);
                 const got = await readF32(g, out, m * n);
-                for (const buffer of bindings) buffer.destroy();
+                const gotD = await readF32(g, d, wantD.length);
+                for (const buffer of new Set([...bindings, d])) buffer.destroy();
                 // fp32 rounding of a K-term sum grows like √K and depends on the order of the adds
                 // (split-K adds partial sums): 1e-5 up to K = 100, then scaled by √(K/100).
                 expect(
                   maxRelativeError(got, Float32Array.from(want)),
                   `${kind} ${m}x${n}x${k} ${transA} ${transB} [${count.join(', ')}]`,
+                ).toBeLessThan(1e-5 * Math.max(1, Math.sqrt(k / 100)));
+                expect(
+                  maxRelativeError(gotD, wantD),
+                  `D ${kind} ${m}x${n}x${k} ${transA} ${transB} [${count.join(', ')}]`,
                 ).toBeLessThan(1e-5 * Math.max(1, Math.sqrt(k / 100)));
               }
             }
@@ -202,6 +219,8 @@ describe.skipIf(gpu === undefined)(
           dz: storage(g, 4 * rows * classes),
           rowLoss: storage(g, 4 * rows),
           loss: storage(g, 4),
+          dz2: storage(g, 4 * rows * classes),
+          loss2: storage(g, 4),
         };
         const c = (name: Parameters<typeof countOf>[0], workload: number): [number, number, number] =>
           count === undefined ? countOf(name, [workload]) : [1, 1, 1];
@@ -254,6 +273,12 @@ describe.skipIf(gpu === undefined)(
             constants: Uint32Array.of(rows),
             count: [1, 1, 1],
           },
+          {
+            kernel: 'softmax_ce_loss',
+            bindings: [b.logits, b.labels, b.dz2, b.loss2],
+            constants: Uint32Array.of(rows, classes),
+            count: count === undefined ? countOf('softmax_ce_loss', [rows]) : [3, 2, 1],
+          },
         ]);
         const want = Float32Array.from(x);
         ref.biasAdd(want, bias, rows, cols);
@@ -275,6 +300,8 @@ describe.skipIf(gpu === undefined)(
         expect(maxRelativeError(await readF32(g, b.dz, rows * classes), dz)).toBeLessThan(1e-5);
         expect(maxRelativeError(await readF32(g, b.rowLoss, rows), rl)).toBeLessThan(1e-5);
         expect((await readF32(g, b.loss, 1))[0]).toBeCloseTo(mean, 5);
+        expect(maxRelativeError(await readF32(g, b.dz2, rows * classes), dz)).toBeLessThan(1e-5);
+        expect((await readF32(g, b.loss2, 1))[0]).toBeCloseTo(mean, 5);
         for (const buffer of Object.values(b)) buffer.destroy();
       }
     });
@@ -378,6 +405,7 @@ describe.skipIf(gpu === undefined)(
           dz: storage(tiled, 4 * rows * classes),
           rowLoss: storage(tiled, 4 * rows),
         };
+        const loss = storage(tiled, 4);
         run(tiled, [
           {
             kernel: 'softmax_ce',
@@ -385,7 +413,15 @@ describe.skipIf(gpu === undefined)(
             constants: Uint32Array.of(rows, classes),
             count: countOf('softmax_ce', [rows], tiling),
           },
+          {
+            kernel: 'softmax_ce_loss',
+            bindings: [b.logits, b.labels, storage(tiled, 4 * rows * classes), loss],
+            constants: Uint32Array.of(rows, classes),
+            count: countOf('softmax_ce_loss', [rows], tiling),
+          },
         ]);
+        expect((await readF32(tiled, loss, 1))[0]).toBeNaN(); // the mean of losses with NaNs
+        loss.destroy();
         const rowLoss = await readF32(tiled, b.rowLoss, rows);
         const dz = await readF32(tiled, b.dz, rows * classes);
         const valid = Uint32Array.from(labels, (l) => (l < classes ? l : 0));
@@ -468,7 +504,13 @@ describe.skipIf(gpu === undefined)(
       }
     });
 
-    for (const tiling of [WGSL_GEMM_TILING, WGSL_GEMM_TILING_GPU, WGSL_GEMM_TILING_GPU_PER_SHAPE])
+    for (const tiling of [
+      WGSL_GEMM_TILING,
+      WGSL_GEMM_TILING_GPU,
+      WGSL_GEMM_TILING_GPU_PER_SHAPE,
+      WGSL_GEMM_TILING_NVIDIA,
+      parseGemmTiling(WGSL_GEMM_TILING_CANDIDATES[7]!),
+    ])
       it(`training steps match on the reference MLP (784-512-512-10, batch 256, 2 steps), tiling ${gemmTilingName(tiling)}`, async () => {
         const tiled = tiling === WGSL_GEMM_TILING ? g : await acquireGpu(tiling);
         if (typeof tiled === 'string') throw new Error(tiled);

@@ -30,5 +30,7 @@ export function createMlpCpuKernels(
     colsum: elementwise.colsum,
     sgd: elementwise.sgd,
     bias_grad_sgd: elementwise.bias_grad_sgd,
+    matmul_bias_grad: matmul.matmul_bias_grad,
+    softmax_ce_loss: elementwise.softmax_ce_loss,
   };
 }

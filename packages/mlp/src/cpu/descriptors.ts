@@ -58,6 +58,8 @@ const counts: Record<MlpKernelName, (workload: readonly number[]) => WorkgroupCo
   colsum: linearCount(CPU_COLUMNS_PER_WORKGROUP),
   sgd: linearCount(CPU_ELEMENTS_PER_WORKGROUP),
   bias_grad_sgd: linearCount(CPU_COLUMNS_PER_WORKGROUP),
+  matmul_bias_grad: matmulCount,
+  softmax_ce_loss: () => [1, 1, 1],
 };
 
 /** One descriptor per MLP kernel, in MLP_KERNEL_NAMES order. */

@@ -106,6 +106,41 @@ export const softmax_ce: MlpCpuKernel = (ctx) => {
   }
 };
 
+/**
+ * softmax_ce and loss_mean in one kernel; bindings [logits, labels, dLogits, loss], constants
+ * [rows, classes]; workgroup 0 takes every row (the row losses are summed in f64, not stored). A label ≥
+ * classes throws.
+ */
+export const softmax_ce_loss: MlpCpuKernel = (ctx) => {
+  if (ctx.workgroupId[0] !== 0 || ctx.workgroupId[1] !== 0 || ctx.workgroupId[2] !== 0) return;
+  const rows = constant(ctx, 0);
+  const classes = constant(ctx, 1);
+  const z = f32(ctx, 0, rows * classes, 'logits');
+  const labels = u32(ctx, 1, rows, 'labels');
+  const dz = f32(ctx, 2, rows * classes, 'dLogits');
+  const loss = f32(ctx, 3, 1, 'loss');
+  const scale = 1 / rows;
+  let total = 0;
+  for (let r = 0; r < rows; r++) {
+    const base = r * classes;
+    const label = labels[r]!;
+    if (label >= classes)
+      throw new RangeError(`mlp softmax_ce_loss: label ${label} of row ${r} ≥ ${classes} classes`);
+    let max = -Infinity;
+    for (let c = 0; c < classes; c++) max = Math.max(max, z[base + c]!);
+    let sum = 0;
+    for (let c = 0; c < classes; c++) {
+      const e = Math.exp(z[base + c]! - max);
+      dz[base + c] = e;
+      sum += e;
+    }
+    total += Math.fround(Math.log(sum) - (z[base + label]! - max));
+    const inv = 1 / sum;
+    for (let c = 0; c < classes; c++) dz[base + c] = (dz[base + c]! * inv - (c === label ? 1 : 0)) * scale;
+  }
+  loss[0] = rows === 0 ? 0 : total / rows;
+};
+
 /** `loss[0] = Σ rowLoss / rows`; bindings [rowLoss, loss], constants [rows]; workgroup 0 only. */
 export const loss_mean: MlpCpuKernel = (ctx) => {
   if (ctx.workgroupId[0] !== 0 || ctx.workgroupId[1] !== 0 || ctx.workgroupId[2] !== 0) return;

@@ -30,5 +30,7 @@ export const loss_mean = kernels.loss_mean;
 export const colsum = kernels.colsum;
 export const sgd = kernels.sgd;
 export const bias_grad_sgd = kernels.bias_grad_sgd;
+export const matmul_bias_grad = kernels.matmul_bias_grad;
+export const softmax_ce_loss = kernels.softmax_ce_loss;
 /** Per-path tile counters of this thread (zero-copy vs copied). */
 export const stats = kernels.stats;

@@ -1,5 +1,6 @@
 /**
- * The matmul-family kernels of the CPU device (`matmul`, `linear`, `matmul_relu_grad`; semantics,
+ * The matmul-family kernels of the CPU device (`matmul`, `linear`, `matmul_relu_grad`,
+ * `matmul_bias_grad`: matmul plus D's column sums in JS; semantics,
  * bindings and constants in ../kernel-interface.ts) over the WebAssembly GEMM of wat.ts.
  *
  * Work split: workgroup (x, y) of a dispatch computes the tile of C made of the x-th of `count[0]`
@@ -35,6 +36,7 @@ export interface MatmulKernels {
   readonly matmul: MlpCpuKernel;
   readonly linear: MlpCpuKernel;
   readonly matmul_relu_grad: MlpCpuKernel;
+  readonly matmul_bias_grad: MlpCpuKernel;
 }
 
 export interface MatmulKernelOptions {
@@ -105,6 +107,47 @@ function storeBlock(
     dst.set(src.subarray(s, s + cols), dstStart + r * dstStride);
   }
 }
+
+/**
+ * matmul_bias_grad's D (binding 3): `D[c] = alpha · Σ_k op(B)[k, c] + beta · D[c]` (sums in f64) for
+ * workgroup (x, y)'s columns: the y-th of `count[1]` equal parts of the x-th column block (the block
+ * matmul's C tile uses), so every column is summed once however the rows of C are split.
+ */
+function biasColumns(ctx: WasmMemoryContext): void {
+  const k32 = ctx.constants;
+  const n = k32[1]!;
+  const k = k32[2]!;
+  const transB = (k32[3]! & MatmulFlags.TRANS_B) !== 0;
+  const alpha = ctx.constantsF32[4]!;
+  const beta = ctx.constantsF32[5]!;
+  const b = need(ctx.bindings[1], 4 * k * n, 'B').f32;
+  const d = need(ctx.bindings[3], 4 * n, 'D').f32;
+  if (ctx.workgroupId[2] !== 0) return;
+  const [x0, x1] = shareOf(n, ctx.workgroupCount[0], ctx.workgroupId[0], GEMM_NR);
+  const [s0, s1] = shareOf(x1 - x0, ctx.workgroupCount[1], ctx.workgroupId[1]);
+  const c0 = x0 + s0;
+  const c1 = x0 + s1;
+  if (c1 <= c0) return;
+  if (columnAcc.length < c1 - c0) columnAcc = new Float64Array(c1 - c0);
+  const acc = columnAcc;
+  acc.fill(0, 0, c1 - c0);
+  if (transB) {
+    for (let c = c0; c < c1; c++) {
+      let sum = 0;
+      for (let i = 0, o = c * k; i < k; i++) sum += b[o + i]!;
+      acc[c - c0] = sum;
+    }
+  } else {
+    // Row by row (contiguous reads), the columns' sums in f64.
+    for (let i = 0, base = 0; i < k; i++, base += n) {
+      for (let c = c0; c < c1; c++) acc[c - c0] = acc[c - c0]! + b[base + c]!;
+    }
+  }
+  for (let c = c0; c < c1; c++) d[c] = Math.fround(alpha * acc[c - c0]!) + (beta === 0 ? 0 : beta * d[c]!);
+}
+
+/** biasColumns' column sums (grown once, reused: no allocation per dispatch). */
+let columnAcc = new Float64Array(512);
 
 /** Creates this thread's matmul kernels over a compiled GEMM module. */
 export function createMatmulKernels(
@@ -241,5 +284,10 @@ export function createMatmulKernels(
     matmul: (ctx) => run(ctx, Kind.MATMUL),
     linear: (ctx) => run(ctx, Kind.LINEAR),
     matmul_relu_grad: (ctx) => run(ctx, Kind.RELU_GRAD),
+    matmul_bias_grad: (ctx) => {
+      need(ctx.bindings[3], 4 * (ctx.constants[1] ?? 0), 'D');
+      run(ctx, Kind.MATMUL);
+      biasColumns(ctx);
+    },
   };
 }

@@ -7,8 +7,10 @@ import type { ExportDescriptor, WgslExecutableSource, WorkgroupCount, WorkgroupS
 import { MLP_KERNEL_NAMES, MLP_KERNEL_SIGNATURES, type MlpKernelName } from '../kernel-interface';
 import {
   checkGemmTiling,
+  type GemmEntry,
   type GemmTiling,
   gemmTilingName,
+  gemmTilingOf,
   gemmWorkgroupSize,
   usesWorkgroupMemory,
   WGSL_GEMM_TILING,
@@ -26,14 +28,16 @@ function linear(per: number): (workload: readonly number[]) => WorkgroupCount {
 /** The descriptors of the MLP's WGSL module generated with GEMM tiling `t` (`mlpWgsl(t)`). */
 export function mlpWebgpuExports(t: GemmTiling = WGSL_GEMM_TILING): readonly ExportDescriptor[] {
   checkGemmTiling(t);
-  // One workgroup per tile of C (workload [N, M]; per-shape tilings: tiles of the tiling N picks);
-  // the kernels walk tiles over the whole grid.
-  const matmulCount = (workload: readonly number[]): WorkgroupCount => [
-    ceilDiv(gemmTiles(t, workload[1] ?? 1, workload[0] ?? 1), 1),
-    1,
-    1,
-  ];
-  const gemm = { size: [gemmWorkgroupSize(t), 1, 1] as WorkgroupSize, count: matmulCount };
+  // One workgroup per tile of C (workload [N, M]; per-shape tilings: tiles of the tiling N picks;
+  // per-kernel tilings: each entry point's own tiling and workgroup size); the kernels walk tiles over
+  // the whole grid. matmul_bias_grad with workgroup memory counts one more row of C (the ones row).
+  const gemm = (entry: GemmEntry) => ({
+    size: [gemmWorkgroupSize(gemmTilingOf(t, entry)), 1, 1] as WorkgroupSize,
+    count: (workload: readonly number[]): WorkgroupCount => {
+      const extraRow = entry === 'matmul_bias_grad' && usesWorkgroupMemory(t) ? 1 : 0;
+      return [ceilDiv(gemmTiles(t, (workload[1] ?? 1) + extraRow, workload[0] ?? 1, entry), 1), 1, 1];
+    },
+  });
   // Reductions: parallel (workgroup memory) with the GPU tilings, serial with the CPU adapters' ones.
   const reductions = reductionShapes(usesWorkgroupMemory(t));
   const reduction = (r: ReductionShape) => ({ size: r.size as WorkgroupSize, count: linear(r.per) });
@@ -41,9 +45,9 @@ export function mlpWebgpuExports(t: GemmTiling = WGSL_GEMM_TILING): readonly Exp
     MlpKernelName,
     { size: WorkgroupSize; count: (workload: readonly number[]) => WorkgroupCount }
   > = {
-    matmul: gemm,
-    linear: gemm,
-    matmul_relu_grad: gemm,
+    matmul: gemm('matmul'),
+    linear: gemm('linear'),
+    matmul_relu_grad: gemm('matmul_relu_grad'),
     bias_add: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
     relu: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
     relu_grad: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
@@ -52,6 +56,8 @@ export function mlpWebgpuExports(t: GemmTiling = WGSL_GEMM_TILING): readonly Exp
     colsum: reduction(reductions.colsum),
     sgd: { size: [WGSL_WORKGROUP, 1, 1], count: linear(WGSL_WORKGROUP) },
     bias_grad_sgd: reduction(reductions.bias_grad_sgd),
+    matmul_bias_grad: gemm('matmul_bias_grad'),
+    softmax_ce_loss: { size: [WGSL_WORKGROUP, 1, 1], count: () => [1, 1, 1] },
   };
   return Object.freeze(
     MLP_KERNEL_NAMES.map((name) => ({

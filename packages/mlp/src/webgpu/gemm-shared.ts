@@ -17,7 +17,8 @@
  *
  * Split-K (`ks` > 1): the workgroup is `ks` groups of `(bm/tm)·(bn/tn)` invocations; a step stages
  * `ks·bk` of K (copied by all invocations) and group g multiplies rows g·bk .. of the slabs; after the
- * K loop groups 1.. write their accumulators into the op(A) slabs, group 0 adds them and stores
+ * K loop groups 1.. write their accumulators into the slabs (whole `bm × bn` blocks in the op(A) slabs,
+ * then in the op(B) slabs: `splitKBlocks`), group 0 adds them and stores
  * through the epilogue (two barriers, no atomics, no scratch buffer). A per-shape tiling branches on
  * the uniform N between its narrow and wide tile loops (same workgroup size; the workgroup memory is
  * declared for the larger of the two).
@@ -27,11 +28,15 @@
  * constants).
  */
 import {
+  type GpuGemmTiling,
   gemmTilingName,
   gemmWorkgroupSize,
+  isPerKernelTiling,
   isPerShapeTiling,
+  type PerKernelGemmTiling,
   type PerShapeGemmTiling,
   type SharedGemmTiling,
+  splitKBlocks,
 } from './gemm-tiling';
 
 const range = (n: number, from = 0): number[] =>
@@ -112,7 +117,7 @@ function slabCopy(
  * The tile loop of workgroup-memory tiling `t` (a WGSL block; see the file comment), for an entry
  * whose store function is `store_<name>`. Expects the prelude of `sharedMatmulEntry` in scope.
  */
-function sharedTileLoop(t: SharedGemmTiling, name: string): string {
+function sharedTileLoop(t: SharedGemmTiling, name: string, onesRow: boolean): string {
   const ks = t.ks ?? 1;
   const bkT = t.bk * ks; // K staged per step, over all groups
   const tx = t.bn / t.tn;
@@ -129,7 +134,7 @@ function sharedTileLoop(t: SharedGemmTiling, name: string): string {
       dst: `kA${i.slice(2)} * ${t.bm}u + oA${i.slice(2)}`,
     }),
     (r, k) =>
-      `select(0.0, in0[min(m0 + ${r}, mLast) * sAr + min(${k}, kLast) * sAk], m0 + ${r} < p.m && ${k} < p.k)`,
+      `select(${onesRow ? `select(0.0, 1.0, m0 + ${r} == p.m && ${k} < p.k)` : '0.0'}, in0[min(m0 + ${r}, mLast) * sAr + min(${k}, kLast) * sAk], m0 + ${r} < p.m && ${k} < p.k)`,
   );
   const copyB = slabCopy(
     'B',
@@ -159,28 +164,53 @@ function sharedTileLoop(t: SharedGemmTiling, name: string): string {
   const stores = range(t.tm).flatMap((i) =>
     range(t.tn).map((j) => `store_${name}(p, m0 + rowA + ${i}u, n0 + colB + ${j}u, c${i}_${j});`),
   );
-  // Split-K: groups 1.. park their partial sums in the op(A) slabs (free after the K loop's last
-  // barrier), group 0 adds them and stores; the second barrier keeps the next tile's slabs off them.
-  const partial = (h: string, i: number, j: number): string => {
+  // Split-K: groups 1.. park their partial sums in the slabs (free after the K loop's last barrier):
+  // blocks of bm·bn values, whole blocks in the op(A) slabs first, then in the op(B) slabs; group 0 adds
+  // them and stores; the second barrier keeps the next tile's slabs off them.
+  const { inA } = splitKBlocks(t);
+  const partial = (slab: 'gemmA' | 'gemmB', h: string, i: number, j: number): string => {
     const e = `${h} * ${t.bm * t.bn}u + (rowA + ${i}u) * ${t.bn}u + colB + ${j}u`;
-    return `gemmA[(${e}) / 4u][(${e}) % 4u]`;
+    return `${slab}[(${e}) / 4u][(${e}) % 4u]`;
   };
+  // With tn a multiple of 4 every 4 accumulators of a row are one aligned vec4 of the block.
+  const quad = (slab: 'gemmA' | 'gemmB', h: string, i: number, q: number): string =>
+    `${slab}[${h} * ${(t.bm * t.bn) / 4}u + (rowA + ${i}u) * ${t.bn / 4}u + colB / 4u + ${q}u]`;
+  const vec4 = t.tn % 4 === 0;
+  const park = (slab: 'gemmA' | 'gemmB', h: string): string[] =>
+    range(t.tm).flatMap((i) =>
+      vec4
+        ? range(t.tn / 4).map(
+            (q) =>
+              `  ${quad(slab, h, i, q)} = vec4<f32>(${range(4, 0)
+                .map((j) => `c${i}_${4 * q + j}`)
+                .join(', ')});`,
+          )
+        : range(t.tn).map((j) => `  ${partial(slab, h, i, j)} = c${i}_${j};`),
+    );
+  const gather = (slab: 'gemmA' | 'gemmB', h: string): string[] =>
+    range(t.tm).flatMap((i) =>
+      vec4
+        ? range(t.tn / 4).flatMap((q) => [
+            `  { let v = ${quad(slab, h, i, q)};`,
+            ...range(4).map((j) => `    c${i}_${4 * q + j} += v[${j}];`),
+            '  }',
+          ])
+        : range(t.tn).map((j) => `  c${i}_${j} += ${partial(slab, h, i, j)};`),
+    );
+  // Block h (group h + 1's partial sums): in gemmA while h < inA, else block h - inA of gemmB.
+  const place = (h: number): ['gemmA' | 'gemmB', string] =>
+    h < inA ? ['gemmA', `${h}u`] : ['gemmB', `${h - inA}u`];
   const epilogue =
     ks === 1
       ? stores
       : [
-          `if (g > 0u) {`,
-          ...range(t.tm).flatMap((i) =>
-            range(t.tn).map((j) => `  ${partial('(g - 1u)', i, j)} = c${i}_${j};`),
-          ),
+          ks - 1 <= inA ? `if (g > 0u) {` : `if (g > 0u && g - 1u < ${inA}u) {`,
+          ...park('gemmA', '(g - 1u)'),
+          ...(ks - 1 <= inA ? [] : [`} else if (g > 0u) {`, ...park('gemmB', `(g - ${inA + 1}u)`)]),
           `}`,
           `workgroupBarrier();`,
           `if (g == 0u) {`,
-          ...range(ks, 1).flatMap((h) =>
-            range(t.tm).flatMap((i) =>
-              range(t.tn).map((j) => `  c${i}_${j} += ${partial(`${h - 1}u`, i, j)};`),
-            ),
-          ),
+          ...range(ks, 1).flatMap((h) => gather(...place(h - 1))),
           ...stores.map((line) => `  ${line}`),
           `}`,
           `workgroupBarrier();`,
@@ -191,7 +221,7 @@ function sharedTileLoop(t: SharedGemmTiling, name: string): string {
     let lg = li % ${base}u;
     let rowA = (lg / ${tx}u) * ${t.tm}u;
     let colB = (lg % ${tx}u) * ${t.tn}u;
-    let tilesM = (p.m + ${t.bm - 1}u) / ${t.bm}u;
+    let tilesM = (p.m + ${onesRow ? t.bm : t.bm - 1}u) / ${t.bm}u;${onesRow ? ' // rows of C and the ones row' : ''}
     let tilesN = (p.n + ${t.bn - 1}u) / ${t.bn}u;
     // Each invocation's elements of the slab copies (fixed for the whole dispatch).
     ${[...copyA.setup, ...copyB.setup].join(ind(4))}
@@ -228,12 +258,17 @@ function sharedTileLoop(t: SharedGemmTiling, name: string): string {
   }`;
 }
 
-/** The workgroup-memory tilings of `t` (one, or a per-shape tiling's two). */
-const parts = (t: SharedGemmTiling | PerShapeGemmTiling): SharedGemmTiling[] =>
-  isPerShapeTiling(t) ? [t.wide, t.narrow] : [t];
+/** The workgroup-memory tilings of `t` (one, a per-shape tiling's two, a per-kernel tiling's all). */
+const parts = (t: GpuGemmTiling | PerKernelGemmTiling): SharedGemmTiling[] => {
+  if (isPerKernelTiling(t)) return [t.forward, t.weightGrad, t.inputGrad].flatMap(parts);
+  return isPerShapeTiling(t) ? [t.wide, t.narrow] : [t];
+};
 
-/** The workgroup-memory declarations the shared entry points use (once per module). */
-export function sharedGemmDeclarations(t: SharedGemmTiling | PerShapeGemmTiling): string {
+/**
+ * The workgroup-memory declarations the shared entry points use (once per module, sized for the
+ * largest tiling: each entry point that uses them counts the declared size against its limit).
+ */
+export function sharedGemmDeclarations(t: GpuGemmTiling | PerKernelGemmTiling): string {
   const a = Math.max(...parts(t).map((x) => (2 * x.bk * (x.ks ?? 1) * x.bm) / 4));
   const b = Math.max(...parts(t).map((x) => (2 * x.bk * (x.ks ?? 1) * x.bn) / 4));
   return `var<workgroup> gemmA: array<vec4<f32>, ${a}>; // two op(A) slabs, [k][m] each
@@ -244,12 +279,18 @@ var<workgroup> gemmB: array<vec4<f32>, ${b}>; // two op(B) slabs, [k][n] each
 /**
  * A matmul-family entry point with workgroup-memory tiling `t` (see the file comment; a per-shape
  * tiling branches on the uniform N to its narrow or wide tile loop). `store` is the name of the
- * entry's store function (`store_<name>(p, r, c, acc)`, epilogue and bounds check).
+ * entry's store function (`store_<name>(p, r, c, acc)`, epilogue and bounds check). `onesRow`
+ * (`matmul_bias_grad`): op(A) gains a row M of ones (zero past K), so row M of the tiles holds the
+ * column sums of op(B), which the store function sends to D.
  */
-export function sharedMatmulEntry(t: SharedGemmTiling | PerShapeGemmTiling, name: string): string {
+export function sharedMatmulEntry(
+  t: SharedGemmTiling | PerShapeGemmTiling,
+  name: string,
+  onesRow = false,
+): string {
   const body = isPerShapeTiling(t)
-    ? `if (p.n <= ${t.narrow.bn}u) ${sharedTileLoop(t.narrow, name)} else ${sharedTileLoop(t.wide, name)}`
-    : sharedTileLoop(t, name);
+    ? `if (p.n <= ${t.narrow.bn}u) ${sharedTileLoop(t.narrow, name, onesRow)} else ${sharedTileLoop(t.wide, name, onesRow)}`
+    : sharedTileLoop(t, name, onesRow);
   return `@compute @workgroup_size(${gemmWorkgroupSize(t)})
 fn ${name}(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
   let p = mmParams();

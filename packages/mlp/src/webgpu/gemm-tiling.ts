@@ -59,8 +59,31 @@ export interface PerShapeGemmTiling {
   readonly narrow: SharedGemmTiling;
 }
 
+/** A GPU tiling of one GEMM entry point: workgroup memory, one tiling or one per shape. */
+export type GpuGemmTiling = SharedGemmTiling | PerShapeGemmTiling;
+
+/**
+ * Per-kernel tiling (for GPUs): one GPU tiling per GEMM of the training step, each with its own
+ * workgroup size: `forward` for `linear` (X·W: M = batch, K = fan-in), `weightGrad` for
+ * `matmul_bias_grad` and `matmul` (Xᵀ·dY: K = batch, a C as large as W), `inputGrad` for
+ * `matmul_relu_grad` (dY·Wᵀ: K = fan-out). Named `FORWARD+WEIGHTGRAD+INPUTGRAD`, e.g.
+ * `s32x32x8_4x4k4__s16x16x8_4x2k8+s32x32x16_4x4k2__s16x16x8_4x4k8+s32x32x8_4x4k4`.
+ */
+// The module declares its workgroup memory once, sized for the largest op(A) and op(B) slabs of all
+// parts. With power-of-two sizes each part's two slabs of either operand are at most 8 KiB (together
+// at most 16 KiB), so any mix of valid parts stays within the 16 KiB WebGPU guarantees.
+export interface PerKernelGemmTiling {
+  readonly kind: 'per-kernel';
+  readonly forward: GpuGemmTiling;
+  readonly weightGrad: GpuGemmTiling;
+  readonly inputGrad: GpuGemmTiling;
+}
+
 /** A GEMM tiling of the WGSL kernels (`mlpWgsl(tiling)`). */
-export type GemmTiling = RegisterGemmTiling | SharedGemmTiling | PerShapeGemmTiling;
+export type GemmTiling = RegisterGemmTiling | SharedGemmTiling | PerShapeGemmTiling | PerKernelGemmTiling;
+
+/** The GEMM entry points of the WGSL module. */
+export type GemmEntry = 'matmul' | 'linear' | 'matmul_relu_grad' | 'matmul_bias_grad';
 
 /** Invocations per workgroup WebGPU guarantees (maxComputeInvocationsPerWorkgroup's default). */
 const MAX_INVOCATIONS = 256;
@@ -73,15 +96,30 @@ export const isSharedTiling = (t: GemmTiling): t is SharedGemmTiling => t.kind =
 /** Type guard: a per-shape tiling. */
 export const isPerShapeTiling = (t: GemmTiling): t is PerShapeGemmTiling => t.kind === 'per-shape';
 
+/** Type guard: a per-kernel tiling. */
+export const isPerKernelTiling = (t: GemmTiling): t is PerKernelGemmTiling => t.kind === 'per-kernel';
+
 /** Whether the GEMMs (and so the reductions) of tiling `t` use workgroup memory (the GPU forms). */
-export const usesWorkgroupMemory = (t: GemmTiling): boolean => isSharedTiling(t) || isPerShapeTiling(t);
+export const usesWorkgroupMemory = (t: GemmTiling): boolean =>
+  isSharedTiling(t) || isPerShapeTiling(t) || isPerKernelTiling(t);
+
+/** The tiling GEMM entry point `entry` uses under `t` (a per-kernel tiling's part; else `t`). */
+export function gemmTilingOf(
+  t: GemmTiling,
+  entry: GemmEntry,
+): RegisterGemmTiling | SharedGemmTiling | PerShapeGemmTiling {
+  if (!isPerKernelTiling(t)) return t;
+  if (entry === 'linear') return t.forward;
+  return entry === 'matmul_relu_grad' ? t.inputGrad : t.weightGrad;
+}
 
 /** The workgroup-memory tiling a per-shape tiling `t` uses for a C of `n` columns. */
 export const perShapeChoice = (t: PerShapeGemmTiling, n: number): SharedGemmTiling =>
   n <= t.narrow.bn ? t.narrow : t.wide;
 
-/** Invocations per workgroup of the GEMMs of tiling `t`. */
+/** Invocations per workgroup of the GEMMs of tiling `t` (per-kernel: of `linear`; see gemmTilingOf). */
 export function gemmWorkgroupSize(t: GemmTiling): number {
+  if (isPerKernelTiling(t)) return gemmWorkgroupSize(t.forward);
   if (isPerShapeTiling(t)) return gemmWorkgroupSize(t.wide);
   return isSharedTiling(t) ? (t.bm / t.tm) * (t.bn / t.tn) * (t.ks ?? 1) : t.wg;
 }
@@ -91,12 +129,26 @@ export function gemmWorkgroupSize(t: GemmTiling): number {
  * `s64x64x16_4x4__s16x16x16_2x2k4` (per shape: wide, then narrow).
  */
 export function gemmTilingName(t: GemmTiling): string {
+  if (isPerKernelTiling(t)) {
+    return [t.forward, t.weightGrad, t.inputGrad].map(gemmTilingName).join('+');
+  }
   if (isPerShapeTiling(t)) return `${gemmTilingName(t.wide)}__${gemmTilingName(t.narrow)}`;
   if (isSharedTiling(t)) {
     const ks = (t.ks ?? 1) === 1 ? '' : `k${t.ks}`;
     return `s${t.bm}x${t.bn}x${t.bk}_${t.tm}x${t.tn}${ks}`;
   }
   return `${t.wg}x${t.tm}x${t.tn}`;
+}
+
+/**
+ * How many `bm × bn` blocks of split-K partial sums the slabs of `t` hold after its K loop: whole blocks
+ * in the two op(A) slabs (`2·ks·bk·bm` values), then in the two op(B) slabs (`2·ks·bk·bn`).
+ */
+export function splitKBlocks(t: SharedGemmTiling): { readonly inA: number; readonly total: number } {
+  const ks = t.ks ?? 1;
+  const inA = Math.floor((2 * ks * t.bk * t.bm) / (t.bm * t.bn));
+  const inB = Math.floor((2 * ks * t.bk * t.bn) / (t.bm * t.bn));
+  return { inA, total: inA + inB };
 }
 
 const pow2 = (v: number): boolean => Number.isInteger(v) && v >= 1 && (v & (v - 1)) === 0;
@@ -107,6 +159,16 @@ export function checkGemmTiling(t: GemmTiling): GemmTiling {
     throw new KeelError(ErrorCode.INVALID_ARGUMENT, `GEMM tiling ${describeValue(t)}: ${rule}`);
   };
   if (typeof t !== 'object' || t === null) return fail('must be an object');
+  if (isPerKernelTiling(t)) {
+    for (const key of ['forward', 'weightGrad', 'inputGrad'] as const) {
+      const part = t[key] as GemmTiling | undefined;
+      if (typeof part !== 'object' || part === null || !(isSharedTiling(part) || isPerShapeTiling(part))) {
+        fail(`${key} must be a workgroup-memory or per-shape tiling (kind 'shared' or 'per-shape')`);
+      }
+      checkGemmTiling(part as GpuGemmTiling);
+    }
+    return t;
+  }
   if (isPerShapeTiling(t)) {
     for (const key of ['wide', 'narrow'] as const) {
       const part = t[key] as GemmTiling | undefined;
@@ -139,12 +201,16 @@ export function checkGemmTiling(t: GemmTiling): GemmTiling {
         `2·(bm + bn)·bk·ks·4 = ${bytes} bytes of workgroup memory (two slabs per operand) exceed ${MAX_SHARED_BYTES}`,
       );
     }
-    if ((ks - 1) * t.bn > 2 * ks * t.bk) {
-      fail('the split-K partial sums, (ks - 1)·bm·bn values, must fit the op(A) slabs, 2·ks·bk·bm');
+    if (ks > 1 && splitKBlocks(t).total < ks - 1) {
+      fail(
+        'the split-K partial sums, ks - 1 blocks of bm·bn values, must fit the slabs (whole blocks in the 2·ks·bk·bm op(A) values, then in the 2·ks·bk·bn op(B) values)',
+      );
     }
     return t;
   }
-  if (t.kind !== undefined && t.kind !== 'register') fail("kind must be 'register', 'shared' or 'per-shape'");
+  if (t.kind !== undefined && t.kind !== 'register') {
+    fail("kind must be 'register', 'shared', 'per-shape' or 'per-kernel'");
+  }
   for (const key of ['wg', 'tm', 'tn'] as const) {
     const v = t[key];
     if (!Number.isInteger(v) || v < 1) fail(`${key} must be a positive integer, got ${describeValue(v)}`);
@@ -159,7 +225,16 @@ export function checkGemmTiling(t: GemmTiling): GemmTiling {
  * KeelError INVALID_ARGUMENT for anything else.
  */
 export function parseGemmTiling(name: string): GemmTiling {
-  const parts = typeof name === 'string' ? name.split('__') : [];
+  const kernels = typeof name === 'string' ? name.split('+') : [];
+  if (kernels.length === 3) {
+    const [forward, weightGrad, inputGrad] = kernels.map(parseGemmTiling) as [
+      GpuGemmTiling,
+      GpuGemmTiling,
+      GpuGemmTiling,
+    ];
+    return checkGemmTiling({ kind: 'per-kernel', forward, weightGrad, inputGrad });
+  }
+  const parts = kernels.length === 1 ? name.split('__') : [];
   if (parts.length === 2) {
     const [wide, narrow] = parts.map(parseGemmTiling) as [GemmTiling, GemmTiling];
     return checkGemmTiling({ kind: 'per-shape', wide, narrow } as PerShapeGemmTiling);
@@ -177,7 +252,7 @@ export function parseGemmTiling(name: string): GemmTiling {
   }
   throw new KeelError(
     ErrorCode.INVALID_ARGUMENT,
-    `GEMM tiling ${describeValue(name)}: expected WGxTMxTN (register, e.g. 16x16x8) or sBMxBNxBK_TMxTN[kKS] (workgroup memory, e.g. s64x64x16_4x4 or s16x16x16_2x2k4), or WIDE__NARROW (per shape, e.g. s64x64x16_4x4__s16x16x16_2x2k4)`,
+    `GEMM tiling ${describeValue(name)}: expected WGxTMxTN (register, e.g. 16x16x8) or sBMxBNxBK_TMxTN[kKS] (workgroup memory, e.g. s64x64x16_4x4 or s16x16x16_2x2k4), or WIDE__NARROW (per shape, e.g. s64x64x16_4x4__s16x16x16_2x2k4), or FORWARD+WEIGHTGRAD+INPUTGRAD (per kernel, three of those GPU forms)`,
   );
 }
 
@@ -230,6 +305,40 @@ export const WGSL_GEMM_TILING_GPU_PER_SHAPE: GemmTiling = Object.freeze({
   narrow: Object.freeze({ kind: 'shared', bm: 16, bn: 16, bk: 16, tm: 2, tn: 2, ks: 4 }),
 });
 
+/**
+ * The tiling for NVIDIA GPUs (named `s32x32x8_4x4k4__s16x16x8_4x2k8`), shaped for a large GPU that the
+ * reference step's small GEMMs cannot fill (132 multiprocessors on an H200; a 256×512 C is 128 tiles of
+ * 32×32): every workgroup is 256 invocations (8 warps) instead of 64, because K is split over 4 groups
+ * of 64 inside the workgroup (4×4 accumulators each, vec4 slab reads), so each multiprocessor has 4×
+ * the warps to hide latency with and each warp a quarter of K (784 → 196). C of at most 16 columns (the
+ * 10 logits: 16 tiles where 32×32 tiles gave 8) takes 16×16 tiles with K split over 8 groups of 32.
+ * Both use the 16 KiB of workgroup memory WebGPU guarantees. A guess from the H200 trace (GEMMs at
+ * 1.5–5 TFLOP/s, latency-bound), to be settled by the `--tilings` sweep (bench/RESULTS.md).
+ */
+export const WGSL_GEMM_TILING_NVIDIA: GemmTiling = Object.freeze({
+  kind: 'per-shape',
+  wide: Object.freeze({ kind: 'shared', bm: 32, bn: 32, bk: 8, tm: 4, tn: 4, ks: 4 }),
+  narrow: Object.freeze({ kind: 'shared', bm: 16, bn: 16, bk: 8, tm: 4, tn: 2, ks: 8 }),
+});
+
+/**
+ * Named tilings for large discrete GPUs, for the benchmarks' `--tilings` sweep to compare in one run
+ * (each is a valid `parseGemmTiling` name; `s32x32x16_4x4` is WGSL_GEMM_TILING_GPU, the first entry
+ * WGSL_GEMM_TILING_NVIDIA). Per-kernel entries (`+`) give the weight-gradient GEMM (K = batch = 256,
+ * the largest C) less split-K than the forward and input-gradient ones (K = 784, 512).
+ */
+export const WGSL_GEMM_TILING_CANDIDATES: readonly string[] = Object.freeze([
+  's32x32x8_4x4k4__s16x16x8_4x2k8',
+  's32x32x16_4x4',
+  's32x32x16_4x4k2__s16x16x8_4x4k8',
+  's16x32x8_2x4k4__s16x16x8_4x2k8',
+  's32x32x16_2x2__s16x16x16_2x2k4',
+  's16x16x16_2x2k4',
+  's64x64x16_4x4__s16x16x16_2x2k4',
+  's32x32x8_4x4k4__s16x16x8_4x2k8+s32x32x16_4x4k2__s16x16x8_4x4k8+s32x32x8_4x4k4',
+  's32x32x8_4x4k4__s16x16x8_4x2k8+s32x32x16_4x4__s16x16x8_4x4k4+s32x32x8_4x4k4',
+]);
+
 /** What `wgslGemmTilingFor` reads of a device: `Device.info` (or just its features). */
 export interface AdapterDescription {
   readonly features: readonly string[];
@@ -239,8 +348,9 @@ export interface AdapterDescription {
 
 /**
  * The tiling for a device, by adapter class: SwiftShader → WGSL_GEMM_TILING_SWIFTSHADER; other CPU
- * adapters (feature 'software-adapter': lavapipe) → WGSL_GEMM_TILING; NVIDIA, AMD and Apple GPUs →
- * WGSL_GEMM_TILING_GPU; any other GPU → WGSL_GEMM_TILING_SMALL_GPU. Pass `Device.info`; a bare
+ * adapters (feature 'software-adapter': lavapipe) → WGSL_GEMM_TILING; NVIDIA GPUs →
+ * WGSL_GEMM_TILING_NVIDIA; AMD and Apple GPUs → WGSL_GEMM_TILING_GPU; any other GPU →
+ * WGSL_GEMM_TILING_SMALL_GPU. Pass `Device.info`; a bare
  * feature list (the older form) classifies by features alone (a GPU is then a discrete one).
  */
 export function wgslGemmTilingFor(device: AdapterDescription | readonly string[]): GemmTiling {
@@ -248,6 +358,7 @@ export function wgslGemmTilingFor(device: AdapterDescription | readonly string[]
   const name = Array.isArray(device) ? undefined : (device as AdapterDescription).name;
   if (name !== undefined && /swiftshader/i.test(name)) return WGSL_GEMM_TILING_SWIFTSHADER;
   if (features.includes('software-adapter')) return WGSL_GEMM_TILING;
-  if (name === undefined || /nvidia|amd|radeon|apple|ati\b/i.test(name)) return WGSL_GEMM_TILING_GPU;
+  if (name !== undefined && /nvidia/i.test(name)) return WGSL_GEMM_TILING_NVIDIA;
+  if (name === undefined || /amd|radeon|apple|ati\b/i.test(name)) return WGSL_GEMM_TILING_GPU;
   return WGSL_GEMM_TILING_SMALL_GPU;
 }

@@ -30,7 +30,8 @@
  *   workgroup memory with coalesced, zero-padded loads; tm × tn outputs per invocation; vec4 reads;
  *   optionally K split over `ks` groups of the workgroup, added in workgroup memory before the
  *   epilogue). Per-shape tilings pick, per dispatch from the uniform N, a narrow tiling for C of at
- *   most `narrow.bn` columns and a wide one otherwise (same workgroup size).
+ *   most `narrow.bn` columns and a wide one otherwise (same workgroup size). Per-kernel tilings give
+ *   each GEMM entry point (forward, weight gradient, input gradient) its own tiling and workgroup size.
  * Both walk tiles grid-stride over the whole (flattened) dispatch grid; transposes are strides; the
  * epilogue (alpha, beta, bias, ReLU, ReLU-gradient mask) is fused into the stores, so the forward
  * layer is one dispatch (GEMM + bias + ReLU), the backward data GEMM applies the ReLU-gradient mask, and
@@ -40,9 +41,14 @@
 import { sharedGemmDeclarations, sharedMatmulEntry } from './gemm-shared';
 import {
   checkGemmTiling,
+  type GemmEntry,
   type GemmTiling,
+  type GpuGemmTiling,
+  gemmTilingOf,
+  isPerKernelTiling,
   isPerShapeTiling,
   isSharedTiling,
+  type PerKernelGemmTiling,
   perShapeChoice,
   type RegisterGemmTiling,
   usesWorkgroupMemory,
@@ -57,8 +63,12 @@ import { reductionsWgsl } from './reductions';
 export const gemmSwaps = (t: RegisterGemmTiling, m: number, n: number): boolean =>
   2 * n < t.wg * t.tn && m > n;
 
-/** Tiles of C (the kernels' unit of work, walked grid-stride over the whole dispatch) for `m × n`. */
-export function gemmTiles(t: GemmTiling, m: number, n: number): number {
+/**
+ * Tiles of C (the kernels' unit of work, walked grid-stride over the whole dispatch) for `m × n`, with
+ * the tiling GEMM entry point `entry` uses (it matters for per-kernel tilings only).
+ */
+export function gemmTiles(t: GemmTiling, m: number, n: number, entry: GemmEntry = 'matmul'): number {
+  if (isPerKernelTiling(t)) return gemmTiles(gemmTilingOf(t, entry), m, n);
   if (isPerShapeTiling(t)) return gemmTiles(perShapeChoice(t, n), m, n);
   if (isSharedTiling(t)) return Math.ceil(m / t.bm) * Math.ceil(n / t.bn);
   const [u, l] = gemmSwaps(t, m, n) ? [n, m] : [m, n];
@@ -125,7 +135,8 @@ function tileLoop(t: RegisterGemmTiling, name: string, swapped: boolean): string
  * every entry point calling it, and binding 2 differs between them. Unrolled by the generator: the
  * accumulators are separate f32 variables (no private arrays indexed in loops).
  */
-function matmulEntry(t: GemmTiling, name: string, output: string, epilogue: string): string {
+function matmulEntry(all: GemmTiling, name: GemmEntry, output: string, epilogue: string): string {
+  const t = gemmTilingOf(all, name);
   return `fn store_${name}(p: MmParams, r: u32, c: u32, acc: f32) {
   if (r < p.m && c < p.n) {
     let o = r * p.n + c;
@@ -139,8 +150,43 @@ function matmulEntry(t: GemmTiling, name: string, output: string, epilogue: stri
 ${isSharedTiling(t) || isPerShapeTiling(t) ? sharedMatmulEntry(t, name) : registerMatmulEntry(t, name)}`;
 }
 
+/**
+ * `matmul_bias_grad` (C in out2, D in out3): workgroup-memory tilings give op(A) a row of ones (row M
+ * of the tiles is Σ_k op(B)[k, c], stored to D by the same epilogue); register tilings (CPU adapters)
+ * run matmul's tile loop, then walk D's columns grid-stride, one invocation per column summing op(B)'s
+ * column serially (no barriers).
+ */
+function matmulBiasGradEntry(all: GemmTiling): string {
+  const t = gemmTilingOf(all, 'matmul_bias_grad');
+  const ones = isSharedTiling(t) || isPerShapeTiling(t);
+  // Row M is D only with the ones row; the register tile loops compute rows past M that are dropped.
+  const store = `fn store_matmul_bias_grad(p: MmParams, r: u32, c: u32, acc: f32) {
+  if (c < p.n && r ${ones ? '<=' : '<'} p.m) {
+    let o = select(r * p.n + c, c, r == p.m);
+    var v = p.alpha * acc;
+    if (r < p.m) {
+      if (p.beta != 0.0) { v += p.beta * out2[o]; }
+      out2[o] = v;
+    } else {
+      if (p.beta != 0.0) { v += p.beta * out3[o]; }
+      out3[o] = v;
+    }
+  }
+}
+`;
+  if (ones) return `${store}\n${sharedMatmulEntry(t, 'matmul_bias_grad', true)}`;
+  const columns = `for (var c = (wid.x + nwg.x * (wid.y + nwg.y * wid.z)) * ${t.wg}u + lid.x; c < p.n; c += nwg.x * nwg.y * nwg.z * ${t.wg}u) {
+    var s = 0.0;
+    for (var k = 0u; k < p.k; k++) { s += in1[k * sBk + c * sBc]; }
+    var v = p.alpha * s;
+    if (p.beta != 0.0) { v += p.beta * out3[c]; }
+    out3[c] = v;
+  }`;
+  return `${store}\n${registerMatmulEntry(t, 'matmul_bias_grad', columns)}`;
+}
+
 /** The register-tiled entry point (no workgroup memory; see the file comment). */
-function registerMatmulEntry(t: RegisterGemmTiling, name: string): string {
+function registerMatmulEntry(t: RegisterGemmTiling, name: string, tail = ''): string {
   const decl = range(t.tm).flatMap((i) => range(t.tn).map((q) => `var a${i}_${q} = 0.0;`));
   return `@compute @workgroup_size(${t.wg})
 fn ${name}(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -158,12 +204,13 @@ fn ${name}(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
   } else {
     ${tileLoop(t, name, false)}
   }
+  ${tail}
 }
 `;
 }
 
 function gemmWgsl(t: GemmTiling): string {
-  return `${isSharedTiling(t) || isPerShapeTiling(t) ? `\n${sharedGemmDeclarations(t)}` : ''}
+  return `${usesWorkgroupMemory(t) ? `\n${sharedGemmDeclarations(t as GpuGemmTiling | PerKernelGemmTiling)}` : ''}
 // ---------------------------------------------------------------------------------------------------
 // GEMM family: C = epilogue(alpha · op(A)·op(B) + beta · C). Constants [M, N, K, flags, alpha, beta].
 
@@ -193,6 +240,7 @@ ${matmulEntry(
     if ((p.flags & FLAG_RELU) != 0u) { v = max(v, 0.0); }`,
 )}
 ${matmulEntry(t, 'matmul_relu_grad', 'out3', 'if (!(in2[o] > 0.0)) { v = 0.0; }')}
+${matmulBiasGradEntry(t)}
 `;
 }
 
@@ -284,6 +332,45 @@ fn loss_mean(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
   }
   if (lid.x == 0u) {
     out1[0] = select(partial[0] / f32(rows), 0.0, rows == 0u);
+  }
+}
+
+// softmax_ce_loss: [logits, labels, dLogits, loss]; constants [rows, classes]. softmax_ce and loss_mean
+// in one dispatch: workgroup 0 walks the rows (one invocation per row, classes serially), sums the row
+// losses in workgroup memory and writes their mean; others return. A label ≥ classes gives a NaN loss.
+@compute @workgroup_size(${WGSL_WORKGROUP})
+fn softmax_ce_loss(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  if (wid.x != 0u || wid.y != 0u || wid.z != 0u) { return; }
+  let rows = konst(0u);
+  let classes = konst(1u);
+  let scale = 1.0 / f32(rows);
+  var total = 0.0;
+  for (var r = lid.x; r < rows; r += WG) {
+    let base = r * classes;
+    var mx = in0[base];
+    for (var c = 1u; c < classes; c++) { mx = max(mx, in0[base + c]); }
+    var sum = 0.0;
+    for (var c = 0u; c < classes; c++) { sum += exp(in0[base + c] - mx); }
+    let label = labels1[r];
+    let inv = 1.0 / sum;
+    for (var c = 0u; c < classes; c++) {
+      let prob = exp(in0[base + c] - mx) * inv;
+      out2[base + c] = (prob - select(0.0, 1.0, c == label)) * scale;
+    }
+    if (label < classes) {
+      total += log(sum) - (in0[base + label] - mx);
+    } else {
+      total += bitcast<f32>(0x7fc00000u | (label & 0u)); // NaN (runtime: const NaN is an error)
+    }
+  }
+  partial[lid.x] = total;
+  workgroupBarrier();
+  for (var half = WG / 2u; half > 0u; half /= 2u) {
+    if (lid.x < half) { partial[lid.x] += partial[lid.x + half]; }
+    workgroupBarrier();
+  }
+  if (lid.x == 0u) {
+    out3[0] = select(partial[0] / f32(rows), 0.0, rows == 0u);
   }
 }
 
