@@ -75,6 +75,37 @@ export const relu_grad: MlpCpuKernel = (ctx) => {
 };
 
 /**
+ * Row `r` of softmax cross-entropy: writes dLogits (softmax − one-hot, times `scale`) and returns the
+ * row's loss. A label ≥ classes throws (`kernel` names the kernel in the message).
+ */
+function softmaxRow(
+  kernel: string,
+  z: Float32Array,
+  labels: Uint32Array,
+  dz: Float32Array,
+  r: number,
+  classes: number,
+  scale: number,
+): number {
+  const base = r * classes;
+  const label = labels[r]!;
+  if (label >= classes)
+    throw new RangeError(`mlp ${kernel}: label ${label} of row ${r} ≥ ${classes} classes`);
+  let max = -Infinity;
+  for (let c = 0; c < classes; c++) max = Math.max(max, z[base + c]!);
+  let sum = 0;
+  for (let c = 0; c < classes; c++) {
+    const e = Math.exp(z[base + c]! - max);
+    dz[base + c] = e;
+    sum += e;
+  }
+  const loss = Math.log(sum) - (z[base + label]! - max);
+  const inv = 1 / sum;
+  for (let c = 0; c < classes; c++) dz[base + c] = (dz[base + c]! * inv - (c === label ? 1 : 0)) * scale;
+  return loss;
+}
+
+/**
  * Softmax cross-entropy, forward and backward; bindings [logits, labels, dLogits, rowLoss], constants
  * [rows, classes]; split by rows. A label ≥ classes throws.
  */
@@ -87,23 +118,7 @@ export const softmax_ce: MlpCpuKernel = (ctx) => {
   const rowLoss = f32(ctx, 3, rows, 'rowLoss');
   const [r0, r1] = shareOf(rows, ctx.workgroupCount[0], ctx.workgroupId[0]);
   const scale = 1 / rows;
-  for (let r = r0; r < r1; r++) {
-    const base = r * classes;
-    const label = labels[r]!;
-    if (label >= classes)
-      throw new RangeError(`mlp softmax_ce: label ${label} of row ${r} ≥ ${classes} classes`);
-    let max = -Infinity;
-    for (let c = 0; c < classes; c++) max = Math.max(max, z[base + c]!);
-    let sum = 0;
-    for (let c = 0; c < classes; c++) {
-      const e = Math.exp(z[base + c]! - max);
-      dz[base + c] = e;
-      sum += e;
-    }
-    rowLoss[r] = Math.log(sum) - (z[base + label]! - max);
-    const inv = 1 / sum;
-    for (let c = 0; c < classes; c++) dz[base + c] = (dz[base + c]! * inv - (c === label ? 1 : 0)) * scale;
-  }
+  for (let r = r0; r < r1; r++) rowLoss[r] = softmaxRow('softmax_ce', z, labels, dz, r, classes, scale);
 };
 
 /**
@@ -122,21 +137,7 @@ export const softmax_ce_loss: MlpCpuKernel = (ctx) => {
   const scale = 1 / rows;
   let total = 0;
   for (let r = 0; r < rows; r++) {
-    const base = r * classes;
-    const label = labels[r]!;
-    if (label >= classes)
-      throw new RangeError(`mlp softmax_ce_loss: label ${label} of row ${r} ≥ ${classes} classes`);
-    let max = -Infinity;
-    for (let c = 0; c < classes; c++) max = Math.max(max, z[base + c]!);
-    let sum = 0;
-    for (let c = 0; c < classes; c++) {
-      const e = Math.exp(z[base + c]! - max);
-      dz[base + c] = e;
-      sum += e;
-    }
-    total += Math.fround(Math.log(sum) - (z[base + label]! - max));
-    const inv = 1 / sum;
-    for (let c = 0; c < classes; c++) dz[base + c] = (dz[base + c]! * inv - (c === label ? 1 : 0)) * scale;
+    total += Math.fround(softmaxRow('softmax_ce_loss', z, labels, dz, r, classes, scale));
   }
   loss[0] = rows === 0 ? 0 : total / rows;
 };
