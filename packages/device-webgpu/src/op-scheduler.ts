@@ -55,7 +55,6 @@ import {
   abortedBy,
   failOperation,
   failTimepoints,
-  OP_NAMES,
   signalPendingTimepoints,
   traceNow,
   type UnhandledFailureReport,
@@ -84,14 +83,19 @@ export interface OpRunner extends BatchEncoder {
   traceDone(op: QueueOp, error: unknown): void;
 }
 
-/** Readiness of a wait fence. */
-const READY = 0;
-const PENDING = 1;
-const FAILED = 2;
-/** Every timepoint reached or GPU-ordered, some only GPU-ordered (with `allowOrdered`). */
-const ORDERED = 3;
+/** Readiness of a wait fence (an enum: esbuild inlines its members). */
+enum Wait {
+  READY,
+  PENDING,
+  FAILED,
+  /** Every timepoint reached or GPU-ordered, some only GPU-ordered (with `allowOrdered`). */
+  ORDERED,
+}
 
-const MAX_POOLED = 256;
+/** Pooled records kept at most. */
+enum Pool {
+  MAX = 256,
+}
 
 function report(error: unknown): void {
   queueMicrotask(() => {
@@ -113,8 +117,6 @@ export class OpScheduler implements OpCallbacks, BatchHost {
   readonly #runner: OpRunner;
   /** Names the device in messages of GPU errors ("webgpu device '…'"). */
   readonly #label: string;
-  /** "webgpu device '…' queueFill" by operation kind (messages of undeliverable failures). */
-  readonly #opNames: Readonly<Record<number, string>>;
   /** Hears of failures no signal timepoint could deliver (the device's `onUnhandledFailure`). */
   readonly #reportUnhandled: UnhandledFailureReport;
   /** The open submission batch, and batches whose error scopes are being popped. */
@@ -151,17 +153,24 @@ export class OpScheduler implements OpCallbacks, BatchHost {
       (op) => this.#gpuDone(op),
       () => this.#checkSettled(),
     );
-    const opNames: Record<number, string> = {};
-    for (const kind of Object.keys(OP_NAMES)) opNames[Number(kind)] = `${label} ${OP_NAMES[Number(kind)]}`;
-    this.#opNames = opNames;
   }
 
   /** Fails `op`'s signal with `error`, reporting it when no timepoint could deliver it. */
   #fail(op: QueueOp, error: unknown): void {
     if (op.trace !== undefined) this.#runner.traceDone(op, error);
     const unhandled = this.#lost === undefined ? this.#reportUnhandled : undefined;
-    const thrown = failOperation(op.signal, error, this.#opNames[op.kind] ?? op.name, unhandled);
+    const thrown = failOperation(op.signal, error, this.#what(op), unhandled);
     if (thrown !== undefined) report(thrown);
+  }
+
+  /** "webgpu device '…' queueFill": how messages name `op` (failure paths only: builds a string). */
+  #what(op: QueueOp): string {
+    return `${this.#label} ${op.name}`;
+  }
+
+  /** A KeelError `code` naming `op`: `rule`, then the cause's message in parentheses. */
+  #error(code: ErrorCode, op: QueueOp, rule: string, cause: unknown): KeelError {
+    return new KeelError(code, `${this.#what(op)}: ${rule} (${describeError(cause)})`, { cause });
   }
 
   /** Operations not yet completed (deferred, batched, in flight, reading back, running host code). */
@@ -225,27 +234,27 @@ export class OpScheduler implements OpCallbacks, BatchHost {
       return;
     }
     op.reset();
-    if (this.#lost === undefined && this.#pool.length < MAX_POOLED) this.#pool.push(op);
+    if (this.#lost === undefined && this.#pool.length < Pool.MAX) this.#pool.push(op);
   }
 
   /** READY, ORDERED, PENDING or FAILED (then #failure holds the failure). */
-  #check(wait: Fence, allowOrdered: boolean): number {
+  #check(wait: Fence, allowOrdered: boolean): Wait {
     const timepoints = wait.timepoints;
-    let state = READY;
+    let state = Wait.READY;
     for (let i = 0; i < timepoints.length; i++) {
       const tp = timepoints[i] as { semaphore: Semaphore; value: number };
       const semaphore = tp.semaphore;
       const failure = semaphore.failure;
       if (failure !== undefined) {
         this.#failure = failure;
-        return FAILED;
+        return Wait.FAILED;
       }
       if (semaphore.value >= tp.value) continue;
       if (allowOrdered && (this.#ordered.get(semaphore) ?? -1) >= tp.value) {
-        if (state === READY) state = ORDERED;
+        if (state === Wait.READY) state = Wait.ORDERED;
         continue;
       }
-      state = PENDING;
+      state = Wait.PENDING;
     }
     return state;
   }
@@ -253,7 +262,7 @@ export class OpScheduler implements OpCallbacks, BatchHost {
   /** True when every timepoint of `wait` is reached or GPU-ordered (and none failed). */
   isOrdered(wait: Fence): boolean {
     const state = this.#check(wait, true);
-    return state === READY || state === ORDERED;
+    return state === Wait.READY || state === Wait.ORDERED;
   }
 
   /** Records that work already submitted (or nothing at all) will signal `signal`. */
@@ -278,14 +287,14 @@ export class OpScheduler implements OpCallbacks, BatchHost {
       return;
     }
     const state = this.#check(op.wait, runsOnGpuOrder(op.kind));
-    if (state === FAILED) {
+    if (state === Wait.FAILED) {
       this.#fail(op, abortedBy(this.#failure, op.name));
       this.#failure = undefined;
       this.#recycle(op);
       return;
     }
-    if (state === READY || state === ORDERED) {
-      this.#run(op, state === ORDERED);
+    if (state === Wait.READY || state === Wait.ORDERED) {
+      this.#run(op, state === Wait.ORDERED);
       return;
     }
     prepareDefer?.(op);
@@ -336,9 +345,9 @@ export class OpScheduler implements OpCallbacks, BatchHost {
         for (const op of this.#deferred) {
           if (!runsOnGpuOrder(op.kind)) continue;
           const state = this.#check(op.wait, true);
-          if (state === READY || state === ORDERED) {
+          if (state === Wait.READY || state === Wait.ORDERED) {
             this.#undefer(op);
-            this.#run(op, state === ORDERED);
+            this.#run(op, state === Wait.ORDERED);
           }
         }
       } while (this.#recheckAgain && this.#deferred.size > 0);
@@ -408,11 +417,7 @@ export class OpScheduler implements OpCallbacks, BatchHost {
     this.#runner.releaseStaging(op);
     this.#fail(
       op,
-      new KeelError(
-        ErrorCode.ABORTED,
-        `${this.#label} ${op.name}: not submitted: its submission batch was dropped (${describeError(error)})`,
-        { cause: error },
-      ),
+      this.#error(ErrorCode.ABORTED, op, 'not submitted: its submission batch was dropped', error),
     );
     this.#recycle(op);
   }
@@ -445,7 +450,7 @@ export class OpScheduler implements OpCallbacks, BatchHost {
   #gpuDone(op: QueueOp): void {
     // A write's uploads were copied from: back to the pool now, whatever its waits turn out to be.
     if (op.kind === OpKind.WRITE) this.#runner.releaseStaging(op);
-    if (op.early && this.#check(op.wait, false) === PENDING) {
+    if (op.early && this.#check(op.wait, false) === Wait.PENDING) {
       this.#outside.add(op);
       const registration = op.wait.onReached(op.onSettled);
       if (this.#outside.has(op)) op.registration = registration;
@@ -471,13 +476,13 @@ export class OpScheduler implements OpCallbacks, BatchHost {
       const others = op.batchSize - 1;
       error = fromGpuError(
         op.gpuError,
-        `${this.#label} ${op.name}`,
+        this.#what(op),
         others > 0
           ? `; it was submitted with ${others} other operation${others > 1 ? 's' : ''} in one command buffer, which WebGPU dropped whole: none of them ran`
           : '',
       );
     }
-    if (error === undefined && op.early && this.#check(op.wait, false) === FAILED) {
+    if (error === undefined && op.early && this.#check(op.wait, false) === Wait.FAILED) {
       error = abortedBy(this.#failure, op.name);
       this.#failure = undefined;
     }
@@ -524,16 +529,10 @@ export class OpScheduler implements OpCallbacks, BatchHost {
   mapFailed(op: QueueOp, error: unknown): void {
     if (!this.#mapSettled(op)) return;
     this.#runner.releaseStaging(op);
-    const failure =
-      this.#lost ??
-      new KeelError(
-        ErrorCode.UNAVAILABLE,
-        `${this.#label} ${op.name}: mapping the staging buffer failed (${describeError(error)})`,
-        {
-          cause: error,
-        },
-      );
-    this.#finish(op, failure);
+    this.#finish(
+      op,
+      this.#lost ?? this.#error(ErrorCode.UNAVAILABLE, op, 'mapping the staging buffer failed', error),
+    );
   }
 
   runHostCall(op: QueueOp): void {
