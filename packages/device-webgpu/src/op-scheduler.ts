@@ -165,7 +165,7 @@ export class OpScheduler implements OpCallbacks, BatchHost {
 
   /** "webgpu device '…' queueFill": how messages name `op` (failure paths only: builds a string). */
   #what(op: QueueOp): string {
-    return `${this.#label} ${op.name}`;
+    return `${this.#label} ${op.method}`;
   }
 
   /** A KeelError `code` naming `op`: `rule`, then the cause's message in parentheses. */
@@ -288,7 +288,7 @@ export class OpScheduler implements OpCallbacks, BatchHost {
     }
     const state = this.#check(op.wait, runsOnGpuOrder(op.kind));
     if (state === Wait.FAILED) {
-      this.#fail(op, abortedBy(this.#failure, op.name));
+      this.#fail(op, abortedBy(this.#failure, op.method));
       this.#failure = undefined;
       this.#recycle(op);
       return;
@@ -312,7 +312,7 @@ export class OpScheduler implements OpCallbacks, BatchHost {
     if (!op.deferred) return;
     this.#undefer(op);
     if (error !== undefined) {
-      this.#fail(op, abortedBy(error, op.name));
+      this.#fail(op, abortedBy(error, op.method));
       this.#recycle(op);
     } else {
       this.#run(op, false);
@@ -483,7 +483,7 @@ export class OpScheduler implements OpCallbacks, BatchHost {
       );
     }
     if (error === undefined && op.early && this.#check(op.wait, false) === Wait.FAILED) {
-      error = abortedBy(this.#failure, op.name);
+      error = abortedBy(this.#failure, op.method);
       this.#failure = undefined;
     }
     if (op.staging !== undefined || op.kind === OpKind.READ) {

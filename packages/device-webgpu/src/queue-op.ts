@@ -55,13 +55,14 @@ export class QueueOp extends QueueRecord<WebGpuBuffer> {
   /** A traced execute's dispatches (gpu-profiler.ts), from its encoding to its completion. */
   profile: SubmissionProfile | undefined;
 
-  readonly onWaitReached: (error?: KeelError) => void;
-  readonly onSettled: (error?: KeelError) => void;
-  readonly onMapped: () => void;
-  readonly onMapFailed: (error: unknown) => void;
-  readonly runHostCall: () => void;
-  readonly onHostCallDone: () => void;
-  readonly onHostCallFailed: (error: unknown) => void;
+  // Bound once in the constructor (declared only: no class-field definitions to emit besides).
+  declare readonly onWaitReached: (error?: KeelError) => void;
+  declare readonly onSettled: (error?: KeelError) => void;
+  declare readonly onMapped: () => void;
+  declare readonly onMapFailed: (error: unknown) => void;
+  declare readonly runHostCall: () => void;
+  declare readonly onHostCallDone: () => void;
+  declare readonly onHostCallFailed: (error: unknown) => void;
 
   constructor(callbacks: OpCallbacks) {
     super();
@@ -89,11 +90,6 @@ export class QueueOp extends QueueRecord<WebGpuBuffer> {
     this.batchSize = 0;
     this.uploads.length = 0;
     this.profile = undefined;
-  }
-
-  /** The Device method that made it ("queueFill", …): how messages name it. */
-  get name(): string {
-    return this.method;
   }
 }
 

@@ -19,8 +19,9 @@ export class SubmitBatch {
   scopes = 0;
   /** The first GPUError its scopes caught. */
   gpuError: GPUError | undefined;
-  readonly onScopePopped: (error: GPUError | null) => void;
-  readonly onScopeFailed: () => void;
+  // Bound once in the constructor (declared only: no class-field definitions to emit besides).
+  declare readonly onScopePopped: (error: GPUError | null) => void;
+  declare readonly onScopeFailed: () => void;
 
   constructor(batcher: Batcher) {
     this.onScopePopped = (error) => batcher.scopePopped(this, error);
