@@ -155,14 +155,6 @@ export class OpScheduler implements OpCallbacks, BatchHost {
     );
   }
 
-  /** Fails `op`'s signal with `error`, reporting it when no timepoint could deliver it. */
-  #fail(op: QueueOp, error: unknown): void {
-    if (op.trace !== undefined) this.#runner.traceDone(op, error);
-    const unhandled = this.#lost === undefined ? this.#reportUnhandled : undefined;
-    const thrown = failOperation(op.signal, error, this.#what(op), unhandled);
-    if (thrown !== undefined) report(thrown);
-  }
-
   /** "webgpu device '…' queueFill": how messages name `op` (failure paths only: builds a string). */
   #what(op: QueueOp): string {
     return `${this.#label} ${op.method}`;
@@ -282,15 +274,13 @@ export class OpScheduler implements OpCallbacks, BatchHost {
    */
   issue(op: QueueOp, prepareDefer?: (op: QueueOp) => void): void {
     if (this.#lost !== undefined) {
-      this.#fail(op, this.#lost);
-      this.#recycle(op);
+      this.#finish(op, this.#lost);
       return;
     }
     const state = this.#check(op.wait, runsOnGpuOrder(op.kind));
     if (state === Wait.FAILED) {
-      this.#fail(op, abortedBy(this.#failure, op.method));
+      this.#finish(op, abortedBy(this.#failure, op.method));
       this.#failure = undefined;
-      this.#recycle(op);
       return;
     }
     if (state === Wait.READY || state === Wait.ORDERED) {
@@ -312,8 +302,7 @@ export class OpScheduler implements OpCallbacks, BatchHost {
     if (!op.deferred) return;
     this.#undefer(op);
     if (error !== undefined) {
-      this.#fail(op, abortedBy(error, op.method));
-      this.#recycle(op);
+      this.#finish(op, abortedBy(error, op.method));
     } else {
       this.#run(op, false);
     }
@@ -379,8 +368,7 @@ export class OpScheduler implements OpCallbacks, BatchHost {
       // Commands of `op` in the batch's encoder cannot be taken out: the whole batch is dropped.
       if (this.#runner.touched) this.#batcher.drop(error);
       this.#runner.releaseStaging(op);
-      this.#fail(op, error);
-      this.#recycle(op);
+      this.#finish(op, error);
       return;
     }
     this.#batcher.add(op);
@@ -415,11 +403,10 @@ export class OpScheduler implements OpCallbacks, BatchHost {
   /** BatchHost: `op`'s batch was dropped because another operation's encoding failed (or the submit threw). */
   dropped(op: QueueOp, error: unknown): void {
     this.#runner.releaseStaging(op);
-    this.#fail(
+    this.#finish(
       op,
       this.#error(ErrorCode.ABORTED, op, 'not submitted: its submission batch was dropped', error),
     );
-    this.#recycle(op);
   }
 
   /** BatchHost: the scopes of `op`'s batch were popped. */
@@ -499,15 +486,22 @@ export class OpScheduler implements OpCallbacks, BatchHost {
     this.#finish(op, error);
   }
 
-  /** Signals (or fails with `error`) `op`'s signal and recycles it. */
+  /**
+   * Signals `op`'s signal, or fails it with `error` (reporting a failure no timepoint could deliver),
+   * and recycles it.
+   */
   #finish(op: QueueOp, error: unknown): void {
-    if (error !== undefined) {
-      this.#fail(op, error);
-    } else {
-      if (op.trace !== undefined) this.#runner.traceDone(op, undefined);
-      const thrown = signalPendingTimepoints(op.signal);
-      if (thrown !== undefined) report(thrown);
-    }
+    if (op.trace !== undefined) this.#runner.traceDone(op, error);
+    const thrown =
+      error === undefined
+        ? signalPendingTimepoints(op.signal)
+        : failOperation(
+            op.signal,
+            error,
+            this.#what(op),
+            this.#lost === undefined ? this.#reportUnhandled : undefined,
+          );
+    if (thrown !== undefined) report(thrown);
     this.#recycle(op);
   }
 
