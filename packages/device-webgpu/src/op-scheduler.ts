@@ -174,10 +174,6 @@ export class OpScheduler implements OpCallbacks, BatchHost {
     return this.#deferred.size;
   }
 
-  get lost(): KeelError | undefined {
-    return this.#lost;
-  }
-
   /** `popErrorScope` calls made for submission batches. */
   get scopePops(): number {
     return this.#batcher.scopePops;
