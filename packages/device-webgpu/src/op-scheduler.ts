@@ -61,7 +61,7 @@ import {
 } from '@keel/hal/driver';
 import { describeError, fromGpuError } from './gpu-errors';
 import { InflightRing } from './inflight-ring';
-import { type OpCallbacks, OpKind, QueueOp } from './queue-op';
+import { AfterScopes, type OpCallbacks, OpKind, QueueOp } from './queue-op';
 import { type BatchEncoder, Batcher, type BatchHost } from './submit-batch';
 
 /** What the device does to run operations: encode them into a batch and submit it (op-runner.ts). */
@@ -218,7 +218,7 @@ export class OpScheduler implements OpCallbacks, BatchHost {
 
   #recycle(op: QueueOp): void {
     if (op.batch !== undefined) {
-      op.recycleAfterScopes = true;
+      op.afterScopes = AfterScopes.RECYCLE;
       return;
     }
     op.reset();
@@ -411,13 +411,10 @@ export class OpScheduler implements OpCallbacks, BatchHost {
       op.gpuError = gpuError;
       op.batchSize = size;
     }
-    if (op.completeAfterScopes) {
-      op.completeAfterScopes = false;
-      this.#complete(op);
-    } else if (op.recycleAfterScopes) {
-      op.recycleAfterScopes = false;
-      this.#recycle(op);
-    }
+    const after = op.afterScopes;
+    op.afterScopes = AfterScopes.NOTHING;
+    if (after === AfterScopes.COMPLETE) this.#complete(op);
+    else if (after === AfterScopes.RECYCLE) this.#recycle(op);
   }
 
   popSettled(): void {
@@ -451,7 +448,7 @@ export class OpScheduler implements OpCallbacks, BatchHost {
   /** Signals `op`'s signal (or fails it when a wait failed), finishing a read first, and recycles it. */
   #complete(op: QueueOp): void {
     if (op.batch !== undefined) {
-      op.completeAfterScopes = true;
+      op.afterScopes = AfterScopes.COMPLETE;
       return;
     }
     let error: unknown = this.#lost;

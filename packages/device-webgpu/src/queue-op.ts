@@ -14,6 +14,15 @@ import type { WebGpuBuffer } from './webgpu-buffer';
 
 export { OpKind };
 
+/** What an operation does once its batch's error scopes are popped (an enum: esbuild inlines it). */
+export enum AfterScopes {
+  NOTHING,
+  /** Its GPU work is done but scopes were pending: complete it. */
+  COMPLETE,
+  /** It failed (after its batch was submitted) while scopes were pending: recycle it. */
+  RECYCLE,
+}
+
 /** Callbacks the scheduler binds to each record. */
 export interface OpCallbacks {
   waitReached(op: QueueOp, error: KeelError | undefined): void;
@@ -43,10 +52,8 @@ export class QueueOp extends QueueRecord<WebGpuBuffer> {
    * completes and is recycled only after).
    */
   batch: SubmitBatch | undefined;
-  /** Its GPU work is done but scopes were pending: complete when they are popped. */
-  completeAfterScopes = false;
-  /** Failed (after its batch was submitted) while scopes were pending: recycle when they are popped. */
-  recycleAfterScopes = false;
+  /** What to do once its batch's scopes are popped. */
+  afterScopes = AfterScopes.NOTHING;
   /** The first error its batch's error scopes caught, and how many operations that batch held. */
   gpuError: GPUError | undefined;
   batchSize = 0;
@@ -84,8 +91,7 @@ export class QueueOp extends QueueRecord<WebGpuBuffer> {
     this.staging = undefined;
     this.mapping = false;
     this.batch = undefined;
-    this.completeAfterScopes = false;
-    this.recycleAfterScopes = false;
+    this.afterScopes = AfterScopes.NOTHING;
     this.gpuError = undefined;
     this.batchSize = 0;
     this.uploads.length = 0;
