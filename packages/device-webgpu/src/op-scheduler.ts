@@ -555,21 +555,19 @@ export class OpScheduler implements OpCallbacks, BatchHost {
     if (this.#lost !== undefined) return;
     this.#lost = error;
     const toFail: Fence[] = [];
-    // The open batch is dropped (its scopes are still popped: the scope stack is the GPUDevice's).
-    this.#batcher.stop((op) => {
+    const drop = (op: QueueOp): void => {
       toFail.push(op.signal);
       this.#runner.releaseStaging(op);
-    });
+    };
+    // The open batch is dropped (its scopes are still popped: the scope stack is the GPUDevice's).
+    this.#batcher.stop(drop);
     for (const op of this.#deferred) {
       op.deferred = false;
       op.registration?.cancel();
       toFail.push(op.signal);
     }
     this.#deferred.clear();
-    this.#inflight.stop((op) => {
-      toFail.push(op.signal);
-      this.#runner.releaseStaging(op);
-    });
+    this.#inflight.stop(drop);
     for (const op of this.#outside) {
       op.registration?.cancel();
       op.registration = undefined;
