@@ -61,7 +61,7 @@ import {
 } from '@keel/hal/driver';
 import { describeError, fromGpuError } from './gpu-errors';
 import { InflightRing } from './inflight-ring';
-import { AfterScopes, type OpCallbacks, OpKind, QueueOp } from './queue-op';
+import { AfterScopes, OpKind, QueueOp } from './queue-op';
 import { type BatchEncoder, Batcher, type BatchHost } from './submit-batch';
 
 /** What the device does to run operations: encode them into a batch and submit it (op-runner.ts). */
@@ -113,7 +113,7 @@ function signalsOnGpuOrder(kind: number): boolean {
   return kind !== OpKind.HOST_CALL && kind !== OpKind.READ && kind !== OpKind.BARRIER;
 }
 
-export class OpScheduler implements OpCallbacks, BatchHost {
+export class OpScheduler implements BatchHost {
   readonly #runner: OpRunner;
   /** Names the device in messages of GPU errors ("webgpu device '…'"). */
   readonly #label: string;
@@ -208,11 +208,27 @@ export class OpScheduler implements OpCallbacks, BatchHost {
 
   /** A pooled record, reset. */
   acquire(kind: OpKind, queue: number, wait: Fence, signal: Fence): QueueOp {
-    const op = this.#pool.pop() ?? new QueueOp(this);
+    const op = this.#pool.pop() ?? this.#create();
     op.kind = kind;
     op.queue = queue;
     op.wait = wait;
     op.signal = signal;
+    return op;
+  }
+
+  /**
+   * A new record, its callbacks bound once (records are pooled: the hot path allocates no closure).
+   * Every record gets them in the same order, so records share one shape.
+   */
+  #create(): QueueOp {
+    const op = new QueueOp();
+    op.onWaitReached = (error) => this.#waitReached(op, error);
+    op.onSettled = () => this.#settled(op);
+    op.onMapped = () => this.#mapped(op);
+    op.onMapFailed = (error) => this.#mapFailed(op, error);
+    op.runHostCall = () => this.#runHostCall(op);
+    op.onHostCallDone = () => this.#hostCallDone(op);
+    op.onHostCallFailed = (error) => this.#hostCallFailed(op, error);
     return op;
   }
 
@@ -294,7 +310,7 @@ export class OpScheduler implements OpCallbacks, BatchHost {
     }
   }
 
-  waitReached(op: QueueOp, error: KeelError | undefined): void {
+  #waitReached(op: QueueOp, error: KeelError | undefined): void {
     if (!op.deferred) return;
     this.#undefer(op);
     if (error !== undefined) {
@@ -439,7 +455,7 @@ export class OpScheduler implements OpCallbacks, BatchHost {
     this.#complete(op);
   }
 
-  settled(op: QueueOp, _error: KeelError | undefined): void {
+  #settled(op: QueueOp): void {
     if (!this.#outside.delete(op)) return;
     op.registration = undefined;
     this.#complete(op);
@@ -508,12 +524,12 @@ export class OpScheduler implements OpCallbacks, BatchHost {
     return false;
   }
 
-  mapped(op: QueueOp): void {
+  #mapped(op: QueueOp): void {
     if (!this.#mapSettled(op)) return;
     this.#gpuDone(op);
   }
 
-  mapFailed(op: QueueOp, error: unknown): void {
+  #mapFailed(op: QueueOp, error: unknown): void {
     if (!this.#mapSettled(op)) return;
     this.#runner.releaseStaging(op);
     this.#finish(
@@ -522,28 +538,28 @@ export class OpScheduler implements OpCallbacks, BatchHost {
     );
   }
 
-  runHostCall(op: QueueOp): void {
+  #runHostCall(op: QueueOp): void {
     if (!this.#outside.has(op)) return;
     let result: void | Promise<void>;
     try {
       result = (op.callback as () => void | Promise<void>)();
     } catch (error) {
-      this.hostCallFailed(op, error);
+      this.#hostCallFailed(op, error);
       return;
     }
     if (result !== undefined && typeof (result as Promise<void>).then === 'function') {
       (result as Promise<void>).then(op.onHostCallDone, op.onHostCallFailed);
     } else {
-      this.hostCallDone(op);
+      this.#hostCallDone(op);
     }
   }
 
-  hostCallDone(op: QueueOp): void {
+  #hostCallDone(op: QueueOp): void {
     if (!this.#outside.delete(op)) return;
     this.#finish(op, undefined);
   }
 
-  hostCallFailed(op: QueueOp, error: unknown): void {
+  #hostCallFailed(op: QueueOp, error: unknown): void {
     if (!this.#outside.delete(op)) return;
     this.#finish(op, error);
   }

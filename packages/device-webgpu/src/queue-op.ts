@@ -23,18 +23,6 @@ export enum AfterScopes {
   RECYCLE,
 }
 
-/** Callbacks the scheduler binds to each record. */
-export interface OpCallbacks {
-  waitReached(op: QueueOp, error: KeelError | undefined): void;
-  /** The waits of an operation that ran early were reached (or failed) after its GPU work was done. */
-  settled(op: QueueOp, error: KeelError | undefined): void;
-  mapped(op: QueueOp): void;
-  mapFailed(op: QueueOp, error: unknown): void;
-  runHostCall(op: QueueOp): void;
-  hostCallDone(op: QueueOp): void;
-  hostCallFailed(op: QueueOp, error: unknown): void;
-}
-
 export class QueueOp extends QueueRecord<WebGpuBuffer> {
   /** Submitted while some wait timepoint was only GPU-ordered (not reached): checked at completion. */
   early = false;
@@ -62,25 +50,17 @@ export class QueueOp extends QueueRecord<WebGpuBuffer> {
   /** A traced execute's dispatches (gpu-profiler.ts), from its encoding to its completion. */
   profile: SubmissionProfile | undefined;
 
-  // Bound once in the constructor (declared only: no class-field definitions to emit besides).
-  declare readonly onWaitReached: (error?: KeelError) => void;
-  declare readonly onSettled: (error?: KeelError) => void;
-  declare readonly onMapped: () => void;
-  declare readonly onMapFailed: (error: unknown) => void;
-  declare readonly runHostCall: () => void;
-  declare readonly onHostCallDone: () => void;
-  declare readonly onHostCallFailed: (error: unknown) => void;
-
-  constructor(callbacks: OpCallbacks) {
-    super();
-    this.onWaitReached = (error) => callbacks.waitReached(this, error);
-    this.onSettled = (error) => callbacks.settled(this, error);
-    this.onMapped = () => callbacks.mapped(this);
-    this.onMapFailed = (error) => callbacks.mapFailed(this, error);
-    this.runHostCall = () => callbacks.runHostCall(this);
-    this.onHostCallDone = () => callbacks.hostCallDone(this);
-    this.onHostCallFailed = (error) => callbacks.hostCallFailed(this, error);
-  }
+  // Bound once per record by the scheduler that creates it (op-scheduler.ts; declared only: no
+  // class-field definitions to emit besides). The waits were reached (or failed); the waits of an
+  // operation that ran early were reached after its GPU work was done; the staging buffer's map
+  // settled; the host call runs; the host call's promise settled.
+  declare onWaitReached: (error?: KeelError) => void;
+  declare onSettled: (error?: KeelError) => void;
+  declare onMapped: () => void;
+  declare onMapFailed: (error: unknown) => void;
+  declare runHostCall: () => void;
+  declare onHostCallDone: () => void;
+  declare onHostCallFailed: (error: unknown) => void;
 
   /** Drops every reference so a pooled record keeps nothing alive. */
   reset(): void {
