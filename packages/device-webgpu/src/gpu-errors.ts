@@ -16,32 +16,24 @@ export function describeError(error: unknown): string {
 /** The filters the device pushes around GPU work (popped in reverse order). */
 export const ERROR_SCOPES: readonly GPUErrorFilter[] = ['internal', 'out-of-memory', 'validation'];
 
-function kindOf(error: GPUError): string {
-  const name = (error as { constructor?: { name?: unknown } }).constructor?.name;
-  return typeof name === 'string' ? name : '';
-}
-
-/** The Keel error code of a GPUError. */
-export function gpuErrorCode(error: GPUError): ErrorCode {
-  const kind = kindOf(error);
-  if (kind.includes('OutOfMemory')) return ErrorCode.RESOURCE_EXHAUSTED;
-  if (kind.includes('Internal')) return ErrorCode.INTERNAL;
-  return ErrorCode.INVALID_ARGUMENT;
-}
-
 /**
  * A KeelError for `error` raised by `what` ("webgpu device '…' queueFill"); `detail` is appended to
- * the message (e.g. that the operation shared its submission with others).
+ * the message (e.g. that the operation shared its submission with others). The code follows the
+ * GPUError's class (its constructor's name).
  */
 export function fromGpuError(error: GPUError, what: string, detail = ''): KeelError {
-  const code = gpuErrorCode(error);
-  const kind =
-    code === ErrorCode.RESOURCE_EXHAUSTED
-      ? 'ran out of GPU memory'
-      : code === ErrorCode.INTERNAL
-        ? 'hit an internal WebGPU error'
-        : 'failed WebGPU validation';
-  return new KeelError(code, `${what}: ${kind} (${error.message})${detail}`, { cause: error });
+  const name = (error as { constructor?: { name?: unknown } }).constructor?.name;
+  const kind = typeof name === 'string' ? name : '';
+  let code: ErrorCode = ErrorCode.INVALID_ARGUMENT;
+  let text = 'failed WebGPU validation';
+  if (kind.includes('OutOfMemory')) {
+    code = ErrorCode.RESOURCE_EXHAUSTED;
+    text = 'ran out of GPU memory';
+  } else if (kind.includes('Internal')) {
+    code = ErrorCode.INTERNAL;
+    text = 'hit an internal WebGPU error';
+  }
+  return new KeelError(code, `${what}: ${text} (${error.message})${detail}`, { cause: error });
 }
 
 /** Pushes the device's error scopes (ERROR_SCOPES). */
@@ -54,9 +46,6 @@ export function pushErrorScopes(device: GPUDevice): void {
  * pop that rejects, as on a lost device, counts as nothing caught). Off the hot path (allocates).
  */
 export async function popErrorScopes(device: GPUDevice): Promise<GPUError | undefined> {
-  const pops: Promise<GPUError | null>[] = [];
-  for (let i = 0; i < ERROR_SCOPES.length; i++) pops.push(device.popErrorScope().catch(() => null));
-  const errors = await Promise.all(pops);
-  for (const error of errors) if (error !== null) return error;
-  return undefined;
+  const pops = ERROR_SCOPES.map(() => device.popErrorScope().catch(() => null));
+  return (await Promise.all(pops)).find((error) => error !== null) ?? undefined;
 }

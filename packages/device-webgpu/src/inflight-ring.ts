@@ -11,11 +11,9 @@ export class InflightRing {
   #ops: (QueueOp | undefined)[] = new Array<QueueOp | undefined>(64).fill(undefined);
   #head = 0;
   #count = 0;
-  /** Operations pushed so far; watermarks say how many a done-callback completes. */
-  #pushed = 0;
-  #completed = 0;
-  /** `#pushed` at the last request. */
-  #armed = 0;
+  /** Operations pushed since the last request. */
+  #fresh = 0;
+  /** Per pending request, in order: how many operations its done-callback completes. */
   readonly #watermarks: number[] = [];
   #stopped = false;
   readonly #queue: GPUQueue;
@@ -54,30 +52,32 @@ export class InflightRing {
     }
     this.#ops[(this.#head + this.#count) % this.#ops.length] = op;
     this.#count++;
-    this.#pushed++;
+    this.#fresh++;
   }
 
   /** Requests the completion of everything pushed so far (once per batch: after its submit). */
   arm(): void {
-    if (this.#stopped || this.#armed === this.#pushed) return;
-    this.#armed = this.#pushed;
-    this.#watermarks.push(this.#pushed);
+    if (this.#stopped || this.#fresh === 0) return;
+    this.#watermarks.push(this.#fresh);
+    this.#fresh = 0;
     this.#queue.onSubmittedWorkDone().then(this.#onDone, this.#onDone);
   }
 
   #done(): void {
-    const mark = this.#watermarks.shift();
-    if (mark === undefined || this.#stopped) {
+    let n = this.#watermarks.shift();
+    if (n === undefined || this.#stopped) {
       this.#settled();
       return;
     }
-    const ops = this.#ops;
-    while (this.#completed < mark && this.#count > 0) {
+    // onSubmittedWorkDone requests resolve in order: this one completes the `n` oldest operations.
+    // `complete` may submit more (a callback on a signal queues work): `push` may then grow the ring,
+    // so the array is read afresh for each operation.
+    for (; n > 0 && this.#count > 0; n--) {
+      const ops = this.#ops;
       const op = ops[this.#head] as QueueOp;
       ops[this.#head] = undefined;
       this.#head = (this.#head + 1) % ops.length;
       this.#count--;
-      this.#completed++;
       this.#complete(op);
     }
   }

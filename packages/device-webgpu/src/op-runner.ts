@@ -12,7 +12,7 @@
  */
 import { ErrorCode, KeelError } from '@keel/fence';
 import { describeBuffer } from '@keel/hal';
-import { traceNow } from '@keel/hal/driver';
+import { type FrontMethod, traceNow } from '@keel/hal/driver';
 import type { GpuEncoding } from './gpu-encoding';
 import { alignUp, type GpuMemory } from './gpu-memory';
 import type { GpuProfiler } from './gpu-profiler';
@@ -30,10 +30,8 @@ import type { WebGpuBuffer } from './webgpu-buffer';
 /** What the runner works with (the device's parts). */
 export interface GpuOpRunnerParts {
   readonly gpu: GPUDevice;
-  /** The device's name, for messages. */
-  readonly name: string;
-  /** "webgpu device '…' queueRead" and so on, built once. */
-  readonly names: Readonly<Record<'queueExecute' | 'queueRead' | 'queueWrite', string>>;
+  /** "webgpu device '…' queueRead" and so on, built once (the queue front's names). */
+  readonly names: Readonly<Record<FrontMethod, string>>;
   readonly encoding: GpuEncoding;
   readonly ring: UniformRing;
   readonly scratch: GpuScratch;
@@ -48,7 +46,6 @@ export interface GpuOpRunnerParts {
 
 export class GpuOpRunner implements OpRunner {
   readonly #gpu: GPUDevice;
-  readonly #name: string;
   readonly #names: GpuOpRunnerParts['names'];
   readonly #encoding: GpuEncoding;
   readonly #ring: UniformRing;
@@ -67,7 +64,6 @@ export class GpuOpRunner implements OpRunner {
 
   constructor(parts: GpuOpRunnerParts) {
     this.#gpu = parts.gpu;
-    this.#name = parts.name;
     this.#names = parts.names;
     this.#encoding = parts.encoding;
     this.#ring = parts.ring;
@@ -85,13 +81,14 @@ export class GpuOpRunner implements OpRunner {
     return this.#submissions;
   }
 
-  #memoryOf(buffer: WebGpuBuffer, what: string): GpuMemory {
+  /** The memory of `op`'s `buffer`; FAILED_PRECONDITION when it has none yet. */
+  #memoryOf(buffer: WebGpuBuffer, op: QueueOp): GpuMemory {
     if (buffer.gpuFailure !== undefined) throw buffer.gpuFailure;
     const memory = buffer.memory;
     if (memory === undefined) {
       throw new KeelError(
         ErrorCode.FAILED_PRECONDITION,
-        `${this.#name} ${what}: ${describeBuffer(buffer)} has no memory yet; order the operation after its queueAlloca's signal`,
+        `${this.#names[op.method as FrontMethod]}: ${describeBuffer(buffer)} has no memory yet; order the operation after its queueAlloca's signal`,
       );
     }
     return memory;
@@ -147,36 +144,36 @@ export class GpuOpRunner implements OpRunner {
         }
         case OpKind.FILL: {
           const target = op.target as WebGpuBuffer;
-          const memory = this.#memoryOf(target, 'queueFill');
+          const memory = this.#memoryOf(target, op);
           this.#transfer.fill(memory, target.base + op.targetOffset, op.length, op.pattern, op.patternLength);
           break;
         }
         case OpKind.COPY: {
           const source = op.source as WebGpuBuffer;
           const target = op.target as WebGpuBuffer;
-          const s = this.#memoryOf(source, 'queueCopy');
-          const t = this.#memoryOf(target, 'queueCopy');
+          const s = this.#memoryOf(source, op);
+          const t = this.#memoryOf(target, op);
           this.#transfer.copy(s, source.base + op.sourceOffset, t, target.base + op.targetOffset, op.length);
           break;
         }
         case OpKind.UPDATE: {
           // queue.writeBuffer runs ahead of every encoder: the scheduler flushed the batch before.
           const target = op.target as WebGpuBuffer;
-          const memory = this.#memoryOf(target, 'queueUpdate');
+          const memory = this.#memoryOf(target, op);
           this.#transfer.write(op.bytes as Uint8Array, memory, target.base + op.targetOffset);
           break;
         }
         case OpKind.WRITE: {
-          this.#checkHost(op, 'queueWrite', 'source', 'the write ran');
+          this.#checkHost(op, 'ran');
           const target = op.target as WebGpuBuffer;
-          const memory = this.#memoryOf(target, 'queueWrite');
+          const memory = this.#memoryOf(target, op);
           this.#encodeWrite(op, memory, target.base + op.targetOffset);
           break;
         }
         case OpKind.READ: {
-          this.#checkHost(op, 'queueRead', 'target', 'the read ran');
+          this.#checkHost(op, 'ran');
           const source = op.source as WebGpuBuffer;
-          const memory = this.#memoryOf(source, 'queueRead');
+          const memory = this.#memoryOf(source, op);
           const at = source.base + op.sourceOffset;
           const start = at & ~3;
           const bytes = alignUp(at + op.length, 4) - start;
@@ -188,8 +185,6 @@ export class GpuOpRunner implements OpRunner {
           if (bytes > 0) encoding.encoder.copyBufferToBuffer(memory.buffer, start, staging, 0, bytes);
           break;
         }
-        default:
-          break;
       }
     } catch (error) {
       if (op.profile !== undefined) this.#profiler.abandon(op);
@@ -271,12 +266,13 @@ export class GpuOpRunner implements OpRunner {
    * since the call: their ArrayBuffer was detached (transferred, e.g. posted to a worker) or shrunk.
    * Writing would copy zeros; reading would drop the bytes.
    */
-  #checkHost(op: QueueOp, name: 'queueWrite' | 'queueRead', role: string, when: string): void {
+  #checkHost(op: QueueOp, when: 'ran' | 'completed'): void {
     const bytes = op.bytes as Uint8Array;
     if (bytes.byteLength === op.length) return;
+    const read = op.kind === OpKind.READ;
     throw new KeelError(
       ErrorCode.FAILED_PRECONDITION,
-      `${this.#names[name]}: the host ${role} was detached (transferred) or shrunk before ${when}: it has ${bytes.byteLength} bytes, the operation needs ${op.length}; keep its ArrayBuffer until the operation's signal`,
+      `${this.#names[read ? 'queueRead' : 'queueWrite']}: the host ${read ? 'target' : 'source'} was detached (transferred) or shrunk before the ${read ? 'read' : 'write'} ${when}: it has ${bytes.byteLength} bytes, the operation needs ${op.length}; keep its ArrayBuffer until the operation's signal`,
     );
   }
 
@@ -296,7 +292,7 @@ export class GpuOpRunner implements OpRunner {
       if (failure !== undefined) throw failure;
       return;
     }
-    this.#checkHost(op, 'queueRead', 'target', 'the read completed');
+    this.#checkHost(op, 'completed');
     const mapped = new Uint8Array(staging.getMappedRange(0, op.stagingSize), op.stagingOffset, op.length);
     (op.bytes as Uint8Array).set(mapped);
   }

@@ -55,14 +55,13 @@ import {
   abortedBy,
   failOperation,
   failTimepoints,
-  OP_NAMES,
   signalPendingTimepoints,
   traceNow,
   type UnhandledFailureReport,
 } from '@keel/hal/driver';
 import { describeError, fromGpuError } from './gpu-errors';
 import { InflightRing } from './inflight-ring';
-import { type OpCallbacks, OpKind, QueueOp } from './queue-op';
+import { AfterScopes, OpKind, QueueOp } from './queue-op';
 import { type BatchEncoder, Batcher, type BatchHost } from './submit-batch';
 
 /** What the device does to run operations: encode them into a batch and submit it (op-runner.ts). */
@@ -84,14 +83,19 @@ export interface OpRunner extends BatchEncoder {
   traceDone(op: QueueOp, error: unknown): void;
 }
 
-/** Readiness of a wait fence. */
-const READY = 0;
-const PENDING = 1;
-const FAILED = 2;
-/** Every timepoint reached or GPU-ordered, some only GPU-ordered (with `allowOrdered`). */
-const ORDERED = 3;
+/** Readiness of a wait fence (an enum: esbuild inlines its members). */
+enum Wait {
+  READY,
+  PENDING,
+  FAILED,
+  /** Every timepoint reached or GPU-ordered, some only GPU-ordered (with `allowOrdered`). */
+  ORDERED,
+}
 
-const MAX_POOLED = 256;
+/** Pooled records kept at most. */
+enum Pool {
+  MAX = 256,
+}
 
 function report(error: unknown): void {
   queueMicrotask(() => {
@@ -109,12 +113,10 @@ function signalsOnGpuOrder(kind: number): boolean {
   return kind !== OpKind.HOST_CALL && kind !== OpKind.READ && kind !== OpKind.BARRIER;
 }
 
-export class OpScheduler implements OpCallbacks, BatchHost {
+export class OpScheduler implements BatchHost {
   readonly #runner: OpRunner;
   /** Names the device in messages of GPU errors ("webgpu device '…'"). */
   readonly #label: string;
-  /** "webgpu device '…' queueFill" by operation kind (messages of undeliverable failures). */
-  readonly #opNames: Readonly<Record<number, string>>;
   /** Hears of failures no signal timepoint could deliver (the device's `onUnhandledFailure`). */
   readonly #reportUnhandled: UnhandledFailureReport;
   /** The open submission batch, and batches whose error scopes are being popped. */
@@ -151,17 +153,16 @@ export class OpScheduler implements OpCallbacks, BatchHost {
       (op) => this.#gpuDone(op),
       () => this.#checkSettled(),
     );
-    const opNames: Record<number, string> = {};
-    for (const kind of Object.keys(OP_NAMES)) opNames[Number(kind)] = `${label} ${OP_NAMES[Number(kind)]}`;
-    this.#opNames = opNames;
   }
 
-  /** Fails `op`'s signal with `error`, reporting it when no timepoint could deliver it. */
-  #fail(op: QueueOp, error: unknown): void {
-    if (op.trace !== undefined) this.#runner.traceDone(op, error);
-    const unhandled = this.#lost === undefined ? this.#reportUnhandled : undefined;
-    const thrown = failOperation(op.signal, error, this.#opNames[op.kind] ?? op.name, unhandled);
-    if (thrown !== undefined) report(thrown);
+  /** "webgpu device '…' queueFill": how messages name `op` (failure paths only: builds a string). */
+  #what(op: QueueOp): string {
+    return `${this.#label} ${op.method}`;
+  }
+
+  /** A KeelError `code` naming `op`: `rule`, then the cause's message in parentheses. */
+  #error(code: ErrorCode, op: QueueOp, rule: string, cause: unknown): KeelError {
+    return new KeelError(code, `${this.#what(op)}: ${rule} (${describeError(cause)})`, { cause });
   }
 
   /** Operations not yet completed (deferred, batched, in flight, reading back, running host code). */
@@ -171,10 +172,6 @@ export class OpScheduler implements OpCallbacks, BatchHost {
 
   get deferredCount(): number {
     return this.#deferred.size;
-  }
-
-  get lost(): KeelError | undefined {
-    return this.#lost;
   }
 
   /** `popErrorScope` calls made for submission batches. */
@@ -211,7 +208,7 @@ export class OpScheduler implements OpCallbacks, BatchHost {
 
   /** A pooled record, reset. */
   acquire(kind: OpKind, queue: number, wait: Fence, signal: Fence): QueueOp {
-    const op = this.#pool.pop() ?? new QueueOp(this);
+    const op = this.#pool.pop() ?? this.#create();
     op.kind = kind;
     op.queue = queue;
     op.wait = wait;
@@ -219,33 +216,49 @@ export class OpScheduler implements OpCallbacks, BatchHost {
     return op;
   }
 
+  /**
+   * A new record, its callbacks bound once (records are pooled: the hot path allocates no closure).
+   * Every record gets them in the same order, so records share one shape.
+   */
+  #create(): QueueOp {
+    const op = new QueueOp();
+    op.onWaitReached = (error) => this.#waitReached(op, error);
+    op.onSettled = () => this.#settled(op);
+    op.onMapped = () => this.#mapped(op);
+    op.onMapFailed = (error) => this.#mapFailed(op, error);
+    op.runHostCall = () => this.#runHostCall(op);
+    op.onHostCallDone = () => this.#hostCallDone(op);
+    op.onHostCallFailed = (error) => this.#hostCallFailed(op, error);
+    return op;
+  }
+
   #recycle(op: QueueOp): void {
     if (op.batch !== undefined) {
-      op.recycleAfterScopes = true;
+      op.afterScopes = AfterScopes.RECYCLE;
       return;
     }
     op.reset();
-    if (this.#lost === undefined && this.#pool.length < MAX_POOLED) this.#pool.push(op);
+    if (this.#lost === undefined && this.#pool.length < Pool.MAX) this.#pool.push(op);
   }
 
   /** READY, ORDERED, PENDING or FAILED (then #failure holds the failure). */
-  #check(wait: Fence, allowOrdered: boolean): number {
+  #check(wait: Fence, allowOrdered: boolean): Wait {
     const timepoints = wait.timepoints;
-    let state = READY;
+    let state = Wait.READY;
     for (let i = 0; i < timepoints.length; i++) {
       const tp = timepoints[i] as { semaphore: Semaphore; value: number };
       const semaphore = tp.semaphore;
       const failure = semaphore.failure;
       if (failure !== undefined) {
         this.#failure = failure;
-        return FAILED;
+        return Wait.FAILED;
       }
       if (semaphore.value >= tp.value) continue;
       if (allowOrdered && (this.#ordered.get(semaphore) ?? -1) >= tp.value) {
-        if (state === READY) state = ORDERED;
+        if (state === Wait.READY) state = Wait.ORDERED;
         continue;
       }
-      state = PENDING;
+      state = Wait.PENDING;
     }
     return state;
   }
@@ -253,7 +266,7 @@ export class OpScheduler implements OpCallbacks, BatchHost {
   /** True when every timepoint of `wait` is reached or GPU-ordered (and none failed). */
   isOrdered(wait: Fence): boolean {
     const state = this.#check(wait, true);
-    return state === READY || state === ORDERED;
+    return state === Wait.READY || state === Wait.ORDERED;
   }
 
   /** Records that work already submitted (or nothing at all) will signal `signal`. */
@@ -273,19 +286,17 @@ export class OpScheduler implements OpCallbacks, BatchHost {
    */
   issue(op: QueueOp, prepareDefer?: (op: QueueOp) => void): void {
     if (this.#lost !== undefined) {
-      this.#fail(op, this.#lost);
-      this.#recycle(op);
+      this.#finish(op, this.#lost);
       return;
     }
     const state = this.#check(op.wait, runsOnGpuOrder(op.kind));
-    if (state === FAILED) {
-      this.#fail(op, abortedBy(this.#failure, op.name));
+    if (state === Wait.FAILED) {
+      this.#finish(op, abortedBy(this.#failure, op.method));
       this.#failure = undefined;
-      this.#recycle(op);
       return;
     }
-    if (state === READY || state === ORDERED) {
-      this.#run(op, state === ORDERED);
+    if (state === Wait.READY || state === Wait.ORDERED) {
+      this.#run(op, state === Wait.ORDERED);
       return;
     }
     prepareDefer?.(op);
@@ -299,12 +310,11 @@ export class OpScheduler implements OpCallbacks, BatchHost {
     }
   }
 
-  waitReached(op: QueueOp, error: KeelError | undefined): void {
+  #waitReached(op: QueueOp, error: KeelError | undefined): void {
     if (!op.deferred) return;
     this.#undefer(op);
     if (error !== undefined) {
-      this.#fail(op, abortedBy(error, op.name));
-      this.#recycle(op);
+      this.#finish(op, abortedBy(error, op.method));
     } else {
       this.#run(op, false);
     }
@@ -336,9 +346,9 @@ export class OpScheduler implements OpCallbacks, BatchHost {
         for (const op of this.#deferred) {
           if (!runsOnGpuOrder(op.kind)) continue;
           const state = this.#check(op.wait, true);
-          if (state === READY || state === ORDERED) {
+          if (state === Wait.READY || state === Wait.ORDERED) {
             this.#undefer(op);
-            this.#run(op, state === ORDERED);
+            this.#run(op, state === Wait.ORDERED);
           }
         }
       } while (this.#recheckAgain && this.#deferred.size > 0);
@@ -370,8 +380,7 @@ export class OpScheduler implements OpCallbacks, BatchHost {
       // Commands of `op` in the batch's encoder cannot be taken out: the whole batch is dropped.
       if (this.#runner.touched) this.#batcher.drop(error);
       this.#runner.releaseStaging(op);
-      this.#fail(op, error);
-      this.#recycle(op);
+      this.#finish(op, error);
       return;
     }
     this.#batcher.add(op);
@@ -406,15 +415,10 @@ export class OpScheduler implements OpCallbacks, BatchHost {
   /** BatchHost: `op`'s batch was dropped because another operation's encoding failed (or the submit threw). */
   dropped(op: QueueOp, error: unknown): void {
     this.#runner.releaseStaging(op);
-    this.#fail(
+    this.#finish(
       op,
-      new KeelError(
-        ErrorCode.ABORTED,
-        `${this.#label} ${op.name}: not submitted: its submission batch was dropped (${describeError(error)})`,
-        { cause: error },
-      ),
+      this.#error(ErrorCode.ABORTED, op, 'not submitted: its submission batch was dropped', error),
     );
-    this.#recycle(op);
   }
 
   /** BatchHost: the scopes of `op`'s batch were popped. */
@@ -423,13 +427,10 @@ export class OpScheduler implements OpCallbacks, BatchHost {
       op.gpuError = gpuError;
       op.batchSize = size;
     }
-    if (op.completeAfterScopes) {
-      op.completeAfterScopes = false;
-      this.#complete(op);
-    } else if (op.recycleAfterScopes) {
-      op.recycleAfterScopes = false;
-      this.#recycle(op);
-    }
+    const after = op.afterScopes;
+    op.afterScopes = AfterScopes.NOTHING;
+    if (after === AfterScopes.COMPLETE) this.#complete(op);
+    else if (after === AfterScopes.RECYCLE) this.#recycle(op);
   }
 
   popSettled(): void {
@@ -445,7 +446,7 @@ export class OpScheduler implements OpCallbacks, BatchHost {
   #gpuDone(op: QueueOp): void {
     // A write's uploads were copied from: back to the pool now, whatever its waits turn out to be.
     if (op.kind === OpKind.WRITE) this.#runner.releaseStaging(op);
-    if (op.early && this.#check(op.wait, false) === PENDING) {
+    if (op.early && this.#check(op.wait, false) === Wait.PENDING) {
       this.#outside.add(op);
       const registration = op.wait.onReached(op.onSettled);
       if (this.#outside.has(op)) op.registration = registration;
@@ -454,7 +455,7 @@ export class OpScheduler implements OpCallbacks, BatchHost {
     this.#complete(op);
   }
 
-  settled(op: QueueOp, _error: KeelError | undefined): void {
+  #settled(op: QueueOp): void {
     if (!this.#outside.delete(op)) return;
     op.registration = undefined;
     this.#complete(op);
@@ -463,7 +464,7 @@ export class OpScheduler implements OpCallbacks, BatchHost {
   /** Signals `op`'s signal (or fails it when a wait failed), finishing a read first, and recycles it. */
   #complete(op: QueueOp): void {
     if (op.batch !== undefined) {
-      op.completeAfterScopes = true;
+      op.afterScopes = AfterScopes.COMPLETE;
       return;
     }
     let error: unknown = this.#lost;
@@ -471,14 +472,14 @@ export class OpScheduler implements OpCallbacks, BatchHost {
       const others = op.batchSize - 1;
       error = fromGpuError(
         op.gpuError,
-        `${this.#label} ${op.name}`,
+        this.#what(op),
         others > 0
           ? `; it was submitted with ${others} other operation${others > 1 ? 's' : ''} in one command buffer, which WebGPU dropped whole: none of them ran`
           : '',
       );
     }
-    if (error === undefined && op.early && this.#check(op.wait, false) === FAILED) {
-      error = abortedBy(this.#failure, op.name);
+    if (error === undefined && op.early && this.#check(op.wait, false) === Wait.FAILED) {
+      error = abortedBy(this.#failure, op.method);
       this.#failure = undefined;
     }
     if (op.staging !== undefined || op.kind === OpKind.READ) {
@@ -494,15 +495,22 @@ export class OpScheduler implements OpCallbacks, BatchHost {
     this.#finish(op, error);
   }
 
-  /** Signals (or fails with `error`) `op`'s signal and recycles it. */
+  /**
+   * Signals `op`'s signal, or fails it with `error` (reporting a failure no timepoint could deliver),
+   * and recycles it.
+   */
   #finish(op: QueueOp, error: unknown): void {
-    if (error !== undefined) {
-      this.#fail(op, error);
-    } else {
-      if (op.trace !== undefined) this.#runner.traceDone(op, undefined);
-      const thrown = signalPendingTimepoints(op.signal);
-      if (thrown !== undefined) report(thrown);
-    }
+    if (op.trace !== undefined) this.#runner.traceDone(op, error);
+    const thrown =
+      error === undefined
+        ? signalPendingTimepoints(op.signal)
+        : failOperation(
+            op.signal,
+            error,
+            this.#what(op),
+            this.#lost === undefined ? this.#reportUnhandled : undefined,
+          );
+    if (thrown !== undefined) report(thrown);
     this.#recycle(op);
   }
 
@@ -516,48 +524,42 @@ export class OpScheduler implements OpCallbacks, BatchHost {
     return false;
   }
 
-  mapped(op: QueueOp): void {
+  #mapped(op: QueueOp): void {
     if (!this.#mapSettled(op)) return;
     this.#gpuDone(op);
   }
 
-  mapFailed(op: QueueOp, error: unknown): void {
+  #mapFailed(op: QueueOp, error: unknown): void {
     if (!this.#mapSettled(op)) return;
     this.#runner.releaseStaging(op);
-    const failure =
-      this.#lost ??
-      new KeelError(
-        ErrorCode.UNAVAILABLE,
-        `${this.#label} ${op.name}: mapping the staging buffer failed (${describeError(error)})`,
-        {
-          cause: error,
-        },
-      );
-    this.#finish(op, failure);
+    this.#finish(
+      op,
+      this.#lost ?? this.#error(ErrorCode.UNAVAILABLE, op, 'mapping the staging buffer failed', error),
+    );
   }
 
-  runHostCall(op: QueueOp): void {
+  #runHostCall(op: QueueOp): void {
     if (!this.#outside.has(op)) return;
     let result: void | Promise<void>;
     try {
       result = (op.callback as () => void | Promise<void>)();
     } catch (error) {
-      this.hostCallFailed(op, error);
+      this.#hostCallFailed(op, error);
       return;
     }
     if (result !== undefined && typeof (result as Promise<void>).then === 'function') {
       (result as Promise<void>).then(op.onHostCallDone, op.onHostCallFailed);
     } else {
-      this.hostCallDone(op);
+      this.#hostCallDone(op);
     }
   }
 
-  hostCallDone(op: QueueOp): void {
+  #hostCallDone(op: QueueOp): void {
     if (!this.#outside.delete(op)) return;
     this.#finish(op, undefined);
   }
 
-  hostCallFailed(op: QueueOp, error: unknown): void {
+  #hostCallFailed(op: QueueOp, error: unknown): void {
     if (!this.#outside.delete(op)) return;
     this.#finish(op, error);
   }
@@ -569,21 +571,19 @@ export class OpScheduler implements OpCallbacks, BatchHost {
     if (this.#lost !== undefined) return;
     this.#lost = error;
     const toFail: Fence[] = [];
-    // The open batch is dropped (its scopes are still popped: the scope stack is the GPUDevice's).
-    this.#batcher.stop((op) => {
+    const drop = (op: QueueOp): void => {
       toFail.push(op.signal);
       this.#runner.releaseStaging(op);
-    });
+    };
+    // The open batch is dropped (its scopes are still popped: the scope stack is the GPUDevice's).
+    this.#batcher.stop(drop);
     for (const op of this.#deferred) {
       op.deferred = false;
       op.registration?.cancel();
       toFail.push(op.signal);
     }
     this.#deferred.clear();
-    this.#inflight.stop((op) => {
-      toFail.push(op.signal);
-      this.#runner.releaseStaging(op);
-    });
+    this.#inflight.stop(drop);
     for (const op of this.#outside) {
       op.registration?.cancel();
       op.registration = undefined;

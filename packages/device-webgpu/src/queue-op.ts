@@ -14,16 +14,13 @@ import type { WebGpuBuffer } from './webgpu-buffer';
 
 export { OpKind };
 
-/** Callbacks the scheduler binds to each record. */
-export interface OpCallbacks {
-  waitReached(op: QueueOp, error: KeelError | undefined): void;
-  /** The waits of an operation that ran early were reached (or failed) after its GPU work was done. */
-  settled(op: QueueOp, error: KeelError | undefined): void;
-  mapped(op: QueueOp): void;
-  mapFailed(op: QueueOp, error: unknown): void;
-  runHostCall(op: QueueOp): void;
-  hostCallDone(op: QueueOp): void;
-  hostCallFailed(op: QueueOp, error: unknown): void;
+/** What an operation does once its batch's error scopes are popped (an enum: esbuild inlines it). */
+export enum AfterScopes {
+  NOTHING,
+  /** Its GPU work is done but scopes were pending: complete it. */
+  COMPLETE,
+  /** It failed (after its batch was submitted) while scopes were pending: recycle it. */
+  RECYCLE,
 }
 
 export class QueueOp extends QueueRecord<WebGpuBuffer> {
@@ -43,10 +40,8 @@ export class QueueOp extends QueueRecord<WebGpuBuffer> {
    * completes and is recycled only after).
    */
   batch: SubmitBatch | undefined;
-  /** Its GPU work is done but scopes were pending: complete when they are popped. */
-  completeAfterScopes = false;
-  /** Failed (after its batch was submitted) while scopes were pending: recycle when they are popped. */
-  recycleAfterScopes = false;
+  /** What to do once its batch's scopes are popped. */
+  afterScopes = AfterScopes.NOTHING;
   /** The first error its batch's error scopes caught, and how many operations that batch held. */
   gpuError: GPUError | undefined;
   batchSize = 0;
@@ -55,24 +50,17 @@ export class QueueOp extends QueueRecord<WebGpuBuffer> {
   /** A traced execute's dispatches (gpu-profiler.ts), from its encoding to its completion. */
   profile: SubmissionProfile | undefined;
 
-  readonly onWaitReached: (error?: KeelError) => void;
-  readonly onSettled: (error?: KeelError) => void;
-  readonly onMapped: () => void;
-  readonly onMapFailed: (error: unknown) => void;
-  readonly runHostCall: () => void;
-  readonly onHostCallDone: () => void;
-  readonly onHostCallFailed: (error: unknown) => void;
-
-  constructor(callbacks: OpCallbacks) {
-    super();
-    this.onWaitReached = (error) => callbacks.waitReached(this, error);
-    this.onSettled = (error) => callbacks.settled(this, error);
-    this.onMapped = () => callbacks.mapped(this);
-    this.onMapFailed = (error) => callbacks.mapFailed(this, error);
-    this.runHostCall = () => callbacks.runHostCall(this);
-    this.onHostCallDone = () => callbacks.hostCallDone(this);
-    this.onHostCallFailed = (error) => callbacks.hostCallFailed(this, error);
-  }
+  // Bound once per record by the scheduler that creates it (op-scheduler.ts; declared only: no
+  // class-field definitions to emit besides). The waits were reached (or failed); the waits of an
+  // operation that ran early were reached after its GPU work was done; the staging buffer's map
+  // settled; the host call runs; the host call's promise settled.
+  declare onWaitReached: (error?: KeelError) => void;
+  declare onSettled: (error?: KeelError) => void;
+  declare onMapped: () => void;
+  declare onMapFailed: (error: unknown) => void;
+  declare runHostCall: () => void;
+  declare onHostCallDone: () => void;
+  declare onHostCallFailed: (error: unknown) => void;
 
   /** Drops every reference so a pooled record keeps nothing alive. */
   reset(): void {
@@ -83,17 +71,11 @@ export class QueueOp extends QueueRecord<WebGpuBuffer> {
     this.staging = undefined;
     this.mapping = false;
     this.batch = undefined;
-    this.completeAfterScopes = false;
-    this.recycleAfterScopes = false;
+    this.afterScopes = AfterScopes.NOTHING;
     this.gpuError = undefined;
     this.batchSize = 0;
     this.uploads.length = 0;
     this.profile = undefined;
-  }
-
-  /** The Device method that made it ("queueFill", …): how messages name it. */
-  get name(): string {
-    return this.method;
   }
 }
 

@@ -19,14 +19,9 @@ export class SubmitBatch {
   scopes = 0;
   /** The first GPUError its scopes caught. */
   gpuError: GPUError | undefined;
-  readonly onScopePopped: (error: GPUError | null) => void;
-  readonly onScopeFailed: () => void;
-
-  constructor(batcher: Batcher) {
-    this.onScopePopped = (error) => batcher.scopePopped(this, error);
-    // A pop that rejects (a lost device) caught nothing this batch can report: loss fails it instead.
-    this.onScopeFailed = () => batcher.scopePopped(this, null);
-  }
+  // Bound once by the batcher that creates it (declared only: no class-field definitions besides).
+  declare onScopePopped: (error: GPUError | null) => void;
+  declare onScopeFailed: () => void;
 }
 
 /** What the batcher needs from the encoder side (the op runner). */
@@ -86,7 +81,7 @@ export class Batcher {
   current(): SubmitBatch {
     const open = this.#batch;
     if (open !== undefined) return open;
-    const batch = this.#pool.pop() ?? new SubmitBatch(this);
+    const batch = this.#pool.pop() ?? this.#create();
     this.#batch = batch;
     // Every WebGPU error of the batch (encoding, bind groups, writeBuffer, submit) is caught by these
     // scopes and fails its operations' signals, never the uncaptured-error handler.
@@ -149,6 +144,15 @@ export class Batcher {
     batch.ops.length = 0;
   }
 
+  /** A new batch record, its pop callbacks bound once (records are pooled). */
+  #create(): SubmitBatch {
+    const batch = new SubmitBatch();
+    batch.onScopePopped = (error) => this.#scopePopped(batch, error);
+    // A pop that rejects (a lost device) caught nothing this batch can report: loss fails it instead.
+    batch.onScopeFailed = () => this.#scopePopped(batch, null);
+    return batch;
+  }
+
   #pop(batch: SubmitBatch): void {
     const device = this.#device;
     for (let i = 0; i < ERROR_SCOPES.length; i++) {
@@ -160,7 +164,7 @@ export class Batcher {
   }
 
   /** One of `batch`'s scopes was popped (`error` null when it caught nothing). */
-  scopePopped(batch: SubmitBatch, error: GPUError | null): void {
+  #scopePopped(batch: SubmitBatch, error: GPUError | null): void {
     this.scopesPending--;
     batch.scopes--;
     if (error !== null && error !== undefined && batch.gpuError === undefined) batch.gpuError = error;

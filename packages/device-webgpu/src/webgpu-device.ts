@@ -199,8 +199,7 @@ export class WebGpuDevice
     });
     this.#runner = new GpuOpRunner({
       gpu,
-      name: this.name,
-      names: { queueExecute: names.queueExecute, queueRead: names.queueRead, queueWrite: names.queueWrite },
+      names,
       encoding,
       ring: this.#ring,
       scratch: this.#scratch,

@@ -238,5 +238,30 @@ describe.skipIf(!probe.available)(
       expect(own.stats.submissions).toBe(0);
       expect(Array.from(out)).toEqual([0, 0, 0, 0]);
     });
+
+    it('completes every operation once when a completion callback submits work that grows the in-flight ring', async () => {
+      // A fresh device: its in-flight ring holds 64 operations before it grows.
+      const own = await createWebGpuDevice({ onUncapturedError: (e) => gpuErrors.push(e.message) });
+      try {
+        const b = own.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
+        const s = new TimelineSemaphore();
+        const more = new TimelineSemaphore();
+        // Runs inside the completion of the first fill: two fills, then an update, whose flush submits
+        // them (two pushes onto a ring holding 63 operations: the second grows it).
+        s.onReached(1, () => {
+          own.queueFill(Q0, Fence.empty, at(more, 1), { buffer: b }, 1, 4);
+          own.queueFill(Q0, Fence.empty, at(more, 2), { buffer: b }, 2, 4);
+          own.queueUpdate(Q0, Fence.empty, at(more, 3), new Uint32Array([3, 3, 3, 3]), { buffer: b });
+        });
+        for (let i = 1; i <= 64; i++) own.queueFill(Q0, Fence.empty, at(s, i), { buffer: b }, i, 4);
+        await s.wait(64, TIMEOUT);
+        await more.wait(3, TIMEOUT);
+        expect(s.failure).toBeUndefined();
+        expect(more.failure).toBeUndefined();
+        expect(own.stats.pending).toBe(0);
+      } finally {
+        await own.destroy();
+      }
+    });
   },
 );
