@@ -49,6 +49,10 @@
  * (UNAVAILABLE when the device is lost or destroyed). A read whose staging buffer is still being mapped
  * keeps it until the map settles; `whenSettled()` resolves once no map, completion request or scope
  * pop is pending, so the device can destroy buffers and the GPUDevice with nothing in flight.
+ *
+ * Why one file at ~600 lines: readiness, deferral, completion and failure share one state machine per
+ * operation (the record's state, its waits, its batch); the parts that stand alone already live in
+ * submit-batch.ts, inflight-ring.ts, queue-op.ts and gpu-errors.ts.
  */
 import { ErrorCode, type Fence, KeelError, type Semaphore } from '@keel/fence';
 import {
