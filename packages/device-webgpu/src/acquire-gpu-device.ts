@@ -1,9 +1,12 @@
 /**
  * Where the GPUDevice comes from: the caller's, else one requested from `navigator.gpu` (browsers, Deno,
- * Node with globals installed), else, in Node, from the optional `webgpu` package (Dawn), loaded with a
- * dynamic import only then, so bundles for browsers never pull it in.
+ * Node with globals installed), else, in the Node build, from the optional `webgpu` package (Dawn,
+ * platform/dawn.ts, loaded with a dynamic import only then). The browser build has no Dawn at all: its
+ * platform/dawn resolves to dawn.browser.ts at build time (tsup.config.ts), so Dawn loading is not in
+ * the browser graph.
  */
 import { ErrorCode, KeelError } from '@keel/fence';
+import { dawnFlags, HAS_DAWN, loadDawn } from './platform/dawn';
 import type { WebGpuDeviceOptions } from './webgpu-device-options';
 
 /** A GPUDevice with what Keel needs to know about where it came from. */
@@ -15,12 +18,6 @@ export interface AcquiredGpuDevice {
   readonly owned: boolean;
   /** The GPU object it came from (kept reachable while the device lives: Dawn needs its instance). */
   readonly gpu: GPU | undefined;
-}
-
-/** The shape of the `webgpu` package's exports that Keel uses. */
-interface DawnModule {
-  create(options: string[]): GPU;
-  globals: Record<string, unknown>;
 }
 
 /** The limits Keel asks at the adapter's best values (WebGPU's defaults are more conservative). */
@@ -51,48 +48,6 @@ export function navigatorGpu(): GPU | undefined {
   return (globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu;
 }
 
-export function isNode(): boolean {
-  const p = (globalThis as { process?: { versions?: { node?: string } } }).process;
-  return typeof p?.versions?.node === 'string';
-}
-
-/**
- * Dawn's flags: the caller's, plus `disable-dawn-features=timestamp_quantization` unless the caller
- * names that feature in a `disable-`/`enable-dawn-features` flag. Dawn rounds GPU timestamps down to
- * 65 536 ns by default (a browser's defence against timing attacks), which would make per-dispatch
- * times of traces useless for kernels of a few µs; a Node process has no cross-origin code to defend
- * against.
- */
-export function dawnFlags(options: readonly string[]): string[] {
-  if (options.some((o) => o.includes('timestamp_quantization'))) return [...options];
-  const disable = options.findIndex((o) => o.startsWith('disable-dawn-features='));
-  if (disable < 0) return [...options, 'disable-dawn-features=timestamp_quantization'];
-  const flags = [...options];
-  flags[disable] = `${flags[disable]},timestamp_quantization`;
-  return flags;
-}
-
-/**
- * Loads Dawn through the `webgpu` package (Node only). Its globals (GPUBufferUsage, ...) are installed
- * where absent, so application code that uses them works as in a browser.
- */
-export async function loadDawn(options: readonly string[]): Promise<GPU> {
-  // A computed specifier keeps bundlers (vite, esbuild) from resolving the Node-only package.
-  const specifier = ['web', 'gpu'].join('');
-  let mod: DawnModule;
-  try {
-    mod = (await import(/* @vite-ignore */ specifier)) as DawnModule;
-  } catch (cause) {
-    throw unavailable(
-      "createWebGpuDevice: no navigator.gpu and the optional 'webgpu' package (Dawn for Node) could not be loaded; install it or pass a GPUDevice",
-      cause,
-    );
-  }
-  const g = globalThis as Record<string, unknown>;
-  for (const [name, value] of Object.entries(mod.globals)) if (g[name] === undefined) g[name] = value;
-  return mod.create([...options]);
-}
-
 function requiredLimits(adapter: GPUAdapter): Record<string, number> {
   const limits: Record<string, number> = {};
   const supported = adapter.limits as unknown as Record<string, number | undefined>;
@@ -113,7 +68,7 @@ export async function acquireGpuDevice(options: WebGpuDeviceOptions): Promise<Ac
   if (adapter === undefined) {
     gpu = navigatorGpu();
     if (gpu === undefined) {
-      if (!isNode()) {
+      if (!HAS_DAWN) {
         throw unavailable('createWebGpuDevice: this environment has no WebGPU (navigator.gpu is undefined)');
       }
       gpu = await loadDawn(dawnFlags(options.dawnOptions ?? []));

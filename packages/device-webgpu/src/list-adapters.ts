@@ -16,7 +16,8 @@
  */
 import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 import { invalid } from '@keel/hal/driver';
-import { isNode, loadDawn, navigatorGpu, unavailable } from './acquire-gpu-device';
+import { navigatorGpu, unavailable } from './acquire-gpu-device';
+import { HAS_DAWN, loadDawn } from './platform/dawn';
 import type { WebGpuDeviceOptions } from './webgpu-device-options';
 
 /** One adapter as `listWebGpuAdapters` reports it. */
@@ -54,7 +55,7 @@ export function parseDawnAdapterList(message: string): WebGpuAdapterEntry[] {
  */
 export async function listWebGpuAdapters(): Promise<WebGpuAdapterEntry[]> {
   const browserGpu = navigatorGpu();
-  if (browserGpu !== undefined || !isNode()) {
+  if (browserGpu !== undefined || !HAS_DAWN) {
     const adapter = await browserGpu?.requestAdapter();
     if (adapter === undefined || adapter === null) return [];
     const name = adapter.info?.description || adapter.info?.device || 'WebGPU adapter';

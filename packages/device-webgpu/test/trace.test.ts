@@ -9,8 +9,8 @@ import { chromeTraceProblems, traceEventsOf } from '@keel/cts';
 import { Fence, TimelineSemaphore } from '@keel/fence';
 import { BufferUsage, type Executable, QueueAffinity, type TraceOptions } from '@keel/hal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dawnFlags } from '../src/acquire-gpu-device';
 import { createWebGpuDevice, type WebGpuDevice } from '../src/index';
+import { dawnFlags } from '../src/platform/dawn';
 import { wgslKernel } from './cts-kernels';
 import { probeWebGpu } from './webgpu-probe';
 
