@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { probeWebGpu } from './webgpu-probe';
 
 const probe = await probeWebGpu();
-const dist = fileURLToPath(new URL('../dist/index.js', import.meta.url));
+const dist = fileURLToPath(new URL('../dist/index.node.js', import.meta.url));
 
 function fixture(name: string): string {
   return fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
