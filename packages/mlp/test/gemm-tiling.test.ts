@@ -59,7 +59,11 @@ describe('GEMM tilings', () => {
     const perKernel = parseGemmTiling('s32x32x8_4x4k4__s16x16x8_4x2k8+s32x32x16_4x4k2+s16x16x16_2x2');
     expect(perKernel).toMatchObject({
       kind: 'per-kernel',
-      forward: WGSL_GEMM_TILING_NVIDIA,
+      forward: {
+        kind: 'per-shape',
+        wide: { kind: 'shared', bm: 32, bn: 32, bk: 8, tm: 4, tn: 4, ks: 4 },
+        narrow: { kind: 'shared', bm: 16, bn: 16, bk: 8, tm: 4, tn: 2, ks: 8 },
+      },
       weightGrad: { kind: 'shared', bm: 32, bn: 32, bk: 16, tm: 4, tn: 4, ks: 2 },
       inputGrad: { kind: 'shared', bm: 16, bn: 16, bk: 16, tm: 2, tn: 2 },
     });
@@ -75,6 +79,13 @@ describe('GEMM tilings', () => {
     // Every sweep candidate is a valid name that round-trips.
     for (const name of WGSL_GEMM_TILING_CANDIDATES) expect(gemmTilingName(parseGemmTiling(name))).toBe(name);
     expect(WGSL_GEMM_TILING_CANDIDATES[0]).toBe(gemmTilingName(WGSL_GEMM_TILING_NVIDIA));
+    // NVIDIA's tiling is per kernel, each part in 256-invocation workgroups.
+    expect(gemmTilingName(WGSL_GEMM_TILING_NVIDIA)).toBe(
+      's16x32x8_2x4k4__s16x16x8_4x2k8+s64x64x16_4x4__s16x16x16_2x2k4+s32x32x8_4x4k4__s16x16x8_4x2k8',
+    );
+    for (const entry of ['linear', 'matmul_bias_grad', 'matmul', 'matmul_relu_grad'] as const) {
+      expect(gemmWorkgroupSize(gemmTilingOf(WGSL_GEMM_TILING_NVIDIA, entry))).toBe(256);
+    }
   });
 
   it('split-K partial sums fill the op(A) slabs, then the op(B) ones', () => {
@@ -89,10 +100,13 @@ describe('GEMM tilings', () => {
   it('matmul_bias_grad counts the ones row with workgroup memory (one more row of tiles when M fills them)', () => {
     const count = (t: Parameters<typeof mlpWebgpuExports>[0], n: number, m: number) =>
       mlpWebgpuExports(t).find((e) => e.name === 'matmul_bias_grad')!.workgroupCount!([n, m]);
-    expect(count(WGSL_GEMM_TILING_NVIDIA, 512, 512)).toEqual([17 * 16, 1, 1]);
-    expect(count(WGSL_GEMM_TILING_NVIDIA, 512, 784)).toEqual([25 * 16, 1, 1]); // 784 + 1 fits 25 rows
-    expect(count(WGSL_GEMM_TILING_NVIDIA, 10, 512)).toEqual([33, 1, 1]); // narrow: 16-row tiles
-    expect(gemmTiles(WGSL_GEMM_TILING_NVIDIA, 256, 512)).toBe(8 * 16);
+    const t = parseGemmTiling('s32x32x8_4x4k4__s16x16x8_4x2k8');
+    expect(count(t, 512, 512)).toEqual([17 * 16, 1, 1]);
+    expect(count(t, 512, 784)).toEqual([25 * 16, 1, 1]); // 784 + 1 fits 25 rows
+    expect(count(t, 10, 512)).toEqual([33, 1, 1]); // narrow: 16-row tiles
+    expect(gemmTiles(t, 256, 512)).toBe(8 * 16);
+    // NVIDIA's weight-gradient GEMM: 64×64 tiles (512 + 1 rows: 9 rows of tiles × 8).
+    expect(count(WGSL_GEMM_TILING_NVIDIA, 512, 512)).toEqual([9 * 8, 1, 1]);
   });
 
   it('per-shape tilings count the tiles of the tiling N picks', () => {

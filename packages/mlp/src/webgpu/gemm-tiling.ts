@@ -306,37 +306,53 @@ export const WGSL_GEMM_TILING_GPU_PER_SHAPE: GemmTiling = Object.freeze({
 });
 
 /**
- * The tiling for NVIDIA GPUs (named `s32x32x8_4x4k4__s16x16x8_4x2k8`), shaped for a large GPU that the
- * reference step's small GEMMs cannot fill (132 multiprocessors on an H200; a 256×512 C is 128 tiles of
- * 32×32): every workgroup is 256 invocations (8 warps) instead of 64, because K is split over 4 groups
- * of 64 inside the workgroup (4×4 accumulators each, vec4 slab reads), so each multiprocessor has 4×
- * the warps to hide latency with and each warp a quarter of K (784 → 196). C of at most 16 columns (the
- * 10 logits: 16 tiles where 32×32 tiles gave 8) takes 16×16 tiles with K split over 8 groups of 32.
- * Both use the 16 KiB of workgroup memory WebGPU guarantees. A guess from the H200 trace (GEMMs at
- * 1.5–5 TFLOP/s, latency-bound), to be settled by the `--tilings` sweep (bench/RESULTS.md).
+ * The tiling for NVIDIA GPUs, one tiling per GEMM of the step (named
+ * `s16x32x8_2x4k4__s16x16x8_4x2k8+s64x64x16_4x4__s16x16x16_2x2k4+s32x32x8_4x4k4__s16x16x8_4x2k8`), each
+ * kernel's best in the `--tilings` sweep on an H200 (bench/RESULTS.md), all in 256-invocation workgroups
+ * (8 warps):
+ * - `linear` (forward, K = fan-in 784 or 512, C = 256×512): 16×32 tiles, 2×4 accumulators, K split over
+ *   4 groups inside the workgroup: 256 tiles for 132 multiprocessors, a quarter of K per warp;
+ * - `matmul_bias_grad` (weight gradient, K = batch 256, C as large as W: 784×512): 64×64 tiles, 4×4
+ *   accumulators, no split (C alone has ~100 tiles; K is short);
+ * - `matmul_relu_grad` (input gradient, K = fan-out 512, C = 256×512): 32×32 tiles, 4×4 accumulators,
+ *   K over 4 groups.
+ * C of at most 16 columns (the 10 logits) takes 16×16 tiles with K over 8 (or 4) groups. Every part
+ * fits the 16 KiB of workgroup memory WebGPU guarantees.
  */
 export const WGSL_GEMM_TILING_NVIDIA: GemmTiling = Object.freeze({
-  kind: 'per-shape',
-  wide: Object.freeze({ kind: 'shared', bm: 32, bn: 32, bk: 8, tm: 4, tn: 4, ks: 4 }),
-  narrow: Object.freeze({ kind: 'shared', bm: 16, bn: 16, bk: 8, tm: 4, tn: 2, ks: 8 }),
+  kind: 'per-kernel',
+  forward: Object.freeze({
+    kind: 'per-shape',
+    wide: Object.freeze({ kind: 'shared', bm: 16, bn: 32, bk: 8, tm: 2, tn: 4, ks: 4 }),
+    narrow: Object.freeze({ kind: 'shared', bm: 16, bn: 16, bk: 8, tm: 4, tn: 2, ks: 8 }),
+  }),
+  weightGrad: Object.freeze({
+    kind: 'per-shape',
+    wide: Object.freeze({ kind: 'shared', bm: 64, bn: 64, bk: 16, tm: 4, tn: 4 }),
+    narrow: Object.freeze({ kind: 'shared', bm: 16, bn: 16, bk: 16, tm: 2, tn: 2, ks: 4 }),
+  }),
+  inputGrad: Object.freeze({
+    kind: 'per-shape',
+    wide: Object.freeze({ kind: 'shared', bm: 32, bn: 32, bk: 8, tm: 4, tn: 4, ks: 4 }),
+    narrow: Object.freeze({ kind: 'shared', bm: 16, bn: 16, bk: 8, tm: 4, tn: 2, ks: 8 }),
+  }),
 });
 
 /**
  * Named tilings for large discrete GPUs, for the benchmarks' `--tilings` sweep to compare in one run
- * (each is a valid `parseGemmTiling` name; `s32x32x16_4x4` is WGSL_GEMM_TILING_GPU, the first entry
- * WGSL_GEMM_TILING_NVIDIA). Per-kernel entries (`+`) give the weight-gradient GEMM (K = batch = 256,
- * the largest C) less split-K than the forward and input-gradient ones (K = 784, 512).
+ * (each is a valid `parseGemmTiling` name; the first is WGSL_GEMM_TILING_NVIDIA, the second its
+ * per-shape predecessor, `s32x32x16_4x4` WGSL_GEMM_TILING_GPU). The sweep traces every candidate's
+ * kernels, so each per-kernel entry (`+`) tries another tiling for each of the three GEMMs at once.
  */
 export const WGSL_GEMM_TILING_CANDIDATES: readonly string[] = Object.freeze([
+  's16x32x8_2x4k4__s16x16x8_4x2k8+s64x64x16_4x4__s16x16x16_2x2k4+s32x32x8_4x4k4__s16x16x8_4x2k8',
   's32x32x8_4x4k4__s16x16x8_4x2k8',
-  's32x32x16_4x4',
-  's32x32x16_4x4k2__s16x16x8_4x4k8',
   's16x32x8_2x4k4__s16x16x8_4x2k8',
-  's32x32x16_2x2__s16x16x16_2x2k4',
-  's16x16x16_2x2k4',
   's64x64x16_4x4__s16x16x16_2x2k4',
-  's32x32x8_4x4k4__s16x16x8_4x2k8+s32x32x16_4x4k2__s16x16x8_4x4k8+s32x32x8_4x4k4',
-  's32x32x8_4x4k4__s16x16x8_4x2k8+s32x32x16_4x4__s16x16x8_4x4k4+s32x32x8_4x4k4',
+  's32x32x16_4x4',
+  's16x16x8_2x2k4__s16x16x8_4x2k8+s64x32x8_4x4k2__s16x16x8_4x2k8+s16x32x8_2x4k4__s16x16x8_4x2k8',
+  's32x16x8_4x2k4__s16x16x8_4x2k8+s32x64x8_4x4k2__s16x16x16_2x2k4+s32x32x16_4x4k2__s16x16x8_4x4k8',
+  's16x32x16_2x4k2__s16x16x8_4x2k4+s64x64x8_4x4__s16x16x16_2x2k4+s16x16x8_2x2k4__s16x16x8_4x2k8',
 ]);
 
 /** What `wgslGemmTilingFor` reads of a device: `Device.info` (or just its features). */
