@@ -7,7 +7,6 @@
 // Plain `const` numbers (not objects) so that the bundler folds them into their uses.
 // GPUBufferUsage bits:
 export const USAGE_MAP_READ = 0x0001;
-export const USAGE_MAP_WRITE = 0x0002;
 export const USAGE_COPY_SRC = 0x0004;
 export const USAGE_COPY_DST = 0x0008;
 export const USAGE_UNIFORM = 0x0040;
@@ -17,7 +16,6 @@ export const USAGE_QUERY_RESOLVE = 0x0200;
 
 // GPUMapMode bits:
 export const MAP_READ = 0x0001;
-export const MAP_WRITE = 0x0002;
 
 // GPUShaderStage bits:
 export const STAGE_COMPUTE = 0x0004;

@@ -16,7 +16,7 @@ export interface GpuMemory {
 
 let nextId = 1;
 
-/** The size class of a staging buffer for `bytes`: a power of two, at least 256 (readback and upload pools). */
+/** The size class of a staging buffer for `bytes`: a power of two, at least 256 (readback pool). */
 export function stagingSize(bytes: number): number {
   let size = 256;
   while (size < bytes) size *= 2;

@@ -2,8 +2,9 @@
  * How the WebGPU device runs a queue operation once the scheduler (op-scheduler.ts) lets it: encodes it
  * into the open submission batch's command encoder (replay plans, fills, copies, updates, staged
  * writes, reads into readback staging, the indirect-count validation record), and submits a batch
- * with one `queue.submit` when the scheduler flushes it; copies a mapped read out; gives staging
- * buffers back. `encode` throws a KeelError to fail the operation (the scheduler then fails its
+ * with one `queue.submit` when the scheduler flushes it (and earlier, in the middle of the batch, when
+ * its writes' staging regions would pass the cap: see #encodeWrite); copies a mapped read out; gives
+ * readback staging buffers back. `encode` throws a KeelError to fail the operation (the scheduler then fails its
  * signal); `touched` then says whether the operation had already encoded commands into the batch
  * (replay plans check their bindings before encoding anything, so a failure leaves the batch clean but
  * for unforeseen errors). Host bytes whose ArrayBuffer was detached (or shrunk) since the call fail
@@ -24,8 +25,8 @@ import { ReadbackPool } from './readback-pool';
 import type { PlanContext, ReplayPlan } from './replay-plan';
 import type { TransferEncoder } from './transfer-encoder';
 import type { UniformRing } from './uniform-ring';
-import { UPLOAD_CHUNK, type UploadPool } from './upload-pool';
 import type { WebGpuBuffer } from './webgpu-buffer';
+import { WRITE_CHUNK, type WriteStaging } from './write-staging';
 
 /** What the runner works with (the device's parts). */
 export interface GpuOpRunnerParts {
@@ -37,7 +38,7 @@ export interface GpuOpRunnerParts {
   readonly scratch: GpuScratch;
   readonly transfer: TransferEncoder;
   readonly readback: ReadbackPool;
-  readonly uploads: UploadPool;
+  readonly uploads: WriteStaging;
   readonly indirect: IndirectValidator;
   readonly context: PlanContext;
   /** Per-dispatch times of traced executes. */
@@ -52,7 +53,7 @@ export class GpuOpRunner implements OpRunner {
   readonly #scratch: GpuScratch;
   readonly #transfer: TransferEncoder;
   readonly #readback: ReadbackPool;
-  readonly #uploads: UploadPool;
+  readonly #uploads: WriteStaging;
   readonly #indirect: IndirectValidator;
   readonly #context: PlanContext;
   readonly #profiler: GpuProfiler;
@@ -218,6 +219,7 @@ export class GpuOpRunner implements OpRunner {
     }
     this.#ring.submitted();
     this.#scratch.submitted();
+    this.#uploads.submitted();
   }
 
   /** Drops the open batch's encoder (nothing of it is submitted). */
@@ -226,6 +228,7 @@ export class GpuOpRunner implements OpRunner {
     this.#indirect.abandon();
     this.#ring.submitted();
     this.#scratch.submitted();
+    this.#uploads.submitted();
   }
 
   /** A traced execute's batch was submitted: its timestamps are mapped (gpu-profiler.ts). */
@@ -234,29 +237,28 @@ export class GpuOpRunner implements OpRunner {
   }
 
   /**
-   * Encodes a queueWrite: the source bytes go, in chunks of at most UPLOAD_CHUNK staging bytes, into
-   * mapped staging buffers from the upload pool (each chunk's bytes at the target offset's byte phase),
-   * which are unmapped and copied to the target in command order. The buffers stay on `op.uploads`
-   * until the submission completes (the scheduler gives them back then, or when the operation fails).
+   * Encodes a queueWrite: in chunks of at most WRITE_CHUNK bytes, each put with `queue.writeBuffer`
+   * into a region of the device's staging buffer reserved for this batch (write-staging.ts), then
+   * copied to the target in command order. When the batch's regions would pass the staging cap, the
+   * commands encoded so far are submitted (inside the batch's error scopes, so the operation still
+   * belongs to one batch) and a new encoder continues the batch with regions from 0: queue order puts
+   * that submit's copies before any later `writeBuffer` into the same regions.
    */
   #encodeWrite(op: QueueOp, memory: GpuMemory, at: number): void {
     const bytes = op.bytes as Uint8Array;
     const total = bytes.byteLength;
-    const uploads = op.uploads;
-    let offset = at;
+    const staging = this.#uploads;
     let done = 0;
     while (done < total) {
-      const phase = offset & 3;
-      const n = Math.min(total - done, UPLOAD_CHUNK - phase);
-      const staged = alignUp(phase + n, 4);
-      const staging = this.#uploads.acquire(staged);
-      uploads.push(staging);
-      new Uint8Array(staging.getMappedRange(0, staged), phase, n).set(
-        done === 0 && n === total ? bytes : bytes.subarray(done, done + n),
-      );
-      staging.unmap();
-      this.#transfer.copyStaged(staging, memory, offset, n);
-      offset += n;
+      const n = Math.min(total - done, WRITE_CHUNK);
+      let region = staging.reserve(n);
+      if (region < 0) {
+        this.submit();
+        this.begin();
+        region = staging.reserve(n);
+      }
+      staging.put(region, bytes, done, n);
+      this.#transfer.copyStaged(staging.buffer, region, memory, at + done, n);
       done += n;
     }
   }
@@ -298,15 +300,9 @@ export class GpuOpRunner implements OpRunner {
   }
 
   releaseStaging(op: QueueOp): void {
-    const gone = this.gone;
-    const uploads = op.uploads;
-    if (uploads.length > 0) {
-      for (let i = 0; i < uploads.length; i++) this.#uploads.release(uploads[i] as GPUBuffer, gone);
-      uploads.length = 0;
-    }
     const staging = op.staging;
     if (staging === undefined) return;
     op.staging = undefined;
-    this.#readback.release(staging, op.stagingSize, gone);
+    this.#readback.release(staging, op.stagingSize, this.gone);
   }
 }

@@ -19,13 +19,14 @@
  * submission batch (submit-batch.ts): one GPUCommandEncoder, one `queue.submit`. The batch is
  * submitted by a microtask queued when it opens, by `flush()` (the device's `flush(affinity)`, and
  * before it destroys a buffer), and before an update, whose `queue.writeBuffer` runs ahead of every
- * encoder not yet submitted. GPU order is thus what it was with one submission per operation.
+ * encoder not yet submitted. GPU order is thus what it was with one submission per operation. (Writes
+ * whose staging regions pass the cap submit part of the batch early, within its error scopes:
+ * op-runner.ts.)
  *
  * Completion. Submitted operations queue in submission order (inflight-ring.ts); one
  * `onSubmittedWorkDone` per batch, requested right after its submit, completes every operation
  * submitted before it. A read completes when its staging buffer is mapped (requested after the
- * submit) and copied out; a write gives its upload staging buffers back to the device's pool as soon
- * as its GPU work is done. An operation that ran on GPU-ordered waits signals only after those waits
+ * submit) and copied out (a write's staging needs nothing at completion: write-staging.ts). An operation that ran on GPU-ordered waits signals only after those waits
  * are reached, and checks them first: if one failed, its signals fail with ABORTED (cause: the
  * failure) instead (its GPU effects on device memory are then undefined; host memory is not touched:
  * a read copies out only once its waits are reached).
@@ -79,8 +80,8 @@ export interface OpRunner extends BatchEncoder {
   /** Copies a mapped read's bytes out (after the staging buffer was mapped). */
   finishRead(op: QueueOp): void;
   /**
-   * Gives an operation's staging buffers back: a read's (mapped or not), a write's uploads (once their
-   * copies completed on the GPU, or were never submitted). Does nothing for an operation without any.
+   * Gives an operation's readback staging buffer back (a read's or an execute's indirect record,
+   * mapped or not). Does nothing for an operation without one.
    */
   releaseStaging(op: QueueOp): void;
   /** A traced operation (`op.trace` set) completed, or failed with `error`. */
@@ -448,8 +449,6 @@ export class OpScheduler implements BatchHost {
    * are reached (a read's staging buffer completes before the work it waited on is signalled, say).
    */
   #gpuDone(op: QueueOp): void {
-    // A write's uploads were copied from: back to the pool now, whatever its waits turn out to be.
-    if (op.kind === OpKind.WRITE) this.#runner.releaseStaging(op);
     if (op.early && this.#check(op.wait, false) === Wait.PENDING) {
       this.#outside.add(op);
       const registration = op.wait.onReached(op.onSettled);

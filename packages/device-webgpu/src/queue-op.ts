@@ -45,8 +45,6 @@ export class QueueOp extends QueueRecord<WebGpuBuffer> {
   /** The first error its batch's error scopes caught, and how many operations that batch held. */
   gpuError: GPUError | undefined;
   batchSize = 0;
-  /** queueWrite: the upload staging buffers its chunks were copied from (given back at GPU completion). */
-  readonly uploads: GPUBuffer[] = [];
   /** A traced execute's dispatches (gpu-profiler.ts), from its encoding to its completion. */
   profile: SubmissionProfile | undefined;
 
@@ -74,7 +72,6 @@ export class QueueOp extends QueueRecord<WebGpuBuffer> {
     this.afterScopes = AfterScopes.NOTHING;
     this.gpuError = undefined;
     this.batchSize = 0;
-    this.uploads.length = 0;
     this.profile = undefined;
   }
 }

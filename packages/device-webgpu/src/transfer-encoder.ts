@@ -8,8 +8,8 @@
  * - update (staged): the bytes go into the uniform ring's mirror (uploaded before the submit) and are
  *   copied from the ring in command order, so they keep their place between the other commands
  *   (`queue.writeBuffer` would run before the whole submission);
- * - write from a staging buffer (queueWrite, upload-pool.ts): `copyBufferToBuffer` for 4-byte aligned
- *   ranges, else staging → scratch buffer → `copy` kernel (staging buffers cannot be bound as storage).
+ * - write from a staging region (queueWrite, write-staging.ts): `copyBufferToBuffer` for 4-byte aligned
+ *   ranges, else staging → scratch buffer → `copy` kernel (the staging buffer is not bound as storage).
  *
  * Kernel work is split into chunks that fit WebGPU's storage binding size limit, and binds memory in
  * large windows so bind groups are shared. Offsets are absolute byte offsets into the GPU memory.
@@ -208,36 +208,29 @@ export class TransferEncoder {
     const length = bytes.byteLength;
     if (length === 0) return;
     const ring = this.#ring;
-    const at = ring.reserve(alignUp((offset & 3) + length, 4));
-    ring.bytes.set(bytes, at + (offset & 3));
+    const at = ring.reserve(alignUp((offset & 3) + length, 4)) + (offset & 3);
+    ring.bytes.set(bytes, at);
     // (The ring is bound as a uniform by the kernel, so unaligned bytes go through the scratch buffer.)
-    this.#fromStaging(ring.buffer, at, target, offset, length);
+    this.copyStaged(ring.buffer, at, target, offset, length);
   }
 
   /**
-   * Copies `length` bytes from an unmapped staging buffer (MAP_WRITE | COPY_SRC) that holds them at
-   * byte `offset & 3` to `offset` of `target`, in command order: directly when the range is 4-byte
-   * aligned, else through the scratch buffer and the `copy` kernel (the same path as unaligned
-   * updates). `alignUp((offset & 3) + length, 4)` bytes of the staging buffer are read.
+   * Copies `length` bytes held at byte `at` of `source` (a staging or ring buffer, not bindable as
+   * storage) to `offset` of `target`, in command order: directly when `at`, `offset` and `length` are
+   * 4-byte aligned, else through the scratch buffer and the `copy` kernel. Reads the words of `source`
+   * that hold the range.
    */
-  copyStaged(staging: GPUBuffer, target: GpuMemory, offset: number, length: number): void {
-    if (length > 0) this.#fromStaging(staging, 0, target, offset, length);
-  }
-
-  /**
-   * Copies `length` bytes held at byte `at + (offset & 3)` of `source` (a staging or ring buffer) to
-   * `offset` of `target`: directly when 4-byte aligned, else through the scratch buffer and the kernel.
-   */
-  #fromStaging(source: GPUBuffer, at: number, target: GpuMemory, offset: number, length: number): void {
+  copyStaged(source: GPUBuffer, at: number, target: GpuMemory, offset: number, length: number): void {
+    if (length <= 0) return;
     const encoder = this.#encoding.encoder;
-    const phase = offset & 3;
-    if (phase === 0 && (length & 3) === 0) {
+    if (((at | offset | length) & 3) === 0) {
       encoder.copyBufferToBuffer(source, at, target.buffer, offset, length);
       return;
     }
+    const phase = at & 3;
     const staged = alignUp(phase + length, 4);
     const scratch = this.#scratch.ensure(staged);
-    encoder.copyBufferToBuffer(source, at, scratch.buffer, 0, staged);
+    encoder.copyBufferToBuffer(source, at - phase, scratch.buffer, 0, staged);
     this.#copyKernel(scratch, phase, target, offset, length);
   }
 

@@ -51,9 +51,9 @@ import type { PlanContext } from './replay-plan';
 import { ResidentConstants } from './resident-constants';
 import { TransferEncoder } from './transfer-encoder';
 import { UniformRing } from './uniform-ring';
-import { UploadPool, type UploadPoolStats } from './upload-pool';
 import { WebGpuBuffer } from './webgpu-buffer';
 import { compileExecutable } from './webgpu-executable';
+import { type UploadPoolStats, WriteStaging } from './write-staging';
 
 /** Everything the device is made of (built by createWebGpuDevice). */
 export interface WebGpuDeviceParts {
@@ -95,7 +95,7 @@ export interface WebGpuDeviceStats {
   };
   readonly uniformRingBytes: number;
   readonly readback: { readonly created: number; readonly reused: number };
-  /** `queueWrite`'s pooled MAP_WRITE staging buffers (upload-pool.ts). */
+  /** `queueWrite`'s staging buffer (write-staging.ts; the names predate it: `remapping` is always 0). */
   readonly upload: UploadPoolStats;
   /** Operations not completed yet. */
   readonly pending: number;
@@ -127,7 +127,7 @@ export class WebGpuDevice
   readonly #ring: UniformRing;
   readonly #scratch: GpuScratch;
   readonly #readback: ReadbackPool;
-  readonly #uploads: UploadPool;
+  readonly #uploads: WriteStaging;
   readonly #resident: ResidentConstants;
   readonly #indirect: IndirectValidator;
   readonly #runner: GpuOpRunner;
@@ -171,7 +171,7 @@ export class WebGpuDevice
     this.#scratch = new GpuScratch(gpu);
     const transfer = new TransferEncoder(gpu, encoding, this.#ring, parts.kernels, this.#scratch);
     this.#readback = new ReadbackPool(gpu);
-    this.#uploads = new UploadPool(gpu);
+    this.#uploads = new WriteStaging(gpu);
     this.#resident = new ResidentConstants(gpu, parts.layouts.constants, this.#uniformAlignment);
     this.#indirect = new IndirectValidator(gpu, parts.kernels, this.#ring);
     const context: PlanContext = {
@@ -536,15 +536,9 @@ export class WebGpuDevice
     const reason = unavailable(`${this.name}: the device was destroyed`);
     this.#scheduler.failAll(reason);
     this.#pools.destroy();
-    this.#uploads.destroy();
     // Dawn crashes or hangs when a buffer with a pending map and its device are destroyed and
     // collected: let every map and completion callback settle first.
-    await Promise.all([
-      this.#scheduler.whenSettled(),
-      this.#uploads.settled(),
-      this.#compiles.settled(),
-      this.#profiler.settled(),
-    ]);
+    await Promise.all([this.#scheduler.whenSettled(), this.#compiles.settled(), this.#profiler.settled()]);
     this.#profiler.destroy();
     for (const buffer of this.#buffers) {
       buffer.markDestroyed();
@@ -554,6 +548,7 @@ export class WebGpuDevice
     for (const buffer of this.#releases) buffer.memory?.buffer.destroy();
     this.#releases.length = 0;
     this.#ring.destroy();
+    this.#uploads.destroy();
     this.#resident.destroy();
     this.#scratch.destroy();
     this.#readback.destroy();
