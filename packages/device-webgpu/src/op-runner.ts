@@ -299,6 +299,11 @@ export class GpuOpRunner implements OpRunner {
     (op.bytes as Uint8Array).set(mapped);
   }
 
+  /** A write's batch failed on the GPU: the write staging buffer is replaced (write-staging.ts `discard`). */
+  writeFailed(): void {
+    this.#uploads.discard();
+  }
+
   releaseStaging(op: QueueOp): void {
     const staging = op.staging;
     if (staging === undefined) return;

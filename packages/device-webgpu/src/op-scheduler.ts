@@ -84,6 +84,8 @@ export interface OpRunner extends BatchEncoder {
    * mapped or not). Does nothing for an operation without one.
    */
   releaseStaging(op: QueueOp): void;
+  /** A write's batch failed on the GPU: later writes stage into a new buffer. */
+  writeFailed(): void;
   /** A traced operation (`op.trace` set) completed, or failed with `error`. */
   traceDone(op: QueueOp, error: unknown): void;
 }
@@ -431,6 +433,7 @@ export class OpScheduler implements BatchHost {
     if (gpuError !== undefined) {
       op.gpuError = gpuError;
       op.batchSize = size;
+      if (op.kind === OpKind.WRITE) this.#runner.writeFailed();
     }
     const after = op.afterScopes;
     op.afterScopes = AfterScopes.NOTHING;

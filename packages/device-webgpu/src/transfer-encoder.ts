@@ -243,7 +243,9 @@ export class TransferEncoder {
     if (length === 0) return;
     const queue = this.#device.queue;
     if (((offset | length) & 3) === 0) {
-      queue.writeBuffer(target.buffer, offset, bytes.buffer, bytes.byteOffset, length);
+      // Dawn takes no SharedArrayBuffer: such a source goes through a copy (an update is at most 64 KiB).
+      const source = bytes.buffer[Symbol.toStringTag] === 'SharedArrayBuffer' ? bytes.slice() : bytes;
+      queue.writeBuffer(target.buffer, offset, source.buffer, source.byteOffset, length);
       return;
     }
     // One staging write for the whole range (two writeBuffer calls to one scratch range would both

@@ -15,6 +15,8 @@
  * then submits what the batch encoded so far and reserves again from 0. Writes larger than the cap
  * are split into chunks of at most WRITE_CHUNK bytes. An outgrown buffer is destroyed once the batch
  * that may still copy from it was submitted (WebGPU frees it after the work queued before completes).
+ * When a batch with writes fails on the GPU, the buffer is replaced (`discard`): a creation that ran
+ * out of memory gives an invalid buffer, and keeping it would fail every later write.
  *
  * Bytes are placed at byte 0 of their region (the copy kernel takes any source and target byte phase);
  * `writeBuffer` moves whole words, so a length that is not a multiple of 4 writes its last 1-3 bytes
@@ -130,6 +132,18 @@ export class WriteStaging {
       this.#bounce = host;
     }
     return host;
+  }
+
+  /**
+   * A batch that staged writes failed on the GPU: its staging buffer may be the invalid object a failed
+   * creation (out of memory) gives, which would fail every later write, so later writes get a new one
+   * (the old one is destroyed with the outgrown ones).
+   */
+  discard(): void {
+    if (this.#buffer === undefined) return;
+    this.#retired.push(this.#buffer);
+    this.#buffer = undefined;
+    this.#size = 0;
   }
 
   /** The open batch was submitted or dropped: regions restart at 0; outgrown buffers are destroyed. */

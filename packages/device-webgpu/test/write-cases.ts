@@ -331,6 +331,22 @@ export function defineWriteTests(title: string): void {
       expect(Array.from(await read(target))).toEqual(Array.from(expected));
     });
 
+    it('queueUpdate takes a source over a SharedArrayBuffer, aligned or not', async () => {
+      if (typeof SharedArrayBuffer === 'undefined') return;
+      const target = buffer(64);
+      await write(target, new Uint8Array(64));
+      const shared = new Uint8Array(new SharedArrayBuffer(48));
+      shared.set(pattern(48, 5));
+      const c = new Chain();
+      device.queueUpdate(Q0, Fence.empty, c.next(), shared.subarray(8, 24), { buffer: target, offset: 4 });
+      device.queueUpdate(Q0, c.now(), c.next(), shared.subarray(1, 8), { buffer: target, offset: 33 });
+      await c.now().wait(TIMEOUT);
+      const expected = new Uint8Array(64);
+      expected.set(shared.subarray(8, 24), 4);
+      expected.set(shared.subarray(1, 8), 33);
+      expect(Array.from(await read(target))).toEqual(Array.from(expected));
+    });
+
     it('splits a write larger than the staging cap, submitting the batch in between, and lands it whole', async () => {
       const size = 2 * CAP + 64;
       const target = buffer(size);
@@ -457,6 +473,39 @@ export function defineWriteTests(title: string): void {
       expect(batched.semaphore.failure?.code).toBe(ErrorCode.UNAVAILABLE);
       await lossy.destroy();
       expect(lossy.stats.gpuBuffers).toBe(0);
+    });
+
+    it('a staging buffer whose creation failed (out of memory) is replaced: later writes succeed', async () => {
+      const d = await createWebGpuDevice();
+      const gpu = d.gpuDevice;
+      const create = gpu.createBuffer.bind(gpu);
+      let failNext = true;
+      // The first staging buffer comes back invalid, as an out-of-memory creation gives it (here through
+      // a size past maxBufferSize: the same invalid object, a GPU error in the batch's scopes).
+      gpu.createBuffer = (descriptor: GPUBufferDescriptor) => {
+        if (failNext && descriptor.label === 'keel write staging') {
+          failNext = false;
+          return create({ ...descriptor, size: gpu.limits.maxBufferSize + 4 });
+        }
+        return create(descriptor);
+      };
+      try {
+        const b = d.createBuffer({ byteLength: 256, usage: BufferUsage.DEFAULT });
+        const first = new Chain();
+        d.queueWrite(Q0, Fence.empty, first.next(), pattern(256, 1), { buffer: b });
+        await expect(first.now().wait(TIMEOUT)).rejects.toThrow();
+        expect(first.semaphore.failure?.code).toBe(ErrorCode.INVALID_ARGUMENT);
+        const second = new Chain();
+        const want = pattern(256, 2);
+        d.queueWrite(Q0, Fence.empty, second.next(), want, { buffer: b });
+        const got = new Uint8Array(256);
+        d.queueRead(Q0, second.now(), second.next(), { buffer: b }, got);
+        await second.now().wait(TIMEOUT);
+        expect(firstDifference(got, want)).toBe(-1);
+        expect(d.stats.upload.created).toBe(2);
+      } finally {
+        await d.destroy();
+      }
     });
 
     it('destroy fails pending and in-flight writes with UNAVAILABLE and destroys the staging buffer', async () => {
