@@ -3,7 +3,7 @@
  * measurement in one process, so that one machine start yields all figures.
  *
  *   bash ../shared/gpu/pack.sh bench/src/gpu-entry.ts        # here, from the repo root
- *   bash .device/start.sh [--rounds N] [--steps N]           # there, with .device carried along
+ *   bash .device/start.sh [--rounds N] [--steps N] [--gpu-warmup N]   # there, with .device carried along
  *
  * Runs the `device-webgpu` suite, then the `mlp` suite's WebGPU sides (Keel's WebGPU device against
  * TensorFlow.js webgpu on the same Dawn adapter; the CPU sides need files the bundle does not carry)
@@ -57,6 +57,7 @@ const { values } = parseArgs({
   options: {
     rounds: { type: 'string', default: '3' },
     steps: { type: 'string', default: '30' },
+    'gpu-warmup': { type: 'string', default: '2' },
     tilings: { type: 'string', default: '' },
     parts: { type: 'string', default: 'device-webgpu,mlp,trace' },
     'torch-steps': { type: 'string', default: '50' },
@@ -71,6 +72,7 @@ const mlpSuite = createMlpSuite({
   sides: 'webgpu',
   gpuRounds: Number(values.rounds),
   gpuSteps: Number(values.steps),
+  gpuWarmup: Number(values['gpu-warmup']),
   chartPath: out === undefined ? null : path.join(out, 'mlp-chart.svg'),
   command: 'bash .device/start.sh (bench/src/gpu-entry.ts)',
 });

@@ -59,6 +59,12 @@ export interface MlpSuiteOptions {
   /** Rounds and timed steps per round of the WebGPU sides (default 2 × 4: lavapipe is slow). */
   readonly gpuRounds?: number;
   readonly gpuSteps?: number;
+  /**
+   * Untimed steps before the timed ones of every WebGPU side (default 2). Each side's run creates its
+   * device and pipelines anew, so these steps also let V8 re-optimise the step's code after the other
+   * sides ran in the same process.
+   */
+  readonly gpuWarmup?: number;
   /** Where to write the chart (default bench/mlp-chart.svg); null: no chart. */
   readonly chartPath?: string | null;
   /** The command the chart names as its source (default 'pnpm bench mlp'). */
@@ -201,13 +207,14 @@ async function runGpuSides(
 ): Promise<void> {
   const rounds = o.gpuRounds ?? 2;
   const steps = o.gpuSteps ?? 4;
+  const warmup = o.gpuWarmup ?? 2;
   try {
     for (let round = 0; round < rounds; round++) {
-      const k = await keel('webgpu', steps, 2, true);
+      const k = await keel('webgpu', steps, warmup, true);
       add(samples, 'keel_webgpu', k);
-      const gpu = await tfjs('webgpu', steps, 2);
+      const gpu = await tfjs('webgpu', steps, warmup);
       add(samples, 'tfjs_webgpu', gpu);
-      add(samples, 'keel_webgpu_sequential', await keel('webgpu', steps, 2, false));
+      add(samples, 'keel_webgpu_sequential', await keel('webgpu', steps, warmup, false));
       machine.adapter ??= gpu.adapter ?? k.deviceName;
       log(
         `webgpu round ${round + 1}/${rounds}: keel_webgpu ${med(samples, 'keel_webgpu').toFixed(2)} ms, sequential ${med(samples, 'keel_webgpu_sequential').toFixed(2)} ms, tfjs_webgpu ${med(samples, 'tfjs_webgpu').toFixed(2)} ms (${machine.adapter})`,
