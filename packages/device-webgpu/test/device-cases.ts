@@ -4,28 +4,16 @@
  * submission, deferral, loss and teardown. Registered by device.test.ts (Dawn in Node) and
  * device.browser.test.ts (Chromium).
  */
-import { ErrorCode, Fence, KeelError, type Semaphore, TimelineSemaphore } from '@keel/fence';
+import { ErrorCode, Fence, KeelError, TimelineSemaphore } from '@keel/fence';
 import { type Buffer, BufferUsage, type Executable, QueueAffinity, slotRef } from '@keel/hal';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebGpuDevice, type WebGpuDevice } from '../src/index';
 import { wgslKernel } from './cts-kernels';
+import { Chain, readAndWait, writeAndWait } from './queue-helpers';
 
 const Q0 = QueueAffinity.of(0);
 const TIMEOUT = { timeoutMs: 10_000 };
-
-/** A semaphore and a counter: `next()` is the fence of its next value, `now()` the current one. */
-class Chain {
-  readonly semaphore: Semaphore = new TimelineSemaphore();
-  value = 0;
-  next(): Fence {
-    this.value++;
-    return Fence.of({ semaphore: this.semaphore, value: this.value });
-  }
-  now(): Fence {
-    return this.value === 0 ? Fence.empty : Fence.of({ semaphore: this.semaphore, value: this.value });
-  }
-}
 
 /** Registers the tests under `describe(title)`. */
 export function defineDeviceTests(title: string): void {
@@ -66,26 +54,12 @@ export function defineDeviceTests(title: string): void {
       return device.createBuffer({ byteLength, usage });
     }
 
-    async function write(target: Buffer, bytes: ArrayBufferView, offset = 0): Promise<void> {
-      const done = new Chain();
-      device.queueWrite(Q0, Fence.empty, done.next(), bytes, {
-        buffer: target,
-        offset,
-        length: bytes.byteLength,
-      });
-      await done.now().wait(TIMEOUT);
+    function write(target: Buffer, bytes: ArrayBufferView, offset = 0): Promise<void> {
+      return writeAndWait(device, target, bytes, offset, TIMEOUT.timeoutMs);
     }
 
-    async function read(
-      source: Buffer,
-      offset = 0,
-      length = source.byteLength - offset,
-    ): Promise<Uint8Array> {
-      const out = new Uint8Array(length);
-      const done = new Chain();
-      device.queueRead(Q0, Fence.empty, done.next(), { buffer: source, offset, length }, out);
-      await done.now().wait(TIMEOUT);
-      return out;
+    function read(source: Buffer, offset = 0, length = source.byteLength - offset): Promise<Uint8Array> {
+      return readAndWait(device, source, offset, length, TIMEOUT.timeoutMs);
     }
 
     function f32(value: number): number {

@@ -7,30 +7,18 @@
  * loss and teardown with writes pending. Registered by device.test.ts (Dawn in Node) and
  * device.browser.test.ts (Chromium).
  */
-import { ErrorCode, Fence, type Semaphore, TimelineSemaphore } from '@keel/fence';
+import { ErrorCode, Fence, TimelineSemaphore } from '@keel/fence';
 import { type Buffer, BufferUsage, type Executable, QueueAffinity } from '@keel/hal';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebGpuDevice, type WebGpuDevice } from '../src/index';
 import { wgslKernel } from './cts-kernels';
+import { Chain, readAndWait, writeAndWait } from './queue-helpers';
 
 const Q0 = QueueAffinity.of(0);
 const TIMEOUT = { timeoutMs: 30_000 };
 /** The staging cap (write-staging.ts WRITE_CHUNK). */
 const CAP = 16 * 1024 * 1024;
-
-/** A semaphore and a counter: `next()` is the fence of its next value, `now()` the current one. */
-class Chain {
-  readonly semaphore: Semaphore = new TimelineSemaphore();
-  value = 0;
-  next(): Fence {
-    this.value++;
-    return Fence.of({ semaphore: this.semaphore, value: this.value });
-  }
-  now(): Fence {
-    return this.value === 0 ? Fence.empty : Fence.of({ semaphore: this.semaphore, value: this.value });
-  }
-}
 
 /** Byte `i` of a write's source in these tests. */
 function pattern(length: number, seed: number): Uint8Array {
@@ -104,22 +92,12 @@ export function defineWriteTests(title: string): void {
       return device.createBuffer({ byteLength, usage: BufferUsage.DEFAULT });
     }
 
-    async function write(target: Buffer, bytes: ArrayBufferView, offset = 0): Promise<void> {
-      const done = new Chain();
-      device.queueWrite(Q0, Fence.empty, done.next(), bytes, { buffer: target, offset });
-      await done.now().wait(TIMEOUT);
+    function write(target: Buffer, bytes: ArrayBufferView, offset = 0): Promise<void> {
+      return writeAndWait(device, target, bytes, offset, TIMEOUT.timeoutMs);
     }
 
-    async function read(
-      source: Buffer,
-      offset = 0,
-      length = source.byteLength - offset,
-    ): Promise<Uint8Array> {
-      const out = new Uint8Array(length);
-      const done = new Chain();
-      device.queueRead(Q0, Fence.empty, done.next(), { buffer: source, offset, length }, out);
-      await done.now().wait(TIMEOUT);
-      return out;
+    function read(source: Buffer, offset = 0, length = source.byteLength - offset): Promise<Uint8Array> {
+      return readAndWait(device, source, offset, length, TIMEOUT.timeoutMs);
     }
 
     it('lands writes interleaved with copies, fills and dispatches of one batch in command order (property)', async () => {
