@@ -47,6 +47,8 @@ export class TransferEncoder {
    * shares a handful of bind groups (cached like any other) instead of one per range.
    */
   readonly #window: number;
+  /** Host bytes of an update that goes through a copy (unaligned, or over a SharedArrayBuffer); kept. */
+  #host = new Uint8Array(256);
 
   constructor(
     device: GPUDevice,
@@ -242,20 +244,36 @@ export class TransferEncoder {
     const length = bytes.byteLength;
     if (length === 0) return;
     const queue = this.#device.queue;
-    if (((offset | length) & 3) === 0) {
-      // Dawn takes no SharedArrayBuffer: such a source goes through a copy (an update is at most 64 KiB).
-      const source = bytes.buffer[Symbol.toStringTag] === 'SharedArrayBuffer' ? bytes.slice() : bytes;
-      queue.writeBuffer(target.buffer, offset, source.buffer, source.byteOffset, length);
+    const aligned = ((offset | length) & 3) === 0;
+    // Dawn takes no SharedArrayBuffer: such a source goes through the kept host bytes too.
+    if (aligned && bytes.buffer[Symbol.toStringTag] !== 'SharedArrayBuffer') {
+      queue.writeBuffer(target.buffer, offset, bytes.buffer, bytes.byteOffset, length);
       return;
     }
     // One staging write for the whole range (two writeBuffer calls to one scratch range would both
     // land before the submission runs), then the kernel, chunked by binding size.
     const phase = offset & 3;
     const staged = alignUp(phase + length, 4);
-    const host = new Uint8Array(staged);
+    const host = this.#hostBytes(staged);
     host.set(bytes, phase);
+    if (aligned) {
+      queue.writeBuffer(target.buffer, offset, host.buffer, 0, length);
+      return;
+    }
     const scratch = this.#scratch.ensure(staged);
     queue.writeBuffer(scratch.buffer, 0, host.buffer, 0, staged);
     this.#copyKernel(scratch, phase, target, offset, length);
+  }
+
+  /** The kept host bytes, at least `bytes` long (grown by powers of two; `writeBuffer` copies at once). */
+  #hostBytes(bytes: number): Uint8Array {
+    let host = this.#host;
+    if (host.length < bytes) {
+      let size = host.length * 2;
+      while (size < bytes) size *= 2;
+      host = new Uint8Array(size);
+      this.#host = host;
+    }
+    return host;
   }
 }

@@ -325,6 +325,25 @@ export function defineWriteTests(title: string): void {
       expect(Array.from(await read(target))).toEqual(Array.from(expected));
     });
 
+    it('queueUpdates of falling lengths at unaligned offsets touch only their own bytes', async () => {
+      const target = buffer(256);
+      await write(target, new Uint8Array(256));
+      const expected = new Uint8Array(256);
+      const c = new Chain();
+      for (const [offset, length, seed] of [
+        [1, 200, 1],
+        [130, 9, 2],
+        [7, 3, 3],
+        [250, 5, 4],
+      ] as const) {
+        const bytes = pattern(length, seed);
+        device.queueUpdate(Q0, c.now(), c.next(), bytes, { buffer: target, offset });
+        expected.set(bytes, offset);
+      }
+      await c.now().wait(TIMEOUT);
+      expect(firstDifference(await read(target), expected)).toBe(-1);
+    });
+
     it('splits a write larger than the staging cap, submitting the batch in between, and lands it whole', async () => {
       const size = 2 * CAP + 64;
       const target = buffer(size);
