@@ -58,22 +58,7 @@ fn softmax_ce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
   let classes = konst(1u);
   let scale = 1.0 / f32(rows);
   for (var r = flatWorkgroup(wid, nwg) * SR_WG + lid.x; r < rows; r += workgroups(nwg) * SR_WG) {
-    let base = r * classes;
-    var mx = in0[base];
-    for (var c = 1u; c < classes; c++) { mx = max(mx, in0[base + c]); }
-    var sum = 0.0;
-    for (var c = 0u; c < classes; c++) { sum += exp(in0[base + c] - mx); }
-    let label = labels1[r];
-    let inv = 1.0 / sum;
-    for (var c = 0u; c < classes; c++) {
-      let prob = exp(in0[base + c] - mx) * inv;
-      out2[base + c] = (prob - select(0.0, 1.0, c == label)) * scale;
-    }
-    if (label < classes) {
-      out3[r] = log(sum) - (in0[base + label] - mx);
-    } else {
-      out3[r] = bitcast<f32>(0x7fc00000u | (label & 0u)); // NaN (runtime: const NaN is an error)
-    }
+    out3[r] = softmaxCeRow(r, classes, scale); // wgsl.ts
   }
 }
 

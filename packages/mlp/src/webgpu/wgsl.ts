@@ -286,6 +286,25 @@ fn workgroups(nwg: vec3<u32>) -> u32 {
   return nwg.x * nwg.y * nwg.z;
 }
 
+// Row r of softmax cross-entropy over [logits (in0), labels (labels1)]: writes the row's gradient,
+// (softmax - one-hot) · scale, to out2 and returns its loss (NaN for a label ≥ classes). Shared by
+// softmax_ce_loss and the serial softmax_ce (reductions.ts).
+fn softmaxCeRow(r: u32, classes: u32, scale: f32) -> f32 {
+  let base = r * classes;
+  var mx = in0[base];
+  for (var c = 1u; c < classes; c++) { mx = max(mx, in0[base + c]); }
+  var sum = 0.0;
+  for (var c = 0u; c < classes; c++) { sum += exp(in0[base + c] - mx); }
+  let label = labels1[r];
+  let inv = 1.0 / sum;
+  for (var c = 0u; c < classes; c++) {
+    let prob = exp(in0[base + c] - mx) * inv;
+    out2[base + c] = (prob - select(0.0, 1.0, c == label)) * scale;
+  }
+  if (label < classes) { return log(sum) - (in0[base + label] - mx); }
+  return bitcast<f32>(0x7fc00000u | (label & 0u)); // NaN (runtime: const NaN is an error)
+}
+
 // bias_add: [bias, Y]; constants [rows, cols]. Y[r, c] += bias[c].
 @compute @workgroup_size(${WGSL_WORKGROUP})
 fn bias_add(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -346,22 +365,7 @@ fn softmax_ce_loss(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocat
   let scale = 1.0 / f32(rows);
   var total = 0.0;
   for (var r = lid.x; r < rows; r += WG) {
-    let base = r * classes;
-    var mx = in0[base];
-    for (var c = 1u; c < classes; c++) { mx = max(mx, in0[base + c]); }
-    var sum = 0.0;
-    for (var c = 0u; c < classes; c++) { sum += exp(in0[base + c] - mx); }
-    let label = labels1[r];
-    let inv = 1.0 / sum;
-    for (var c = 0u; c < classes; c++) {
-      let prob = exp(in0[base + c] - mx) * inv;
-      out2[base + c] = (prob - select(0.0, 1.0, c == label)) * scale;
-    }
-    if (label < classes) {
-      total += log(sum) - (in0[base + label] - mx);
-    } else {
-      total += bitcast<f32>(0x7fc00000u | (label & 0u)); // NaN (runtime: const NaN is an error)
-    }
+    total += softmaxCeRow(r, classes, scale);
   }
   partial[lid.x] = total;
   workgroupBarrier();
