@@ -14,6 +14,7 @@
  * Kernel work is split into chunks that fit WebGPU's storage binding size limit, and binds memory in
  * large windows so bind groups are shared. Offsets are absolute byte offsets into the GPU memory.
  */
+import { growTypedArray } from '@keel/hal/driver';
 import type { BindingLayout } from './binding-layouts';
 import type { BuiltinKernels } from './builtin-kernels';
 import { BUILTIN_PARAMS_BYTES, BUILTIN_WORKGROUP_SIZE } from './builtin-kernels';
@@ -267,13 +268,7 @@ export class TransferEncoder {
 
   /** The kept host bytes, at least `bytes` long (grown by powers of two; `writeBuffer` copies at once). */
   #hostBytes(bytes: number): Uint8Array {
-    let host = this.#host;
-    if (host.length < bytes) {
-      let size = host.length * 2;
-      while (size < bytes) size *= 2;
-      host = new Uint8Array(size);
-      this.#host = host;
-    }
-    return host;
+    if (this.#host.length < bytes) this.#host = growTypedArray(this.#host, 0, bytes);
+    return this.#host;
   }
 }

@@ -24,6 +24,7 @@
  * on) go through that bounce buffer whole, grown to the chunk. Nothing is allocated per write once
  * the buffers are large enough.
  */
+import { growTypedArray } from '@keel/hal/driver';
 import { USAGE_COPY_DST, USAGE_COPY_SRC } from './gpu-flags';
 
 /** The staging buffer's largest size; writes are split into chunks of at most this many bytes. */
@@ -124,14 +125,8 @@ export class WriteStaging {
 
   /** The bounce buffer, at least `bytes` long (grown by powers of two; kept). */
   #host(bytes: number): Uint8Array {
-    let host = this.#bounce;
-    if (host.length < bytes) {
-      let size = host.length * 2;
-      while (size < bytes) size *= 2;
-      host = new Uint8Array(size);
-      this.#bounce = host;
-    }
-    return host;
+    if (this.#bounce.length < bytes) this.#bounce = growTypedArray(this.#bounce, 0, bytes);
+    return this.#bounce;
   }
 
   /**
