@@ -14,6 +14,7 @@
  * lookup allocates nothing.
  */
 import { invalid } from '@keel/hal/driver';
+import type { ErrorScopes } from './gpu-errors';
 import { STAGE_COMPUTE } from './gpu-flags';
 import type { GpuMemory } from './gpu-memory';
 import { NumericKeyCache } from './numeric-key-cache';
@@ -27,14 +28,17 @@ export class BindingLayout {
   /** GPUBuffers of the bindings being looked up (set with `setBinding`). */
   readonly #buffers: (GPUBuffer | undefined)[];
   readonly #kinds: string;
+  readonly #scopes: ErrorScopes;
 
   constructor(
     readonly id: number,
     readonly layout: GPUBindGroupLayout,
     kinds: string,
     cacheSize: number,
+    scopes: ErrorScopes,
   ) {
     this.#kinds = kinds;
+    this.#scopes = scopes;
     this.cache = new NumericKeyCache<GPUBindGroup>(Math.max(1, 3 * kinds.length), cacheSize);
     this.#buffers = new Array<GPUBuffer | undefined>(kinds.length).fill(undefined);
   }
@@ -91,6 +95,7 @@ export class BindingLayout {
       }
       entries.push({ binding: i, resource: { buffer, offset, size } });
     }
+    this.#scopes.enter();
     const group = device.createBindGroup({ layout: this.layout, entries });
     this.cache.set(group);
     this.#buffers.fill(undefined);
@@ -110,12 +115,15 @@ export class BindingLayouts {
   declare readonly constants: GPUBindGroupLayout;
   readonly #device: GPUDevice;
   readonly #cacheSize: number;
+  /** The device's error scopes (a bind group created while an operation encodes is inside them). */
+  readonly scopes: ErrorScopes;
   readonly #layouts = new Map<string, BindingLayout>();
   readonly #pipelineLayouts = new Map<string, GPUPipelineLayout>();
 
-  constructor(device: GPUDevice, cacheSize: number) {
+  constructor(device: GPUDevice, cacheSize: number, scopes: ErrorScopes) {
     this.#device = device;
     this.#cacheSize = cacheSize;
+    this.scopes = scopes;
     this.constants = device.createBindGroupLayout({
       label: 'keel constants',
       entries: [
@@ -141,7 +149,7 @@ export class BindingLayouts {
         });
       }
       const gpuLayout = this.#device.createBindGroupLayout({ label: `keel bindings ${kinds}`, entries });
-      layout = new BindingLayout(this.#layouts.size + 1, gpuLayout, kinds, this.#cacheSize);
+      layout = new BindingLayout(this.#layouts.size + 1, gpuLayout, kinds, this.#cacheSize, this.scopes);
       this.#layouts.set(kinds, layout);
     }
     return layout;

@@ -8,7 +8,7 @@ import { acquireGpuDevice, unavailable } from './acquire-gpu-device';
 import { BindingLayouts } from './binding-layouts';
 import { createBuiltinKernels } from './builtin-kernels';
 import { deviceInfo } from './device-info';
-import { describeError } from './gpu-errors';
+import { describeError, ErrorScopes } from './gpu-errors';
 import { gpuBufferSize } from './gpu-memory';
 import { WebGpuDevice } from './webgpu-device';
 import type { WebGpuDeviceOptions } from './webgpu-device-options';
@@ -72,7 +72,8 @@ export async function createWebGpuDevice(options?: WebGpuDeviceOptions): Promise
       gpu.limits.maxBufferSize,
       "createWebGpuDevice: option 'transientSlabSize'",
     );
-    const layouts = new BindingLayouts(gpu, bindGroupCacheSize);
+    const scopes = new ErrorScopes(gpu);
+    const layouts = new BindingLayouts(gpu, bindGroupCacheSize, scopes);
     const kernels = await createBuiltinKernels(gpu, layouts);
     return new WebGpuDevice({
       gpu,
@@ -80,6 +81,7 @@ export async function createWebGpuDevice(options?: WebGpuDeviceOptions): Promise
       instance: acquired.gpu,
       info: deviceInfo(gpu, acquired.adapterInfo, queueCount),
       layouts,
+      scopes,
       kernels,
       transientSlabSize,
       transientBudget,

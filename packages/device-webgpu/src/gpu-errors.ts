@@ -49,3 +49,31 @@ export async function popErrorScopes(device: GPUDevice): Promise<GPUError | unde
   const pops = ERROR_SCOPES.map(() => device.popErrorScope().catch(() => null));
   return (await Promise.all(pops)).find((error) => error !== null) ?? undefined;
 }
+
+/**
+ * The error scopes around the device's own WebGPU calls during a span: the encoding of one queue
+ * operation, or the submit of a batch (submit-batch.ts opens and closes spans). Keel's scopes are never
+ * left open across the caller's code, so a caller sharing the GPUDevice keeps its own errors and its
+ * own scope stack. Encoder commands report their errors at `finish()`, inside the submit's span; calls
+ * that report at once (`createBindGroup`, `createBuffer`, `queue.writeBuffer`) call `enter()` first,
+ * which pushes the scopes once per span, and only when such a call happens (a warm operation usually
+ * makes none). Outside a span `enter()` does nothing: that code keeps scopes of its own.
+ */
+export class ErrorScopes {
+  readonly #device: GPUDevice;
+  /** A span is running (only then does `enter` push). */
+  armed = false;
+  /** The running span pushed its scopes (the batcher pops them when the span ends). */
+  pushed = false;
+
+  constructor(device: GPUDevice) {
+    this.#device = device;
+  }
+
+  /** Pushes the scopes (ERROR_SCOPES) for the running span unless it already did, or none runs. */
+  enter(): void {
+    if (this.pushed || !this.armed) return;
+    pushErrorScopes(this.#device);
+    this.pushed = true;
+  }
+}

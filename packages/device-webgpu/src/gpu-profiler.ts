@@ -17,6 +17,7 @@
  */
 import { type TraceRecorder, traceNow } from '@keel/hal/driver';
 import type { GpuEncoding } from './gpu-encoding';
+import type { ErrorScopes } from './gpu-errors';
 import { MAP_READ, USAGE_COPY_SRC, USAGE_QUERY_RESOLVE } from './gpu-flags';
 import { PendingWork } from './pending-work';
 import type { QueueOp } from './queue-op';
@@ -53,6 +54,7 @@ export class SubmissionProfile {
 export class GpuProfiler {
   readonly #gpu: GPUDevice;
   readonly #readback: ReadbackPool;
+  readonly #scopes: ErrorScopes;
   readonly #hasTimestamps: boolean;
   #querySet: GPUQuerySet | undefined;
   #resolve: GPUBuffer | undefined;
@@ -62,9 +64,10 @@ export class GpuProfiler {
   readonly #maps = new PendingWork();
   #destroyed = false;
 
-  constructor(gpu: GPUDevice, readback: ReadbackPool) {
+  constructor(gpu: GPUDevice, readback: ReadbackPool, scopes: ErrorScopes) {
     this.#gpu = gpu;
     this.#readback = readback;
+    this.#scopes = scopes;
     this.#hasTimestamps = gpu.features.has('timestamp-query');
   }
 
@@ -77,6 +80,7 @@ export class GpuProfiler {
   begin(op: QueueOp, trace: TraceRecorder): void {
     const timestamps = trace.dispatchTiming === 'gpu-timestamp' && this.#hasTimestamps;
     if (timestamps && this.#querySet === undefined) {
+      this.#scopes.enter();
       this.#querySet = this.#gpu.createQuerySet({
         label: 'keel trace',
         type: 'timestamp',

@@ -6,18 +6,21 @@
  * buffer serves every use; it only grows (the old one is destroyed after the submission that used it,
  * which WebGPU keeps alive until that work completes).
  */
+import type { ErrorScopes } from './gpu-errors';
 import { createGpuMemory, type GpuMemory } from './gpu-memory';
 
 const MIN_SIZE = 64 * 1024;
 
 export class GpuScratch {
   readonly #device: GPUDevice;
+  readonly #scopes: ErrorScopes;
 
   #memory: GpuMemory | undefined;
   readonly #retired: GpuMemory[] = [];
 
-  constructor(device: GPUDevice) {
+  constructor(device: GPUDevice, scopes: ErrorScopes) {
     this.#device = device;
+    this.#scopes = scopes;
   }
 
   /** The scratch memory, at least `bytes` bytes. */
@@ -27,6 +30,7 @@ export class GpuScratch {
     if (current !== undefined) this.#retired.push(current);
     let size = Math.max(MIN_SIZE, current === undefined ? 0 : current.size * 2);
     while (size < bytes) size *= 2;
+    this.#scopes.enter();
     const memory = createGpuMemory(this.#device, size, 'keel scratch');
     this.#memory = memory;
     return memory;

@@ -15,6 +15,7 @@ import { ErrorCode, KeelError } from '@keel/fence';
 import { describeBuffer } from '@keel/hal';
 import { type FrontMethod, traceNow } from '@keel/hal/driver';
 import type { GpuEncoding } from './gpu-encoding';
+import type { ErrorScopes } from './gpu-errors';
 import { alignUp, type GpuMemory } from './gpu-memory';
 import type { GpuProfiler } from './gpu-profiler';
 import type { GpuScratch } from './gpu-scratch';
@@ -43,6 +44,7 @@ export interface GpuOpRunnerParts {
   readonly context: PlanContext;
   /** Per-dispatch times of traced executes. */
   readonly profiler: GpuProfiler;
+  readonly scopes: ErrorScopes;
 }
 
 export class GpuOpRunner implements OpRunner {
@@ -57,6 +59,7 @@ export class GpuOpRunner implements OpRunner {
   readonly #indirect: IndirectValidator;
   readonly #context: PlanContext;
   readonly #profiler: GpuProfiler;
+  readonly #scopes: ErrorScopes;
   /** The array `queue.submit` gets (reused: no allocation per submission). */
   readonly #submitList: GPUCommandBuffer[] = [];
   #submissions = 0;
@@ -75,6 +78,7 @@ export class GpuOpRunner implements OpRunner {
     this.#indirect = parts.indirect;
     this.#context = parts.context;
     this.#profiler = parts.profiler;
+    this.#scopes = parts.scopes;
   }
 
   /** `queue.submit` calls so far. */
@@ -205,6 +209,9 @@ export class GpuOpRunner implements OpRunner {
       this.abandon();
       return;
     }
+    // The batch's span pushed its scopes already; an early submit of a write (#encodeWrite) pushes the
+    // scopes of the operation's span here.
+    this.#scopes.enter();
     try {
       this.#ring.flush();
       const list = this.#submitList;

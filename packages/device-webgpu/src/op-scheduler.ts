@@ -36,15 +36,17 @@
  * (`onUnhandledFailure`; hal's failOperation decides, as for every device): not ABORTED propagation,
  * and nothing once the device is lost or destroyed.
  *
- * GPU errors. Each batch runs inside WebGPU error scopes (internal, out-of-memory, validation: pushed
- * when it opens, popped after its submit): three `popErrorScope`s per batch, not per operation. A
- * GPUError they catch fails the signal of every operation of the batch as a KeelError (gpu-errors.ts):
+ * GPU errors. WebGPU error scopes (internal, out-of-memory, validation) are Keel's only while Keel's
+ * code runs (submit-batch.ts): pushed around the batch's submit (three `popErrorScope`s per batch, not
+ * per operation), and around an operation's encoding only when it makes a WebGPU call that reports
+ * errors at once (a bind group or buffer it creates, a `writeBuffer` that can fail). A GPUError they
+ * catch fails the signal of every operation of the batch as a KeelError (gpu-errors.ts):
  * WebGPU drops a command buffer that fails validation whole, so none of them ran. An operation
  * completes, and its record is recycled, only once its batch's scopes were popped. An operation whose
  * encoding throws fails alone when it encoded nothing (replay plans check their bindings first); if it
  * had (an unforeseen error), the batch is dropped and the others fail with ABORTED (cause: the error).
- * While a batch is open its scopes also catch errors of other work on the same GPUDevice (a caller's
- * own WebGPU calls on a GPUDevice shared with Keel, in the same turn): they fail the batch.
+ * No scope of Keel's is open between two of its calls, so a caller's own WebGPU calls on a GPUDevice
+ * shared with Keel, in the same turn, reach the caller's scopes or uncaptured-error handler.
  *
  * Loss. `failAll` fails the signals of every deferred, batched, in-flight and future operation
  * (UNAVAILABLE when the device is lost or destroyed). A read whose staging buffer is still being mapped
@@ -64,7 +66,7 @@ import {
   traceNow,
   type UnhandledFailureReport,
 } from '@keel/hal/driver';
-import { describeError, fromGpuError } from './gpu-errors';
+import { describeError, type ErrorScopes, fromGpuError } from './gpu-errors';
 import { InflightRing } from './inflight-ring';
 import { AfterScopes, OpKind, QueueOp } from './queue-op';
 import { type BatchEncoder, Batcher, type BatchHost } from './submit-batch';
@@ -150,11 +152,17 @@ export class OpScheduler implements BatchHost {
   #onSettled: (() => void) | undefined;
   #settledPromise: Promise<void> | undefined;
 
-  constructor(runner: OpRunner, device: GPUDevice, label: string, reportUnhandled: UnhandledFailureReport) {
+  constructor(
+    runner: OpRunner,
+    device: GPUDevice,
+    scopes: ErrorScopes,
+    label: string,
+    reportUnhandled: UnhandledFailureReport,
+  ) {
     this.#runner = runner;
     this.#label = label;
     this.#reportUnhandled = reportUnhandled;
-    this.#batcher = new Batcher(device, runner, this);
+    this.#batcher = new Batcher(device, scopes, runner, this);
     this.#inflight = new InflightRing(
       device.queue,
       (op) => this.#gpuDone(op),
@@ -380,17 +388,21 @@ export class OpScheduler implements BatchHost {
     }
     // queue.writeBuffer runs ahead of every encoder not submitted yet: an update goes into a new batch.
     if (op.kind === OpKind.UPDATE) this.#batcher.flush();
-    this.#batcher.current();
+    const batcher = this.#batcher;
+    batcher.current();
+    batcher.beginSpan();
     try {
       this.#runner.encode(op);
     } catch (error) {
+      batcher.endSpan();
       // Commands of `op` in the batch's encoder cannot be taken out: the whole batch is dropped.
-      if (this.#runner.touched) this.#batcher.drop(error);
+      if (this.#runner.touched) batcher.drop(error);
       this.#runner.releaseStaging(op);
       this.#finish(op, error);
       return;
     }
-    this.#batcher.add(op);
+    batcher.add(op);
+    batcher.endSpan();
     if (signalsOnGpuOrder(op.kind)) this.markOrdered(op.signal);
   }
 

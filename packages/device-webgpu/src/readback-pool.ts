@@ -3,6 +3,7 @@
  * bytes; a few buffers per size are kept for reuse (a readback round trip then creates nothing), larger
  * or surplus ones are destroyed when given back.
  */
+import type { ErrorScopes } from './gpu-errors';
 import { USAGE_COPY_DST, USAGE_MAP_READ } from './gpu-flags';
 import { stagingSize } from './gpu-memory';
 
@@ -13,6 +14,7 @@ const MAX_KEPT_SIZE = 64 * 1024 * 1024;
 
 export class ReadbackPool {
   readonly #device: GPUDevice;
+  readonly #scopes: ErrorScopes;
 
   readonly #free = new Map<number, GPUBuffer[]>();
   #created = 0;
@@ -20,8 +22,9 @@ export class ReadbackPool {
   /** Staging buffers made and not destroyed (free or in use by a read). */
   #live = 0;
 
-  constructor(device: GPUDevice) {
+  constructor(device: GPUDevice, scopes: ErrorScopes) {
     this.#device = device;
+    this.#scopes = scopes;
   }
 
   /** The size class (staging buffer size) for `bytes`. */
@@ -37,6 +40,7 @@ export class ReadbackPool {
     }
     this.#created++;
     this.#live++;
+    this.#scopes.enter();
     return this.#device.createBuffer({
       label: 'keel readback',
       size,

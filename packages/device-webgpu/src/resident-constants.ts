@@ -12,6 +12,7 @@
 import type { Block } from '@keel/allocator';
 import { TlsfPool } from '@keel/allocator';
 import { CONSTANTS_WINDOW_BYTES } from './device-info';
+import type { ErrorScopes } from './gpu-errors';
 import { USAGE_COPY_DST, USAGE_UNIFORM } from './gpu-flags';
 import type { GpuMemory } from './gpu-memory';
 import { GpuSlabProvider } from './gpu-slab-provider';
@@ -27,6 +28,7 @@ export interface ResidentPlacement {
 export class ResidentConstants {
   readonly #device: GPUDevice;
   readonly #layout: GPUBindGroupLayout;
+  readonly #scopes: ErrorScopes;
 
   readonly #pool: TlsfPool<GpuMemory>;
   readonly #slabs: GpuSlabProvider;
@@ -34,8 +36,9 @@ export class ResidentConstants {
   readonly #registry: FinalizationRegistry<Block<GpuMemory>>;
   #destroyed = false;
 
-  constructor(device: GPUDevice, layout: GPUBindGroupLayout, alignment: number) {
+  constructor(device: GPUDevice, layout: GPUBindGroupLayout, alignment: number, scopes: ErrorScopes) {
     this.#device = device;
+    this.#scopes = scopes;
     this.#layout = layout;
     this.#slabs = new GpuSlabProvider(device, 'keel resident constants', USAGE_UNIFORM | USAGE_COPY_DST);
     this.#pool = new TlsfPool(this.#slabs, {
@@ -53,6 +56,8 @@ export class ResidentConstants {
    * the block is released when `owner` is garbage collected.
    */
   place(owner: object, constants: Uint32Array): ResidentPlacement {
+    // A slab, an upload and a bind group, made while the operation encodes (its first submission).
+    this.#scopes.enter();
     const block = this.#pool.reserve(constants.byteLength + CONSTANTS_WINDOW_BYTES) as Block<GpuMemory>;
     const memory = block.slab.memory;
     this.#device.queue.writeBuffer(

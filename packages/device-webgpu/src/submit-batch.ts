@@ -1,15 +1,23 @@
 /**
  * Submission batches of the WebGPU device (op-scheduler.ts § Batching): the queue operations that
  * become runnable in one synchronous turn (or until a flush) are encoded into one GPUCommandEncoder and
- * submitted with one `queue.submit`, inside one set of error scopes (gpu-errors.ts ERROR_SCOPES,
- * pushed when the batch opens, popped right after its submit: three `popErrorScope`s per batch).
+ * submitted with one `queue.submit`.
  *
- * A batch record keeps its operations until its scopes are popped, because a GPUError they catch
- * fails every one of them (WebGPU drops a command buffer that fails validation whole: none of its
- * operations ran). A batch is flushed by a microtask queued when it opens, or earlier by `flush`.
- * Records are pooled and their pop callbacks bound once, so a warm batch allocates nothing.
+ * Error scopes (gpu-errors.ts ErrorScopes) are Keel's only while Keel's own code runs: a span is the
+ * encoding of one operation (`runSpan`/`endSpan` around it) or the batch's submit. The submit's span
+ * always pushes the scopes (three `popErrorScope`s per batch: encoder commands report their errors at
+ * `finish()`, inside it); an operation's span pushes them only if its encoding makes a WebGPU call that
+ * reports errors at once (a bind group or buffer created, a `writeBuffer` that can fail), and their
+ * pops count for the batch too. Nothing Keel pushes stays on the GPUDevice's scope stack between two
+ * of Keel's calls, so a caller's own WebGPU calls on a shared GPUDevice, made in the same turn, reach
+ * the caller's scopes or uncaptured-error handler, never Keel's batch.
+ *
+ * A batch record keeps its operations until every scope popped for it settled, because a GPUError
+ * they catch fails every one of them (WebGPU drops a command buffer that fails validation whole: none
+ * of its operations ran). A batch is flushed by a microtask queued when it opens, or earlier by
+ * `flush`. Records are pooled and their pop callbacks bound once, so a warm batch allocates nothing.
  */
-import { ERROR_SCOPES, pushErrorScopes } from './gpu-errors';
+import { ERROR_SCOPES, type ErrorScopes } from './gpu-errors';
 import type { QueueOp } from './queue-op';
 
 /** One batch: its operations in encoding order, and its error scopes' results. */
@@ -19,6 +27,8 @@ export class SubmitBatch {
   scopes = 0;
   /** The first GPUError its scopes caught. */
   gpuError: GPUError | undefined;
+  /** Submitted, dropped or stopped: its operations settle once `scopes` is back to 0. */
+  closed = false;
   // Bound once by the batcher that creates it (declared only: no class-field definitions besides).
   declare onScopePopped: (error: GPUError | null) => void;
   declare onScopeFailed: () => void;
@@ -51,6 +61,7 @@ export interface BatchHost {
 
 export class Batcher {
   readonly #device: GPUDevice;
+  readonly #scopes: ErrorScopes;
   readonly #encoder: BatchEncoder;
   readonly #host: BatchHost;
   #batch: SubmitBatch | undefined;
@@ -66,8 +77,9 @@ export class Batcher {
   scopePops = 0;
   #stopped = false;
 
-  constructor(device: GPUDevice, encoder: BatchEncoder, host: BatchHost) {
+  constructor(device: GPUDevice, scopes: ErrorScopes, encoder: BatchEncoder, host: BatchHost) {
     this.#device = device;
+    this.#scopes = scopes;
     this.#encoder = encoder;
     this.#host = host;
   }
@@ -77,15 +89,13 @@ export class Batcher {
     return this.#batch === undefined ? 0 : this.#batch.ops.length;
   }
 
-  /** The open batch, opened (encoder, error scopes, flush task) when none is. */
+  /** The open batch, opened (encoder, flush task) when none is. */
   current(): SubmitBatch {
     const open = this.#batch;
     if (open !== undefined) return open;
     const batch = this.#pool.pop() ?? this.#create();
+    batch.closed = false;
     this.#batch = batch;
-    // Every WebGPU error of the batch (encoding, bind groups, writeBuffer, submit) is caught by these
-    // scopes and fails its operations' signals, never the uncaptured-error handler.
-    pushErrorScopes(this.#device);
     this.#encoder.begin();
     if (!this.#flushScheduled) {
       this.#flushScheduled = true;
@@ -101,10 +111,38 @@ export class Batcher {
     batch.ops.push(op);
   }
 
-  /** Submits the open batch, if any, pops its scopes and hands its operations to the host. */
+  /** Starts the span of an operation's encoding into the open batch (ErrorScopes push on demand). */
+  beginSpan(): void {
+    this.#scopes.armed = true;
+  }
+
+  /**
+   * Ends the running span: the scopes it pushed are popped, their results counted for `batch` (the
+   * open one by default): a GPUError caught there fails the batch's operations.
+   */
+  endSpan(batch: SubmitBatch | undefined = this.#batch): void {
+    const scopes = this.#scopes;
+    scopes.armed = false;
+    if (!scopes.pushed) return;
+    scopes.pushed = false;
+    if (batch !== undefined) {
+      this.#pop(batch);
+    } else {
+      // No batch to fail (not expected): the scopes are still popped, so the stack stays balanced.
+      for (let i = 0; i < ERROR_SCOPES.length; i++) this.#device.popErrorScope().catch(() => {});
+    }
+  }
+
+  /**
+   * Submits the open batch, if any, inside a span of its own (its scopes always pushed: the encoder's
+   * errors surface at `finish()`), pops them and hands its operations to the host.
+   */
   flush(): void {
     const batch = this.#batch;
     if (batch === undefined) return;
+    const scopes = this.#scopes;
+    scopes.armed = true;
+    scopes.enter();
     try {
       this.#encoder.submit();
     } catch (error) {
@@ -112,7 +150,8 @@ export class Batcher {
       return;
     }
     this.#batch = undefined;
-    this.#pop(batch);
+    this.endSpan(batch);
+    batch.closed = true;
     this.#host.submitted(batch.ops);
   }
 
@@ -122,7 +161,7 @@ export class Batcher {
     if (batch === undefined) return;
     this.#encoder.abandon();
     this.#batch = undefined;
-    this.#pop(batch);
+    this.#close(batch);
     const ops = batch.ops;
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i] as QueueOp;
@@ -139,9 +178,22 @@ export class Batcher {
     if (batch === undefined) return;
     this.#encoder.abandon();
     this.#batch = undefined;
-    this.#pop(batch);
+    this.#close(batch);
     for (const op of batch.ops) visit(op);
     batch.ops.length = 0;
+  }
+
+  /**
+   * Closes a batch that is not submitted: a running span's scopes are popped for it, and one more set is
+   * pushed and popped at once, so the batch settles (and its record returns to the pool) the way a
+   * submitted one does: after its pops.
+   */
+  #close(batch: SubmitBatch): void {
+    const scopes = this.#scopes;
+    scopes.armed = true;
+    scopes.enter();
+    this.endSpan(batch);
+    batch.closed = true;
   }
 
   /** A new batch record, its pop callbacks bound once (records are pooled). */
@@ -168,7 +220,7 @@ export class Batcher {
     this.scopesPending--;
     batch.scopes--;
     if (error !== null && error !== undefined && batch.gpuError === undefined) batch.gpuError = error;
-    if (batch.scopes === 0) {
+    if (batch.scopes === 0 && batch.closed) {
       const gpuError = batch.gpuError;
       const ops = batch.ops;
       for (let i = 0; i < ops.length; i++) {

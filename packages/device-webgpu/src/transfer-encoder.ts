@@ -19,6 +19,7 @@ import type { BindingLayout } from './binding-layouts';
 import type { BuiltinKernels } from './builtin-kernels';
 import { BUILTIN_PARAMS_BYTES, BUILTIN_WORKGROUP_SIZE } from './builtin-kernels';
 import type { GpuEncoding } from './gpu-encoding';
+import type { ErrorScopes } from './gpu-errors';
 import { alignUp, type GpuMemory } from './gpu-memory';
 import type { GpuScratch } from './gpu-scratch';
 import type { UniformRing } from './uniform-ring';
@@ -39,6 +40,7 @@ export class TransferEncoder {
   readonly #ring: UniformRing;
   readonly #kernels: BuiltinKernels;
   readonly #scratch: GpuScratch;
+  readonly #scopes: ErrorScopes;
   /** The device's maxComputeWorkgroupsPerDimension. */
   readonly #maxWorkgroups: number;
 
@@ -57,8 +59,10 @@ export class TransferEncoder {
     ring: UniformRing,
     kernels: BuiltinKernels,
     scratch: GpuScratch,
+    scopes: ErrorScopes,
   ) {
     this.#device = device;
+    this.#scopes = scopes;
     this.#encoding = encoding;
     this.#ring = ring;
     this.#kernels = kernels;
@@ -244,6 +248,8 @@ export class TransferEncoder {
   write(bytes: Uint8Array, target: GpuMemory, offset: number): void {
     const length = bytes.byteLength;
     if (length === 0) return;
+    // The target may be an invalid GPUBuffer (its creation ran out of memory): writeBuffer reports at once.
+    this.#scopes.enter();
     const queue = this.#device.queue;
     const aligned = ((offset | length) & 3) === 0;
     // Dawn takes no SharedArrayBuffer: such a source goes through the kept host bytes too.

@@ -13,6 +13,7 @@
  * that work completes).
  */
 import { CONSTANTS_WINDOW_BYTES } from './device-info';
+import type { ErrorScopes } from './gpu-errors';
 import { USAGE_COPY_DST, USAGE_COPY_SRC, USAGE_UNIFORM } from './gpu-flags';
 import { alignUp } from './gpu-memory';
 
@@ -20,6 +21,7 @@ const INITIAL_CAPACITY = 256 * 1024;
 
 export class UniformRing {
   readonly #device: GPUDevice;
+  readonly #scopes: ErrorScopes;
   readonly #layout: GPUBindGroupLayout;
 
   declare readonly alignment: number;
@@ -40,8 +42,9 @@ export class UniformRing {
   #retired: GPUBuffer[] = [];
   #destroyed = false;
 
-  constructor(device: GPUDevice, layout: GPUBindGroupLayout, alignment: number) {
+  constructor(device: GPUDevice, layout: GPUBindGroupLayout, alignment: number, scopes: ErrorScopes) {
     this.#device = device;
+    this.#scopes = scopes;
     this.#layout = layout;
     this.alignment = Math.max(4, alignment);
     this.#allocate(INITIAL_CAPACITY);
@@ -120,6 +123,8 @@ export class UniformRing {
   }
 
   #grow(atLeast: number): void {
+    // Growing uploads, creates a buffer and a bind group while an operation encodes.
+    this.#scopes.enter();
     this.#upload(this.#pendingStart, this.#cursor);
     this.#retired.push(this.#buffer);
     let capacity = this.#capacity * 2;

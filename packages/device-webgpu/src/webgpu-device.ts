@@ -35,7 +35,7 @@ import { unavailable } from './acquire-gpu-device';
 import type { BindingLayouts } from './binding-layouts';
 import type { BuiltinKernels } from './builtin-kernels';
 import { GpuEncoding } from './gpu-encoding';
-import { fromGpuError, popErrorScopes, pushErrorScopes } from './gpu-errors';
+import { type ErrorScopes, fromGpuError, popErrorScopes, pushErrorScopes } from './gpu-errors';
 import { alignUp, createGpuMemory, type GpuMemory, gpuBufferSize } from './gpu-memory';
 import { GpuProfiler } from './gpu-profiler';
 import { GpuScratch } from './gpu-scratch';
@@ -63,6 +63,8 @@ export interface WebGpuDeviceParts {
   readonly instance: GPU | undefined;
   readonly info: DeviceInfo;
   readonly layouts: BindingLayouts;
+  /** The device's error scopes around its own WebGPU calls (gpu-errors.ts ErrorScopes). */
+  readonly scopes: ErrorScopes;
   readonly kernels: BuiltinKernels;
   readonly transientSlabSize: number;
   readonly transientBudget: number;
@@ -76,8 +78,10 @@ export interface WebGpuDeviceStats {
   /** `queue.submit` calls (one per submission batch that encoded anything). */
   readonly submissions: number;
   /**
-   * `popErrorScope` calls around queue operations' submissions: three per submission batch (resource
-   * creation's own scopes are not counted).
+   * `popErrorScope` calls around queue operations: three per submission batch, and three more for an
+   * operation whose encoding made a call that reports errors at once (a bind group or buffer made on
+   * first use, a `queueUpdate`'s `writeBuffer`); `createBuffer`'s and `createExecutable`'s own scopes are
+   * not counted.
    */
   readonly errorScopePops: number;
   /** Operations per logical queue. */
@@ -167,12 +171,13 @@ export class WebGpuDevice
     this.#perQueue = new Array<number>(parts.info.queueCount).fill(0);
     const names = this.names;
     const encoding = new GpuEncoding(gpu);
-    this.#ring = new UniformRing(gpu, parts.layouts.constants, this.#uniformAlignment);
-    this.#scratch = new GpuScratch(gpu);
-    const transfer = new TransferEncoder(gpu, encoding, this.#ring, parts.kernels, this.#scratch);
-    this.#readback = new ReadbackPool(gpu);
-    this.#uploads = new WriteStaging(gpu);
-    this.#resident = new ResidentConstants(gpu, parts.layouts.constants, this.#uniformAlignment);
+    const scopes = parts.scopes;
+    this.#ring = new UniformRing(gpu, parts.layouts.constants, this.#uniformAlignment, scopes);
+    this.#scratch = new GpuScratch(gpu, scopes);
+    const transfer = new TransferEncoder(gpu, encoding, this.#ring, parts.kernels, this.#scratch, scopes);
+    this.#readback = new ReadbackPool(gpu, scopes);
+    this.#uploads = new WriteStaging(gpu, scopes);
+    this.#resident = new ResidentConstants(gpu, parts.layouts.constants, this.#uniformAlignment, scopes);
     this.#indirect = new IndirectValidator(gpu, parts.kernels, this.#ring);
     const context: PlanContext = {
       gpu,
@@ -184,7 +189,7 @@ export class WebGpuDevice
       indirect: this.#indirect,
       profiling: undefined,
     };
-    this.#profiler = new GpuProfiler(gpu, this.#readback);
+    this.#profiler = new GpuProfiler(gpu, this.#readback, scopes);
     // A GPUBuffer destroyed before the submit of work that uses it fails that submit: the open batch
     // (operations of this turn, not submitted yet) goes first.
     this.#slabs = new GpuSlabProvider(gpu, 'keel transient slab', undefined, () => this.#scheduler.flush());
@@ -209,10 +214,12 @@ export class WebGpuDevice
       indirect: this.#indirect,
       context,
       profiler: this.#profiler,
+      scopes,
     });
     this.#scheduler = new OpScheduler(
       this.#runner,
       gpu,
+      scopes,
       this.name,
       driver.unhandledFailureReporter(parts.onUnhandledFailure, this.name),
     );

@@ -25,6 +25,7 @@
  * the buffers are large enough.
  */
 import { growTypedArray } from '@keel/hal/driver';
+import { type ErrorScopes, popErrorScopes, pushErrorScopes } from './gpu-errors';
 import { USAGE_COPY_DST, USAGE_COPY_SRC } from './gpu-flags';
 
 /** The staging buffer's largest size; writes are split into chunks of at most this many bytes. */
@@ -49,7 +50,14 @@ export interface UploadPoolStats {
 
 export class WriteStaging {
   readonly #device: GPUDevice;
+  readonly #scopes: ErrorScopes;
   #buffer: GPUBuffer | undefined;
+  /**
+   * The staging buffer once its creation is known to have succeeded: `writeBuffer` into it, at a
+   * region `reserve` gave, cannot fail, so warm writes run without error scopes. Until then (and for a
+   * buffer whose creation failed) each `put` is inside the operation's scopes.
+   */
+  #proven: GPUBuffer | undefined;
   #size = 0;
   /** The first free byte of the open batch's regions. */
   #cursor = 0;
@@ -64,8 +72,9 @@ export class WriteStaging {
   #reused = 0;
   #destroyed = 0;
 
-  constructor(device: GPUDevice) {
+  constructor(device: GPUDevice, scopes: ErrorScopes) {
     this.#device = device;
+    this.#scopes = scopes;
   }
 
   /** The staging buffer: read it after `reserve` (growth replaces it). */
@@ -90,11 +99,18 @@ export class WriteStaging {
     let size = Math.max(MIN_SIZE, this.#size * 2);
     while (size < at + need && size < WRITE_CHUNK) size *= 2;
     if (this.#buffer !== undefined) this.#retired.push(this.#buffer);
-    this.#buffer = this.#device.createBuffer({
+    const device = this.#device;
+    // Scopes of its own (balanced here, inside the operation's span): their result proves the buffer.
+    pushErrorScopes(device);
+    const buffer = device.createBuffer({
       label: 'keel write staging',
       size,
       usage: USAGE_COPY_SRC | USAGE_COPY_DST,
     });
+    popErrorScopes(device).then((error) => {
+      if (error === undefined && this.#buffer === buffer) this.#proven = buffer;
+    });
+    this.#buffer = buffer;
     this.#size = size;
     this.#created++;
     this.#cursor = need;
@@ -105,6 +121,7 @@ export class WriteStaging {
   put(region: number, bytes: Uint8Array, from: number, n: number): void {
     const queue = this.#device.queue;
     const buffer = this.#buffer as GPUBuffer;
+    if (buffer !== this.#proven) this.#scopes.enter();
     const source = bytes.buffer;
     if (source[Symbol.toStringTag] === 'SharedArrayBuffer') {
       // Dawn takes no SharedArrayBuffer (it throws for one, and crashes on a view of one): bounce.
@@ -138,6 +155,7 @@ export class WriteStaging {
     if (this.#buffer === undefined) return;
     this.#retired.push(this.#buffer);
     this.#buffer = undefined;
+    this.#proven = undefined;
     this.#size = 0;
   }
 
@@ -171,6 +189,7 @@ export class WriteStaging {
     if (this.#buffer !== undefined) {
       this.#buffer.destroy();
       this.#buffer = undefined;
+      this.#proven = undefined;
       this.#size = 0;
       this.#destroyed++;
     }

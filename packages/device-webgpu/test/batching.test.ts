@@ -69,22 +69,42 @@ describe.skipIf(!probe.available)(
       return Array.from(out);
     }
 
-    it('submits the operations of one turn with one queue.submit and three error-scope pops', async () => {
+    async function read2(on: WebGpuDevice, source: Buffer): Promise<number[]> {
+      const out = new Uint32Array(source.byteLength / 4);
+      const s = new TimelineSemaphore();
+      on.queueRead(Q0, Fence.empty, at(s, 1), { buffer: source }, out);
+      await s.wait(1, TIMEOUT);
+      return Array.from(out);
+    }
+
+    it('submits the operations of one turn with one queue.submit and, once warm, three error-scope pops', async () => {
       const a = buffer(16);
       const b = buffer(16);
       const out = new Uint32Array(4);
-      const before = device.stats;
-      const s = new TimelineSemaphore();
-      device.queueWrite(Q1, Fence.empty, at(s, 1), new Uint32Array([1, 2, 3, 4]), { buffer: a });
-      device.queueFill(Q0, at(s, 1), at(s, 2), { buffer: b }, 9, 4);
-      device.queueCopy(Q0, at(s, 2), at(s, 3), { buffer: a, length: 8 }, { buffer: b, offset: 8 });
-      device.queueRead(Q0, at(s, 3), at(s, 4), { buffer: b }, out);
-      // Nothing deferred: each waits only for GPU order, so all four are encoded in this turn.
-      expect(device.stats.pending - before.pending).toBe(4);
-      await s.wait(4, TIMEOUT);
-      const after = device.stats;
-      expect(after.submissions - before.submissions).toBe(1);
-      expect(after.errorScopePops - before.errorScopePops).toBe(3);
+      async function turn(): Promise<{ submissions: number; pops: number }> {
+        const before = device.stats;
+        const s = new TimelineSemaphore();
+        device.queueWrite(Q1, Fence.empty, at(s, 1), new Uint32Array([1, 2, 3, 4]), { buffer: a });
+        device.queueFill(Q0, at(s, 1), at(s, 2), { buffer: b }, 9, 4);
+        device.queueCopy(Q0, at(s, 2), at(s, 3), { buffer: a, length: 8 }, { buffer: b, offset: 8 });
+        device.queueRead(Q0, at(s, 3), at(s, 4), { buffer: b }, out);
+        // Nothing deferred: each waits only for GPU order, so all four are encoded in this turn.
+        expect(device.stats.pending - before.pending).toBe(4);
+        await s.wait(4, TIMEOUT);
+        const after = device.stats;
+        return {
+          submissions: after.submissions - before.submissions,
+          pops: after.errorScopePops - before.errorScopePops,
+        };
+      }
+      // The first turn may create bind groups and staging buffers: their operations' spans add scopes.
+      const first = await turn();
+      expect(first.submissions).toBe(1);
+      expect(first.pops % 3).toBe(0);
+      expect(Array.from(out)).toEqual([9, 9, 1, 2]);
+      out.fill(0);
+      // Warm: the staging buffer is proven, the bind groups are cached: the submit's three pops only.
+      expect(await turn()).toEqual({ submissions: 1, pops: 3 });
       expect(Array.from(out)).toEqual([9, 9, 1, 2]);
     });
 
@@ -237,6 +257,81 @@ describe.skipIf(!probe.available)(
       expect(own.stats.gpuBuffers).toBe(0);
       expect(own.stats.submissions).toBe(0);
       expect(Array.from(out)).toEqual([0, 0, 0, 0]);
+    });
+
+    describe('a GPUDevice shared with the caller', () => {
+      /** WebGPU buffer usages (Node has no GPUBufferUsage global): MAP_READ with STORAGE is invalid. */
+      const INVALID_USAGE = 0x0001 | 0x0080;
+
+      async function errorsSettled(errors: string[], count: number): Promise<void> {
+        for (let i = 0; i < 200 && errors.length < count; i++) await new Promise((r) => setTimeout(r, 5));
+      }
+
+      it("a caller's own WebGPU error in the same turn as Keel's work reaches the caller, and Keel's work runs", async () => {
+        const caught: string[] = [];
+        const own = await createWebGpuDevice({ onUncapturedError: (e) => caught.push(e.message) });
+        try {
+          const target = own.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
+          const written = own.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
+          const out = new Uint32Array(4);
+          const s = new TimelineSemaphore();
+          // Keel's work opens a batch; the caller's mistake follows in the same turn, then more Keel work.
+          own.queueFill(Q0, Fence.empty, at(s, 1), { buffer: target }, 7, 4);
+          own.gpuDevice.createBuffer({ size: 16, usage: INVALID_USAGE });
+          own.queueWrite(Q0, at(s, 1), at(s, 2), new Uint32Array([1, 2, 3, 4]), { buffer: written });
+          own.gpuDevice.createBuffer({ size: 16, usage: INVALID_USAGE });
+          own.queueRead(Q0, at(s, 2), at(s, 3), { buffer: target }, out);
+          await s.wait(3, TIMEOUT);
+          expect(Array.from(out)).toEqual([7, 7, 7, 7]);
+          await errorsSettled(caught, 2);
+          expect(caught).toHaveLength(2);
+        } finally {
+          await own.destroy();
+        }
+      });
+
+      it("a caller's error scope around Keel's work catches the caller's error, and Keel's scopes stay balanced", async () => {
+        const caught: string[] = [];
+        const own = await createWebGpuDevice({ onUncapturedError: (e) => caught.push(e.message) });
+        try {
+          const gpu = own.gpuDevice;
+          const target = own.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
+          const s = new TimelineSemaphore();
+          gpu.pushErrorScope('validation');
+          own.queueFill(Q0, Fence.empty, at(s, 1), { buffer: target }, 5, 4);
+          own.queueWrite(Q0, at(s, 1), at(s, 2), new Uint32Array([1, 2, 3, 4]), { buffer: target });
+          gpu.createBuffer({ size: 16, usage: INVALID_USAGE });
+          const mine = gpu.popErrorScope();
+          // With nothing of the caller's on the stack any more, a pop has no scope to pop.
+          gpu.pushErrorScope('out-of-memory');
+          const empty = gpu.popErrorScope();
+          await s.wait(2, TIMEOUT);
+          expect((await mine)?.constructor.name).toBe('GPUValidationError');
+          expect(await empty).toBeNull();
+          expect(await read2(own, target)).toEqual([1, 2, 3, 4]);
+          // A GPU error of Keel's own work in a later turn is still Keel's (its signal fails).
+          const fixed = await own.createExecutable({
+            format: 'wgsl',
+            label: 'fixed',
+            code: FIXED_SIZE_WGSL,
+            exports: [{ name: 'main', bindingCount: 1, constantCount: 0, workgroupSize: [1, 1, 1] }],
+          });
+          const cb = own.createCommandBuffer();
+          cb.begin();
+          cb.dispatch(fixed, 0, { workgroupCount: [1, 1, 1], bindings: [{ buffer: target }] });
+          cb.end();
+          const bad = new TimelineSemaphore();
+          gpu.pushErrorScope('validation');
+          own.queueExecute(Q0, Fence.empty, at(bad, 1), [cb]);
+          const callerScope = gpu.popErrorScope();
+          expect((await failureOf(at(bad, 1)))?.code).toBe(ErrorCode.INVALID_ARGUMENT);
+          expect(await callerScope).toBeNull();
+          await errorsSettled(caught, 1);
+          expect(caught).toEqual([]);
+        } finally {
+          await own.destroy();
+        }
+      });
     });
 
     it('completes every operation once when a completion callback submits work that grows the in-flight ring', async () => {

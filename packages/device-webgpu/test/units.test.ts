@@ -5,6 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { adapterName, isSoftwareAdapter } from '../src/device-info';
+import { ErrorScopes } from '../src/gpu-errors';
 import { NumericKeyCache } from '../src/numeric-key-cache';
 import { replicatePattern } from '../src/transfer-encoder';
 import { UniformRing } from '../src/uniform-ring';
@@ -78,7 +79,12 @@ describe('UniformRing', () => {
         ),
         (submissions) => {
           const fake = fakeDevice();
-          const ring = new UniformRing(fake.device, {} as GPUBindGroupLayout, 256);
+          const ring = new UniformRing(
+            fake.device,
+            {} as GPUBindGroupLayout,
+            256,
+            new ErrorScopes(fake.device),
+          );
           for (const sizes of submissions) {
             const spans: { buffer: GPUBuffer; start: number; end: number }[] = [];
             for (const size of sizes) {
