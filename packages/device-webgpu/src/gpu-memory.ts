@@ -3,6 +3,7 @@
  * caches can key bind groups on (id, offset, size) with plain numbers (a destroyed GPUBuffer's id is
  * never seen again, so stale cache entries are never hit, only evicted).
  */
+import type { KeelError } from '@keel/fence';
 import { invalid } from '@keel/hal/driver';
 import { DEVICE_MEMORY_USAGE } from './gpu-flags';
 
@@ -12,6 +13,11 @@ export interface GpuMemory {
   readonly buffer: GPUBuffer;
   /** The GPUBuffer's size in bytes (a multiple of 4). */
   readonly size: number;
+  /**
+   * The GPU error its creation raised (out of memory), once known (it arrives asynchronously): the
+   * GPUBuffer is invalid, and operations on memory in it fail with this (set by gpu-slab-provider.ts).
+   */
+  failure: KeelError | undefined;
 }
 
 let nextId = 1;
@@ -61,5 +67,5 @@ export function createGpuMemory(
   // Never handed to WebGPU when too large (it would print a validation error and return an invalid buffer).
   const size = gpuBufferSize(byteLength, device.limits.maxBufferSize, `${label ?? 'GPU memory'}: size`);
   const descriptor: GPUBufferDescriptor = label === undefined ? { size, usage } : { size, usage, label };
-  return { id: nextId++, buffer: device.createBuffer(descriptor), size };
+  return { id: nextId++, buffer: device.createBuffer(descriptor), size, failure: undefined };
 }

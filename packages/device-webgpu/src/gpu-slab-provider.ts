@@ -2,15 +2,32 @@
  * The SlabProvider of the WebGPU device: pool slabs are GPUBuffers with every usage a device buffer
  * needs (see DEVICE_MEMORY_USAGE), so blocks of a slab can be bound, copied, filled and used for
  * indirect parameters like dedicated buffers; other pools (resident constants) give their own usage.
+ *
+ * A slab is created inside error scopes of its own (pushed and popped around `createBuffer`, so they
+ * never stay open across a caller's code): a creation that fails (out of memory) reaches no
+ * uncaptured-error handler. Its GPUBuffer is then invalid; once the pops settle, the slab's
+ * `GpuMemory.failure` holds the error as a KeelError (RESOURCE_EXHAUSTED for GPUOutOfMemoryError), and
+ * operations on buffers in it fail with that instead of a validation error about an invalid buffer.
  */
 import type { SlabProvider } from '@keel/allocator';
+import { fromGpuError, popErrorScopes, pushErrorScopes } from './gpu-errors';
 import { createGpuMemory, type GpuMemory } from './gpu-memory';
+
+/** How a provider reports slabs whose creation failed. */
+export interface SlabFailureReporting {
+  /** Names the slabs' user in messages ("webgpu device '…' queueAlloca"). */
+  readonly what: string;
+  /** Counts the scope pops as pending GPU work (the device's teardown waits for them). */
+  readonly track?: <T>(promise: Promise<T>) => Promise<T>;
+}
 
 export class GpuSlabProvider implements SlabProvider<GpuMemory> {
   readonly #device: GPUDevice;
   readonly #label: string;
   readonly #usage: number | undefined;
   readonly #beforeDestroy: () => void;
+  readonly #what: string;
+  readonly #track: (<T>(promise: Promise<T>) => Promise<T>) | undefined;
 
   /** Slabs created and not yet destroyed. */
   live = 0;
@@ -21,16 +38,31 @@ export class GpuSlabProvider implements SlabProvider<GpuMemory> {
     usage?: number,
     /** Called before a slab is destroyed (the device submits its open batch, which may use it). */
     beforeDestroy: () => void = () => {},
+    failures: SlabFailureReporting = { what: label },
   ) {
     this.#device = device;
     this.#label = label;
     this.#usage = usage;
     this.#beforeDestroy = beforeDestroy;
+    this.#what = failures.what;
+    this.#track = failures.track;
   }
 
   /** A zero-filled GPUBuffer slab of `byteLength` bytes (rounded up to 4). */
   createSlab(byteLength: number): GpuMemory {
-    const memory = createGpuMemory(this.#device, byteLength, this.#label, this.#usage);
+    const device = this.#device;
+    let memory: GpuMemory;
+    pushErrorScopes(device);
+    try {
+      memory = createGpuMemory(device, byteLength, this.#label, this.#usage);
+    } finally {
+      const scopes = popErrorScopes(device);
+      (this.#track?.(scopes) ?? scopes).then((error) => {
+        if (error !== undefined && memory !== undefined) {
+          memory.failure = fromGpuError(error, `${this.#what}: a slab of ${memory.size} bytes`);
+        }
+      });
+    }
     this.live++;
     return memory;
   }

@@ -31,8 +31,7 @@ export class WebGpuBuffer implements Buffer {
   /** @internal Unique per buffer object (never reused). */
   readonly id = nextBufferId++;
   #state: BufferState = 'live';
-  /** @internal The GPU error its creation raised (out of memory...): operations on the buffer fail with it. */
-  gpuFailure: KeelError | undefined;
+  #failure: KeelError | undefined;
   #memory: GpuMemory | undefined;
   #base = 0;
 
@@ -55,6 +54,18 @@ export class WebGpuBuffer implements Buffer {
     this.allocation = allocation;
     this.#owner = device;
     this.#memory = memory;
+  }
+
+  /**
+   * @internal The GPU error its creation raised (out of memory...), or its pool slab's
+   * (gpu-slab-provider.ts), once known: operations on the buffer fail with it.
+   */
+  get gpuFailure(): KeelError | undefined {
+    return this.#failure ?? this.memory?.failure;
+  }
+
+  set gpuFailure(failure: KeelError | undefined) {
+    this.#failure = failure;
   }
 
   get state(): BufferState {

@@ -192,7 +192,10 @@ export class WebGpuDevice
     this.#profiler = new GpuProfiler(gpu, this.#readback, scopes);
     // A GPUBuffer destroyed before the submit of work that uses it fails that submit: the open batch
     // (operations of this turn, not submitted yet) goes first.
-    this.#slabs = new GpuSlabProvider(gpu, 'keel transient slab', undefined, () => this.#scheduler.flush());
+    this.#slabs = new GpuSlabProvider(gpu, 'keel transient slab', undefined, () => this.#scheduler.flush(), {
+      what: this.names.queueAlloca,
+      track: (promise) => this.#compiles.track(promise),
+    });
     this.#pools = new PoolRegistry(this.#slabs, {
       poolLabel: 'webgpu alloca',
       deviceLabel: parts.info.name,

@@ -225,6 +225,46 @@ describe.skipIf(!probe.available)(
       });
     });
 
+    describe('a transient slab whose creation fails', () => {
+      it('reaches no uncaptured-error handler; operations on buffers in it fail with its error, naming the slab', async () => {
+        const caught: string[] = [];
+        const d = await createWebGpuDevice({ onUncapturedError: (e) => caught.push(e.message) });
+        const gpu = d.gpuDevice;
+        const create = gpu.createBuffer.bind(gpu);
+        // The slab comes back invalid, as an out-of-memory creation gives it (here through a size past
+        // maxBufferSize: a validation error instead of GPUOutOfMemoryError, the same invalid object).
+        gpu.createBuffer = (descriptor: GPUBufferDescriptor) =>
+          create(
+            descriptor.label === 'keel transient slab'
+              ? { ...descriptor, size: gpu.limits.maxBufferSize + 4 }
+              : descriptor,
+          );
+        try {
+          const s = new TimelineSemaphore();
+          const b = d.queueAlloca(Q0, Fence.empty, at(s, 1), { usage: BufferUsage.DEFAULT }, 256);
+          // Encoded in the same turn, before the slab's error is known: the batch fails on the GPU.
+          d.queueFill(Q0, at(s, 1), at(s, 2), { buffer: b }, 1, 4);
+          expect((await failureOf(at(s, 2)))?.code).toBe(ErrorCode.INVALID_ARGUMENT);
+          // Once known, operations on the buffer fail with the slab's error, before any GPU work.
+          await new Promise((r) => setTimeout(r, 0)); // the slab's own scope pops settle
+          const t = new TimelineSemaphore();
+          d.queueFill(Q0, Fence.empty, at(t, 1), { buffer: b }, 2, 4);
+          const failure = await failureOf(at(t, 1));
+          expect(failure?.message).toMatch(/queueAlloca: a slab of \d+ bytes: failed WebGPU validation/);
+          expect((failure?.cause as { message?: unknown } | undefined)?.message).toMatch(/max buffer size/);
+          // createBuffer buffers (their own GPUBuffers) are unaffected.
+          const other = d.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
+          const u = new TimelineSemaphore();
+          d.queueFill(Q0, Fence.empty, at(u, 1), { buffer: other }, 3, 4);
+          await u.wait(1, TIMEOUT);
+          await new Promise((r) => setTimeout(r, 20));
+          expect(caught).toEqual([]);
+        } finally {
+          await d.destroy();
+        }
+      });
+    });
+
     describe('GPU error mapping', () => {
       it('maps out-of-memory, validation and internal GPUErrors to RESOURCE_EXHAUSTED, INVALID_ARGUMENT, INTERNAL with the cause', () => {
         // The webgpu package's own error classes (installed as globals when the device was created).
