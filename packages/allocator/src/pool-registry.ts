@@ -3,6 +3,12 @@
  * first use over the device's slab provider. `dealloca` finds the allocator through the allocation's
  * owner (the QueueAllocator that made it), not through a pool name carried by the buffer. Statistics
  * come back in one shape on every device: a map of pool name → AllocatorStats.
+ *
+ * Retiring (`retire`): a device whose slab turned out broken (a GPUBuffer whose creation ran out of
+ * memory is invalid, and a pool would hand out blocks of it forever) retires its allocators: later
+ * allocas get fresh allocators over fresh pools, while the retired ones still serve their allocations'
+ * deallocas and are destroyed (their slabs given back) once nothing of theirs is live, dying, queued
+ * or pending. That check runs at each later `allocator` call.
  */
 import type { Fence } from '@keel/fence';
 import { type Buffer, QueueAffinity } from '@keel/hal';
@@ -39,6 +45,8 @@ export interface PoolRegistryOptions {
 
 export class PoolRegistry<M> {
   readonly #allocators = new Map<string, QueueAllocator<M>>();
+  /** Retired allocators not destroyed yet (`retire`). */
+  readonly #retired: QueueAllocator<M>[] = [];
   readonly #slabs: SlabProvider<M>;
   readonly #options: PoolRegistryOptions;
 
@@ -49,6 +57,7 @@ export class PoolRegistry<M> {
 
   /** The allocator of `pool`, created on first use; INVALID_ARGUMENT (naming `what`) for an unknown pool. */
   allocator(pool: string, what: string): QueueAllocator<M> {
+    if (this.#retired.length > 0) this.#sweep();
     let allocator = this.#allocators.get(pool);
     if (!allocator) {
       allocator = new QueueAllocator(this.#pool(pool, what), {
@@ -78,6 +87,7 @@ export class PoolRegistry<M> {
   ownerOf(allocation: Allocation<M>, what: string): QueueAllocator<M> {
     const owner = allocation instanceof QueueAllocation ? allocation.owner : undefined;
     for (const allocator of this.#allocators.values()) if (allocator === owner) return allocator;
+    for (const allocator of this.#retired) if (allocator === owner) return allocator;
     throw invalid(`${what}: the allocation was not made by this device`);
   }
 
@@ -111,7 +121,7 @@ export class PoolRegistry<M> {
    */
   heldBytes(): number {
     let bytes = 0;
-    for (const allocator of this.#allocators.values()) {
+    for (const allocator of [...this.#allocators.values(), ...this.#retired]) {
       const stats = allocator.stats;
       bytes += stats.liveBytes + stats.dyingBytes + stats.quarantinedBytes;
     }
@@ -124,6 +134,37 @@ export class PoolRegistry<M> {
    */
   destroy(forget = true): void {
     for (const allocator of this.#allocators.values()) allocator.destroy();
+    for (const allocator of this.#retired) allocator.destroy();
+    this.#retired.length = 0;
     if (forget) this.#allocators.clear();
+  }
+
+  /**
+   * Retires every allocator: later `allocator` calls make fresh ones (over fresh pools); the retired
+   * ones keep serving deallocas of their allocations (`ownerOf`, `dealloca`) and are destroyed, giving
+   * their slabs back, once they hold nothing live, dying, queued or pending. Their statistics leave
+   * `stats()` at once (their held bytes stay in `heldBytes()` until they are destroyed).
+   */
+  retire(): void {
+    for (const allocator of this.#allocators.values()) this.#retired.push(allocator);
+    this.#allocators.clear();
+    this.#sweep();
+  }
+
+  /** Retired allocators still held (not destroyed yet). */
+  get retiredCount(): number {
+    return this.#retired.length;
+  }
+
+  /** Destroys the retired allocators that hold nothing any more. */
+  #sweep(): void {
+    const retired = this.#retired;
+    for (let i = retired.length - 1; i >= 0; i--) {
+      const stats = (retired[i] as QueueAllocator<M>).stats;
+      if (stats.liveBytes + stats.dyingBytes === 0 && stats.pendingAllocas + stats.queuedRequests === 0) {
+        (retired[i] as QueueAllocator<M>).destroy();
+        retired.splice(i, 1);
+      }
+    }
   }
 }

@@ -91,4 +91,56 @@ describe('PoolRegistry', () => {
     pools.destroy();
     expect(pools.stats().size).toBe(0);
   });
+
+  it('retire(): fresh allocators for later allocas; a retired one serves its deallocas and is destroyed once it holds nothing', async () => {
+    const pools = registry();
+    const old = pools.allocator('tlsf', 'alloca');
+    const s = new TimelineSemaphore(0);
+    const a = old.alloca(QueueAffinity.ANY, Fence.empty, Fence.empty, 128);
+    pools.retire();
+    expect(pools.retiredCount).toBe(1);
+    expect(old.destroyed).toBe(false);
+    const fresh = pools.allocator('tlsf', 'alloca');
+    expect(fresh).not.toBe(old);
+    expect(pools.stats().get('tlsf')?.allocas).toBe(0);
+    // Still live: the retired allocator is kept, finds its allocation and counts its bytes.
+    expect(pools.ownerOf(a, 'dealloca')).toBe(old);
+    expect(pools.heldBytes()).toBe(128);
+    const gate = new TimelineSemaphore(0);
+    const buffer = { byteLength: 128, label: 'x' };
+    pools.dealloca(
+      0,
+      Fence.of({ semaphore: gate, value: 1 }),
+      Fence.of({ semaphore: s, value: 1 }),
+      buffer,
+      a,
+      'dealloca',
+    );
+    // Dying (its frontier not reached yet): still kept.
+    pools.allocator('tlsf', 'alloca');
+    expect(old.destroyed).toBe(false);
+    gate.signal(1);
+    await s.wait(1, { timeoutMs: 1000 });
+    expect(old.stats.deallocas).toBe(1);
+    // The next allocator call destroys it (its slab goes back).
+    expect(pools.allocator('tlsf', 'alloca')).toBe(fresh);
+    expect(old.destroyed).toBe(true);
+    expect(pools.retiredCount).toBe(0);
+    expect(pools.heldBytes()).toBe(0);
+    pools.destroy();
+  });
+
+  it('retire() with nothing live destroys the allocators at once; destroy() ends retired ones too', () => {
+    const pools = registry();
+    const idle = pools.allocator('ring', 'alloca');
+    const busy = pools.allocator('tlsf', 'alloca');
+    busy.alloca(QueueAffinity.ANY, Fence.empty, Fence.empty, 64);
+    pools.retire();
+    expect(idle.destroyed).toBe(true);
+    expect(busy.destroyed).toBe(false);
+    expect(pools.retiredCount).toBe(1);
+    pools.destroy();
+    expect(busy.destroyed).toBe(true);
+    expect(pools.retiredCount).toBe(0);
+  });
 });

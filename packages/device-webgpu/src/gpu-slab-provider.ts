@@ -8,6 +8,7 @@
  * uncaptured-error handler. Its GPUBuffer is then invalid; once the pops settle, the slab's
  * `GpuMemory.failure` holds the error as a KeelError (RESOURCE_EXHAUSTED for GPUOutOfMemoryError), and
  * operations on buffers in it fail with that instead of a validation error about an invalid buffer.
+ * `failed` then lets the device retire the pools that could hand out blocks of it again.
  */
 import type { SlabProvider } from '@keel/allocator';
 import { fromGpuError, popErrorScopes, pushErrorScopes } from './gpu-errors';
@@ -19,6 +20,8 @@ export interface SlabFailureReporting {
   readonly what: string;
   /** Counts the scope pops as pending GPU work (the device's teardown waits for them). */
   readonly track?: <T>(promise: Promise<T>) => Promise<T>;
+  /** Called once a slab's failure is known (the device retires the pools that may hand it out). */
+  readonly failed?: (memory: GpuMemory) => void;
 }
 
 export class GpuSlabProvider implements SlabProvider<GpuMemory> {
@@ -28,6 +31,7 @@ export class GpuSlabProvider implements SlabProvider<GpuMemory> {
   readonly #beforeDestroy: () => void;
   readonly #what: string;
   readonly #track: (<T>(promise: Promise<T>) => Promise<T>) | undefined;
+  readonly #failed: ((memory: GpuMemory) => void) | undefined;
 
   /** Slabs created and not yet destroyed. */
   live = 0;
@@ -46,6 +50,7 @@ export class GpuSlabProvider implements SlabProvider<GpuMemory> {
     this.#beforeDestroy = beforeDestroy;
     this.#what = failures.what;
     this.#track = failures.track;
+    this.#failed = failures.failed;
   }
 
   /** A zero-filled GPUBuffer slab of `byteLength` bytes (rounded up to 4). */
@@ -60,6 +65,7 @@ export class GpuSlabProvider implements SlabProvider<GpuMemory> {
       (this.#track?.(scopes) ?? scopes).then((error) => {
         if (error !== undefined && memory !== undefined) {
           memory.failure = fromGpuError(error, `${this.#what}: a slab of ${memory.size} bytes`);
+          this.#failed?.(memory);
         }
       });
     }

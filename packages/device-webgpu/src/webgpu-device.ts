@@ -195,6 +195,10 @@ export class WebGpuDevice
     this.#slabs = new GpuSlabProvider(gpu, 'keel transient slab', undefined, () => this.#scheduler.flush(), {
       what: this.names.queueAlloca,
       track: (promise) => this.#compiles.track(promise),
+      // Later allocas get fresh pools; the broken slab goes once its buffers are deallocated.
+      failed: () => {
+        if (!this.destroyed && this.lostReason === undefined) this.#pools.retire();
+      },
     });
     this.#pools = new PoolRegistry(this.#slabs, {
       poolLabel: 'webgpu alloca',

@@ -226,7 +226,7 @@ describe.skipIf(!probe.available)(
     });
 
     describe('a transient slab whose creation fails', () => {
-      it('reaches no uncaptured-error handler; operations on buffers in it fail with its error, naming the slab', async () => {
+      it('reaches no uncaptured-error handler; operations on its buffers fail with its error, naming the slab; later allocas get a fresh pool', async () => {
         const caught: string[] = [];
         const d = await createWebGpuDevice({ onUncapturedError: (e) => caught.push(e.message) });
         const gpu = d.gpuDevice;
@@ -252,6 +252,25 @@ describe.skipIf(!probe.available)(
           const failure = await failureOf(at(t, 1));
           expect(failure?.message).toMatch(/queueAlloca: a slab of \d+ bytes: failed WebGPU validation/);
           expect((failure?.cause as { message?: unknown } | undefined)?.message).toMatch(/max buffer size/);
+          // Recovery: later allocas get a fresh pool (new slabs); the broken slab goes once its buffer
+          // is deallocated.
+          gpu.createBuffer = create;
+          const r = new TimelineSemaphore();
+          const fresh = d.queueAlloca(Q0, Fence.empty, at(r, 1), { usage: BufferUsage.DEFAULT }, 256);
+          d.queueFill(Q0, at(r, 1), at(r, 2), { buffer: fresh }, 9, 4);
+          const out = new Uint32Array(64);
+          d.queueRead(Q0, at(r, 2), at(r, 3), { buffer: fresh }, out);
+          await r.wait(3, TIMEOUT);
+          expect(out.every((v) => v === 9)).toBe(true);
+          const held = d.stats.gpuBuffers;
+          const gone = new TimelineSemaphore();
+          d.queueDealloca(Q0, Fence.empty, at(gone, 1), b);
+          await gone.wait(1, TIMEOUT);
+          const again = d.queueAlloca(Q0, Fence.empty, at(r, 4), { usage: BufferUsage.DEFAULT }, 256);
+          await r.wait(4, TIMEOUT);
+          // The retired pool, now empty, was destroyed: its (broken) slab is gone.
+          expect(d.stats.gpuBuffers).toBe(held - 1);
+          expect(again.byteLength).toBe(256);
           // createBuffer buffers (their own GPUBuffers) are unaffected.
           const other = d.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
           const u = new TimelineSemaphore();
