@@ -61,15 +61,7 @@ describe.skipIf(!probe.available)(
       });
     }
 
-    async function read(source: Buffer): Promise<number[]> {
-      const out = new Uint32Array(source.byteLength / 4);
-      const s = new TimelineSemaphore();
-      device.queueRead(Q0, Fence.empty, at(s, 1), { buffer: source }, out);
-      await s.wait(1, TIMEOUT);
-      return Array.from(out);
-    }
-
-    async function read2(on: WebGpuDevice, source: Buffer): Promise<number[]> {
+    async function read(source: Buffer, on: WebGpuDevice = device): Promise<number[]> {
       const out = new Uint32Array(source.byteLength / 4);
       const s = new TimelineSemaphore();
       on.queueRead(Q0, Fence.empty, at(s, 1), { buffer: source }, out);
@@ -308,7 +300,7 @@ describe.skipIf(!probe.available)(
           await s.wait(2, TIMEOUT);
           expect((await mine)?.constructor.name).toBe('GPUValidationError');
           expect(await empty).toBeNull();
-          expect(await read2(own, target)).toEqual([1, 2, 3, 4]);
+          expect(await read(target, own)).toEqual([1, 2, 3, 4]);
           // A GPU error of Keel's own work in a later turn is still Keel's (its signal fails).
           const fixed = await own.createExecutable({
             format: 'wgsl',
