@@ -45,13 +45,11 @@
  * (as every queue operation does); an exception a semaphore still throws goes to `onError` (default: one
  * console warning per allocator). Nothing is ever thrown from a microtask.
  *
- * Why one file past ~600 lines: it is one concept, the engine behind `alloca`/`dealloca`, and most of
- * its length is the contract above and the reuse rules (a)–(d), which share the engine's state (free
- * lists by frontier, pending deallocas, the FIFO of queued requests) and must be read together; the
- * parts that stand alone already live in their own files (allocation.ts, death-record.ts,
- * dominance.ts, pool-support.ts, allocator-stats.ts).
+ * Parts that stand alone live in their own files: the dying-block index of rules b and d
+ * (dying-blocks.ts), allocations (allocation.ts), death records (death-record.ts), fence dominance
+ * (dominance.ts), pool support (pool-support.ts) and the statistics' shape (allocator-stats.ts).
  */
-import { describeValue, Fence, type Registration, type Semaphore } from '@keel/fence';
+import { describeValue, Fence, type Registration } from '@keel/fence';
 import { checkOptions, ErrorCode, KeelError, type OptionRules, QueueAffinity } from '@keel/hal';
 import {
   abortedBy,
@@ -65,7 +63,7 @@ import { type Allocation, type AllocationSource, QueueAllocation } from './alloc
 import type { AllocatorStats, QueueStats } from './allocator-stats';
 import type { Block } from './block';
 import { DeathRecord } from './death-record';
-import { fenceDominates } from './dominance';
+import { DyingBlocks } from './dying-blocks';
 import type { Pool } from './pool';
 import { checkAlignment, checkByteLength, LABEL, POSITIVE, PoolBlock, poolLabel } from './pool-support';
 
@@ -97,8 +95,6 @@ export interface QueueAllocaOptions {
   /** A name for error messages. */
   readonly label?: string;
 }
-
-const EMPTY_KEY = {};
 
 /** The options QueueAllocator takes (unknown keys, wrong types and ranges are INVALID_ARGUMENT). */
 const OPTION_RULES: OptionRules = {
@@ -142,17 +138,11 @@ function capacityOf<M>(block: Block<M>): number {
   return block instanceof PoolBlock ? block.capacity : block.byteLength;
 }
 
-/** The key of a death record's bucket: the first semaphore of its frontier. */
-function bucketKey<M>(r: DeathRecord<M>): object {
-  return r.frontier.timepoints[0]?.semaphore ?? EMPTY_KEY;
-}
-
 export class QueueAllocator<M> {
   readonly pool: Pool<M>;
   readonly label: string;
   readonly #what: string;
   readonly #slack: number;
-  readonly #maxCandidates: number;
   readonly #destroyPool: boolean;
   readonly #onError: (error: unknown) => void;
   #destroyed = false;
@@ -163,7 +153,6 @@ export class QueueAllocator<M> {
   #failures = 0;
   #liveBytes = 0;
   #peakLiveBytes = 0;
-  #dyingBytes = 0;
   #reuseFrontierReached = 0;
   #reuseDominated = 0;
   #growths = 0;
@@ -172,10 +161,8 @@ export class QueueAllocator<M> {
   #quarantinedBytes = 0;
   readonly #queues = new Map<number, MutableQueueStats>();
 
-  // Dying blocks: by the first semaphore of their frontier, and in age order.
-  readonly #buckets = new Map<Semaphore | object, DeathRecord<M>[]>();
-  #oldest: DeathRecord<M> | undefined;
-  #newest: DeathRecord<M> | undefined;
+  // Dying blocks (rules b and d).
+  readonly #dying: DyingBlocks<M>;
 
   // Requests waiting for memory (FIFO).
   #head: QueueAllocation<M> | undefined;
@@ -198,7 +185,7 @@ export class QueueAllocator<M> {
     }
     this.pool = pool;
     this.#slack = o.reuseSlack ?? 2;
-    this.#maxCandidates = o.maxCandidates ?? 32;
+    this.#dying = new DyingBlocks(o.maxCandidates ?? 32);
     this.#destroyPool = o.destroyPool ?? true;
     this.#onError = o.onError ?? warnOnce(this.#what);
   }
@@ -217,7 +204,7 @@ export class QueueAllocator<M> {
       failures: this.#failures,
       liveBytes: this.#liveBytes,
       peakLiveBytes: this.#peakLiveBytes,
-      dyingBytes: this.#dyingBytes,
+      dyingBytes: this.#dying.bytes,
       reservedBytes: pool.reservedBytes,
       peakReservedBytes: pool.peakReservedBytes,
       reuseFrontierReached: this.#reuseFrontierReached,
@@ -350,9 +337,7 @@ export class QueueAllocator<M> {
       toFail.push(r.signal);
     }
     this.#open.clear();
-    this.#buckets.clear();
-    this.#oldest = undefined;
-    this.#newest = undefined;
+    this.#dying.clear();
     if (this.#destroyPool) this.pool.destroy();
     for (const fence of toFail) if (fence) this.#complete(fence, error);
   }
@@ -401,7 +386,7 @@ export class QueueAllocator<M> {
   #assign(a: QueueAllocation<M>, atCall: boolean): boolean {
     const n = a.byteLength;
     const alignment = a.alignment;
-    const dominated = this.#findDominated(a.wait, n, alignment);
+    const dominated = this.#dying.findDominated(a.wait, n, alignment, this.#limit(n));
     if (dominated) {
       if (atCall) this.#reuseDominated++;
       this.#take(a, dominated, atCall ? 'dominated' : 'waited');
@@ -421,7 +406,7 @@ export class QueueAllocator<M> {
     }
     if (!atCall) return false;
     this.#waits++;
-    const earliest = this.#findEarliest(n, alignment);
+    const earliest = this.#dying.findEarliest(n, alignment, this.#limit(n));
     if (earliest) {
       a.wait = Fence.join(a.wait, earliest.frontier);
       this.#take(a, earliest, 'waited');
@@ -443,54 +428,9 @@ export class QueueAllocator<M> {
     return Math.max(n * this.#slack, n + this.pool.alignment);
   }
 
-  /** Rule b: the smallest fitting dying block whose frontier `wait` dominates. */
-  #findDominated(wait: Fence, n: number, alignment: number): DeathRecord<M> | undefined {
-    if (!this.#oldest) return undefined;
-    const tps = wait.timepoints;
-    const limit = this.#limit(n);
-    let best: DeathRecord<M> | undefined;
-    let bestLength = Infinity;
-    for (let t = 0; t < tps.length; t++) {
-      const tp = tps[t] as (typeof tps)[number];
-      const bucket = this.#buckets.get(tp.semaphore);
-      if (!bucket) continue;
-      const stop = Math.max(0, bucket.length - this.#maxCandidates);
-      for (let i = bucket.length - 1; i >= stop; i--) {
-        const r = bucket[i] as DeathRecord<M>;
-        const length = r.capacity;
-        if (length < n || length > limit || length >= bestLength || r.block.offset % alignment !== 0)
-          continue;
-        const ftps = r.frontier.timepoints;
-        if (
-          ftps.length === 1
-            ? (ftps[0] as (typeof ftps)[number]).value <= tp.value
-            : fenceDominates(wait, r.frontier)
-        ) {
-          best = r;
-          bestLength = length;
-          if (length === n || r.block.byteLength === n) return best;
-        }
-      }
-    }
-    return best;
-  }
-
-  /** Rule d: the oldest dying block that fits (within the slack if possible). */
-  #findEarliest(n: number, alignment: number): DeathRecord<M> | undefined {
-    const limit = this.#limit(n);
-    let fallback: DeathRecord<M> | undefined;
-    for (let r = this.#oldest; r; r = r.newer) {
-      const length = r.capacity;
-      if (length < n || r.block.offset % alignment !== 0) continue;
-      if (length <= limit) return r;
-      fallback ??= r;
-    }
-    return fallback;
-  }
-
   /** `a` inherits the block of dying record `r`. */
   #take(a: QueueAllocation<M>, r: DeathRecord<M>, source: AllocationSource): void {
-    this.#unindex(r);
+    this.#dying.remove(r);
     a.from = r;
     this.#give(a, r.block, source);
   }
@@ -565,7 +505,7 @@ export class QueueAllocator<M> {
         r.allocaFailed = true;
         r.fallback = a.from;
         if (r.bucket) {
-          this.#unindex(r);
+          this.#dying.remove(r);
           this.#settle(block, r);
         }
       }
@@ -588,7 +528,7 @@ export class QueueAllocator<M> {
     while (g?.allocaFailed) g = g.fallback;
     if (!g || g.status === 'reached') this.#release(block);
     else if (g.status === 'failed') this.#quarantine(block);
-    else this.#index(g);
+    else this.#dying.add(g);
   }
 
   #release(block: Block<M>): void {
@@ -605,7 +545,7 @@ export class QueueAllocator<M> {
   #kill(a: QueueAllocation<M>, block: Block<M>, frontier: Fence, signal: Fence | undefined): void {
     const r = new DeathRecord<M>(block, capacityOf(block), frontier, signal);
     a.death = r;
-    this.#index(r);
+    this.#dying.add(r);
     this.#open.add(r);
     const reg = frontier.onReached((error) => this.#onFrontier(r, error));
     if (this.#open.has(r)) r.reg = reg;
@@ -618,51 +558,13 @@ export class QueueAllocator<M> {
     r.status = error ? 'failed' : 'reached';
     if (r.bucket) {
       // Still dying: to the quarantine, or back to the pool.
-      this.#unindex(r);
+      this.#dying.remove(r);
       if (error) this.#quarantine(r.block);
       else this.#release(r.block);
     }
     const signal = r.signal;
     r.signal = undefined;
     if (signal) this.#complete(signal, error && abortedBy(error, `${this.#what}: dealloca`));
-  }
-
-  #index(r: DeathRecord<M>): void {
-    const key = bucketKey(r);
-    let bucket = this.#buckets.get(key);
-    if (!bucket) {
-      bucket = [];
-      this.#buckets.set(key, bucket);
-    }
-    r.bucket = bucket;
-    r.slot = bucket.length;
-    bucket.push(r);
-    r.older = this.#newest;
-    r.newer = undefined;
-    if (this.#newest) this.#newest.newer = r;
-    else this.#oldest = r;
-    this.#newest = r;
-    this.#dyingBytes += r.block.byteLength;
-  }
-
-  #unindex(r: DeathRecord<M>): void {
-    const bucket = r.bucket;
-    if (!bucket) return;
-    const last = bucket.pop() as DeathRecord<M>;
-    if (last !== r) {
-      bucket[r.slot] = last;
-      last.slot = r.slot;
-    }
-    if (bucket.length === 0) this.#buckets.delete(bucketKey(r));
-    r.bucket = undefined;
-    r.slot = -1;
-    if (r.older) r.older.newer = r.newer;
-    else this.#oldest = r.newer;
-    if (r.newer) r.newer.older = r.older;
-    else this.#newest = r.older;
-    r.older = undefined;
-    r.newer = undefined;
-    this.#dyingBytes -= r.block.byteLength;
   }
 
   /** Takes `a` out of the FIFO of queued requests (if it is in it). */

@@ -285,9 +285,13 @@ export class ReplayPlan {
     const constants = data.constants;
     if (constants.length > 0) {
       if (data.reusable) {
-        this.#resident ??= ctx.resident.place(this, constants);
-        constantsBase = this.#resident.base;
-        constantsGroup = this.#resident.group;
+        let resident = this.#resident;
+        // Placed at the first submission, and again when its slab turned out broken.
+        if (resident === undefined || resident.memory.failure !== undefined) {
+          resident = this.#resident = ctx.resident.place(this, constants, resident);
+        }
+        constantsBase = resident.base;
+        constantsGroup = resident.group;
       } else {
         constantsBase = ring.reserve(constants.byteLength);
         ring.mirror.set(constants, constantsBase >>> 2);

@@ -5,8 +5,14 @@
  * submit. (A `writeBuffer` before a submission is not free: on Dawn it adds an upload the queue must
  * order before the submitted work.) One-shot command buffers use the uniform ring instead.
  *
- * A block goes back to the pool when its plan is garbage collected (FinalizationRegistry): by then no
+ * A block goes back to its pool when its plan is garbage collected (FinalizationRegistry): by then no
  * operation references the plan, so no submitted work reads the block.
+ *
+ * A slab whose creation failed (out of memory: gpu-slab-provider.ts) is invalid; work that bound it
+ * before its failure was known fails with its batch's GPU error. Once the failure is known, the pool
+ * that made it is retired: later placements go to a fresh pool, a plan whose placement is in the failed
+ * slab is placed again at its next submission (`place` with the old placement, which is released),
+ * and the retired pool is destroyed, its slabs given back, once none of its blocks is placed.
  */
 
 import type { Block } from '@keel/allocator';
@@ -19,46 +25,99 @@ import { GpuSlabProvider } from './gpu-slab-provider';
 
 const SLAB_BYTES = 256 * 1024;
 
+/** One pool of uniform slabs, and what it made (retired pools stay until their last block goes). */
+export interface ConstantsPool {
+  readonly pool: TlsfPool<GpuMemory>;
+  readonly slabs: GpuSlabProvider;
+  /** Ids of the GPU memory its blocks were placed in (their bind groups go with the pool). */
+  readonly memories: Set<number>;
+  retired: boolean;
+}
+
 /** Where a plan's constants live: bind `group` at dynamic offset `base` + the constants' offset. */
 export interface ResidentPlacement {
   readonly group: GPUBindGroup;
   readonly base: number;
+  /** The slab: when its `failure` is set the placement is broken (place again). */
+  readonly memory: GpuMemory;
+  readonly block: Block<GpuMemory>;
+  readonly from: ConstantsPool;
+}
+
+/** How the device reports on the slabs (see GpuSlabProvider's SlabFailureReporting). */
+export interface ResidentReporting {
+  readonly what: string;
+  readonly track?: <T>(promise: Promise<T>) => Promise<T>;
 }
 
 export class ResidentConstants {
   readonly #device: GPUDevice;
   readonly #layout: GPUBindGroupLayout;
   readonly #scopes: ErrorScopes;
+  readonly #alignment: number;
+  readonly #reporting: ResidentReporting;
 
-  readonly #pool: TlsfPool<GpuMemory>;
-  readonly #slabs: GpuSlabProvider;
+  #current: ConstantsPool;
+  readonly #retired = new Set<ConstantsPool>();
   readonly #groups = new Map<number, GPUBindGroup>();
-  readonly #registry: FinalizationRegistry<Block<GpuMemory>>;
+  readonly #registry: FinalizationRegistry<ResidentPlacement>;
   #destroyed = false;
 
-  constructor(device: GPUDevice, layout: GPUBindGroupLayout, alignment: number, scopes: ErrorScopes) {
+  constructor(
+    device: GPUDevice,
+    layout: GPUBindGroupLayout,
+    alignment: number,
+    scopes: ErrorScopes,
+    reporting: ResidentReporting = { what: 'webgpu resident constants' },
+  ) {
     this.#device = device;
     this.#scopes = scopes;
     this.#layout = layout;
-    this.#slabs = new GpuSlabProvider(device, 'keel resident constants', USAGE_UNIFORM | USAGE_COPY_DST);
-    this.#pool = new TlsfPool(this.#slabs, {
+    this.#alignment = alignment;
+    this.#reporting = reporting;
+    this.#current = this.#newPool();
+    this.#registry = new FinalizationRegistry((placement) => this.#release(placement));
+  }
+
+  #newPool(): ConstantsPool {
+    const { what, track } = this.#reporting;
+    let record: ConstantsPool | undefined;
+    const slabs = new GpuSlabProvider(
+      this.#device,
+      'keel resident constants',
+      USAGE_UNIFORM | USAGE_COPY_DST,
+      () => {},
+      {
+        what: `${what}: resident constants`,
+        ...(track === undefined ? {} : { track }),
+        failed: () => {
+          if (record !== undefined) this.#retire(record);
+        },
+      },
+    );
+    const pool = new TlsfPool(slabs, {
       label: 'webgpu resident constants',
-      alignment,
+      alignment: this.#alignment,
       slabSize: SLAB_BYTES,
     });
-    this.#registry = new FinalizationRegistry((block) => {
-      if (!this.#destroyed) this.#pool.release(block);
-    });
+    record = { pool, slabs, memories: new Set(), retired: false };
+    return record;
   }
 
   /**
    * Uploads `constants` (with a constants window of slack behind them) and returns where they live;
-   * the block is released when `owner` is garbage collected.
+   * the block is released when `owner` is garbage collected. `previous`, the owner's placement in a
+   * slab that failed, is released first.
    */
-  place(owner: object, constants: Uint32Array): ResidentPlacement {
+  place(owner: object, constants: Uint32Array, previous?: ResidentPlacement): ResidentPlacement {
+    if (previous !== undefined) {
+      this.#registry.unregister(previous);
+      this.#release(previous);
+    }
     // A slab, an upload and a bind group, made while the operation encodes (its first submission).
     this.#scopes.enter();
-    const block = this.#pool.reserve(constants.byteLength + CONSTANTS_WINDOW_BYTES) as Block<GpuMemory>;
+    const from = this.#current;
+    const block = from.pool.reserve(constants.byteLength + CONSTANTS_WINDOW_BYTES) as Block<GpuMemory>;
     const memory = block.slab.memory;
     this.#device.queue.writeBuffer(
       memory.buffer,
@@ -76,20 +135,50 @@ export class ResidentConstants {
         ],
       });
       this.#groups.set(memory.id, group);
+      from.memories.add(memory.id);
     }
-    this.#registry.register(owner, block);
-    return { group, base: block.offset };
+    const placement: ResidentPlacement = { group, base: block.offset, memory, block, from };
+    this.#registry.register(owner, placement, placement);
+    return placement;
   }
 
-  /** Uniform slabs alive. */
+  /** A slab of `record` failed: later placements go to a fresh pool. */
+  #retire(record: ConstantsPool): void {
+    if (this.#destroyed || record.retired) return;
+    record.retired = true;
+    this.#retired.add(record);
+    if (record === this.#current) this.#current = this.#newPool();
+    this.#sweep(record);
+  }
+
+  #release(placement: ResidentPlacement): void {
+    const from = placement.from;
+    if (this.#destroyed || (from.retired && !this.#retired.has(from))) return;
+    from.pool.release(placement.block);
+    if (from.retired) this.#sweep(from);
+  }
+
+  /** Destroys a retired pool none of whose blocks is placed any more. */
+  #sweep(record: ConstantsPool): void {
+    if (record.pool.stats.liveBlocks > 0) return;
+    this.#retired.delete(record);
+    for (const id of record.memories) this.#groups.delete(id);
+    record.pool.destroy();
+  }
+
+  /** Uniform slabs alive (retired pools' included). */
   get live(): number {
-    return this.#slabs.live;
+    let live = this.#current.slabs.live;
+    for (const record of this.#retired) live += record.slabs.live;
+    return live;
   }
 
   destroy(): void {
     if (this.#destroyed) return;
     this.#destroyed = true;
-    this.#pool.destroy();
+    this.#current.pool.destroy();
+    for (const record of this.#retired) record.pool.destroy();
+    this.#retired.clear();
     this.#groups.clear();
   }
 }

@@ -177,7 +177,10 @@ export class WebGpuDevice
     const transfer = new TransferEncoder(gpu, encoding, this.#ring, parts.kernels, this.#scratch, scopes);
     this.#readback = new ReadbackPool(gpu, scopes);
     this.#uploads = new WriteStaging(gpu, scopes);
-    this.#resident = new ResidentConstants(gpu, parts.layouts.constants, this.#uniformAlignment, scopes);
+    this.#resident = new ResidentConstants(gpu, parts.layouts.constants, this.#uniformAlignment, scopes, {
+      what: names.queueExecute,
+      track: (promise) => this.#compiles.track(promise),
+    });
     this.#indirect = new IndirectValidator(gpu, parts.kernels, this.#ring);
     const context: PlanContext = {
       gpu,

@@ -284,6 +284,65 @@ describe.skipIf(!probe.available)(
       });
     });
 
+    describe('a resident-constants slab whose creation fails', () => {
+      it('fails only the work that bound it before its failure was known; the plan is placed again in a fresh pool', async () => {
+        const caught: string[] = [];
+        const d = await createWebGpuDevice({ onUncapturedError: (e) => caught.push(e.message) });
+        const gpu = d.gpuDevice;
+        const create = gpu.createBuffer.bind(gpu);
+        let breakSlabs = true;
+        // The uniform slab comes back invalid, as an out-of-memory creation gives it.
+        gpu.createBuffer = (descriptor: GPUBufferDescriptor) =>
+          create(
+            breakSlabs && descriptor.label === 'keel resident constants'
+              ? { ...descriptor, size: gpu.limits.maxBufferSize + 4 }
+              : descriptor,
+          );
+        try {
+          const negate = await d.createExecutable(
+            wgslKernel('negateDouble', [
+              { name: 'negate', bindingCount: 2, constantCount: 1, workgroupSize: [64, 1, 1] },
+            ]),
+          );
+          const input = d.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
+          const out = d.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
+          const cb = d.createCommandBuffer({ mode: 'reusable' });
+          cb.begin();
+          cb.dispatch(negate, 'negate', {
+            workgroupCount: [1, 1, 1],
+            constants: [4],
+            bindings: [{ buffer: input }, { buffer: out }],
+          });
+          cb.end();
+          const s = new TimelineSemaphore();
+          d.queueWrite(Q0, Fence.empty, at(s, 1), new Int32Array([1, 2, 3, 4]), { buffer: input });
+          await s.wait(1, TIMEOUT);
+          // The first submission places the constants in the broken slab: its batch fails on the GPU.
+          d.queueExecute(Q0, Fence.empty, at(s, 2), [cb]);
+          expect((await failureOf(at(s, 2)))?.code).toBe(ErrorCode.INVALID_ARGUMENT);
+          await new Promise((r) => setTimeout(r, 0)); // the slab's own scope pops settle
+          breakSlabs = false;
+          // Later submissions of the same command buffer place it again, in a fresh pool, and run.
+          const t = new TimelineSemaphore();
+          const before = d.stats.gpuBuffers;
+          d.queueExecute(Q0, Fence.empty, at(t, 1), [cb]);
+          // Placed again: a fresh slab, and the retired pool (only the failed placement was in it) is
+          // destroyed with its broken slab.
+          expect(d.stats.gpuBuffers).toBe(before);
+          const got = new Int32Array(4);
+          d.queueRead(Q0, at(t, 1), at(t, 2), { buffer: out }, got);
+          await t.wait(2, TIMEOUT);
+          expect(Array.from(got)).toEqual([-1, -2, -3, -4]);
+          d.queueExecute(Q0, at(t, 2), at(t, 3), [cb]);
+          await t.wait(3, TIMEOUT);
+          await new Promise((r) => setTimeout(r, 20));
+          expect(caught).toEqual([]);
+        } finally {
+          await d.destroy();
+        }
+      });
+    });
+
     describe('GPU error mapping', () => {
       it('maps out-of-memory, validation and internal GPUErrors to RESOURCE_EXHAUSTED, INVALID_ARGUMENT, INTERNAL with the cause', () => {
         // The webgpu package's own error classes (installed as globals when the device was created).

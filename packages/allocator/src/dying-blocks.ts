@@ -1,0 +1,130 @@
+/**
+ * The dying blocks of a queue allocator (internal): blocks freed by a dealloca whose death frontier is
+ * not reached yet, indexed for the two reuse rules that take them before it is.
+ *
+ * - Rule b (`findDominated`): by the first semaphore of their frontier (one bucket per semaphore, the
+ *   newest last), so a wait finds the records its timepoints may dominate without scanning the rest;
+ *   at most `maxCandidates` of each bucket, the newest, are examined (keeps the rule O(1)).
+ * - Rule d (`findEarliest`): in age order (a doubly linked list, oldest first).
+ *
+ * Promises: a record is in the index from `add` until `remove` (idempotent), and `bytes` is the sum of
+ * the byteLength of the blocks in it; `remove` and `add` are O(1). Both finders return only a record
+ * whose `capacity` is at least `n` and whose block's offset is a multiple of `alignment`.
+ */
+import type { Fence, Semaphore } from '@keel/fence';
+import type { DeathRecord } from './death-record';
+import { fenceDominates } from './dominance';
+
+/** The bucket key of a record whose frontier has no timepoint. */
+const EMPTY_KEY = {};
+
+/** The key of a death record's bucket: the first semaphore of its frontier. */
+function bucketKey<M>(r: DeathRecord<M>): object {
+  return r.frontier.timepoints[0]?.semaphore ?? EMPTY_KEY;
+}
+
+export class DyingBlocks<M> {
+  /** Bytes of the blocks in the index. */
+  bytes = 0;
+  readonly #maxCandidates: number;
+  readonly #buckets = new Map<Semaphore | object, DeathRecord<M>[]>();
+  #oldest: DeathRecord<M> | undefined;
+  #newest: DeathRecord<M> | undefined;
+
+  constructor(maxCandidates: number) {
+    this.#maxCandidates = maxCandidates;
+  }
+
+  /** Indexes `r` (now dying). */
+  add(r: DeathRecord<M>): void {
+    const key = bucketKey(r);
+    let bucket = this.#buckets.get(key);
+    if (!bucket) {
+      bucket = [];
+      this.#buckets.set(key, bucket);
+    }
+    r.bucket = bucket;
+    r.slot = bucket.length;
+    bucket.push(r);
+    r.older = this.#newest;
+    r.newer = undefined;
+    if (this.#newest) this.#newest.newer = r;
+    else this.#oldest = r;
+    this.#newest = r;
+    this.bytes += r.block.byteLength;
+  }
+
+  /** Takes `r` out of the index (nothing when it is not in it). */
+  remove(r: DeathRecord<M>): void {
+    const bucket = r.bucket;
+    if (!bucket) return;
+    const last = bucket.pop() as DeathRecord<M>;
+    if (last !== r) {
+      bucket[r.slot] = last;
+      last.slot = r.slot;
+    }
+    if (bucket.length === 0) this.#buckets.delete(bucketKey(r));
+    r.bucket = undefined;
+    r.slot = -1;
+    if (r.older) r.older.newer = r.newer;
+    else this.#oldest = r.newer;
+    if (r.newer) r.newer.older = r.older;
+    else this.#newest = r.older;
+    r.older = undefined;
+    r.newer = undefined;
+    this.bytes -= r.block.byteLength;
+  }
+
+  /** Forgets every record (destroy: their blocks go with the pool; `bytes` keeps its last value). */
+  clear(): void {
+    this.#buckets.clear();
+    this.#oldest = undefined;
+    this.#newest = undefined;
+  }
+
+  /**
+   * Rule b: the smallest record of at most `limit` bytes that fits `n` and whose frontier `wait`
+   * dominates (whoever waits on `wait` runs after the block's last users).
+   */
+  findDominated(wait: Fence, n: number, alignment: number, limit: number): DeathRecord<M> | undefined {
+    if (!this.#oldest) return undefined;
+    const tps = wait.timepoints;
+    let best: DeathRecord<M> | undefined;
+    let bestLength = Infinity;
+    for (let t = 0; t < tps.length; t++) {
+      const tp = tps[t] as (typeof tps)[number];
+      const bucket = this.#buckets.get(tp.semaphore);
+      if (!bucket) continue;
+      const stop = Math.max(0, bucket.length - this.#maxCandidates);
+      for (let i = bucket.length - 1; i >= stop; i--) {
+        const r = bucket[i] as DeathRecord<M>;
+        const length = r.capacity;
+        if (length < n || length > limit || length >= bestLength || r.block.offset % alignment !== 0)
+          continue;
+        const ftps = r.frontier.timepoints;
+        if (
+          ftps.length === 1
+            ? (ftps[0] as (typeof ftps)[number]).value <= tp.value
+            : fenceDominates(wait, r.frontier)
+        ) {
+          best = r;
+          bestLength = length;
+          if (length === n || r.block.byteLength === n) return best;
+        }
+      }
+    }
+    return best;
+  }
+
+  /** Rule d: the oldest record that fits `n` within `limit` bytes, else the oldest that fits at all. */
+  findEarliest(n: number, alignment: number, limit: number): DeathRecord<M> | undefined {
+    let fallback: DeathRecord<M> | undefined;
+    for (let r = this.#oldest; r; r = r.newer) {
+      const length = r.capacity;
+      if (length < n || r.block.offset % alignment !== 0) continue;
+      if (length <= limit) return r;
+      fallback ??= r;
+    }
+    return fallback;
+  }
+}
