@@ -20,7 +20,9 @@
  * $OUT/device-webgpu.json, $OUT/mlp.json, $OUT/mlp-chart.svg, $OUT/step-trace.json (Chrome trace JSON:
  * open it in ui.perfetto.dev) and $OUT/mlp-trace.json (the summary's figures). Progress goes to stderr.
  * `--parts device-webgpu,mlp,trace` (default: all three) runs a subset; the part `torch` alone runs
- * only the PyTorch peer (no ratios; a quick check of the machine's python3). Exits 1 if a part failed
+ * only the PyTorch peer (no ratios; a quick check of the machine's python3). `--tfjs 0` leaves the TF.js
+ * side out of the mlp suite's rounds (Keel's sides alone, same structure) and `--torch 0` the PyTorch
+ * peer; `--sequential 0` leaves out Keel's sequential side. Exits 1 if a part failed
  * or produced no WebGPU figures.
  *
  * `--tilings 16x16x8,s32x32x16_4x4` also times Keel's WebGPU training step with the WGSL GEMMs generated
@@ -64,6 +66,9 @@ const { values } = parseArgs({
     'torch-rounds': { type: 'string', default: '3' },
     'trace-steps': { type: 'string', default: '5' },
     'trace-tilings': { type: 'string', default: '5' },
+    tfjs: { type: 'string', default: '1' },
+    torch: { type: 'string', default: '1' },
+    sequential: { type: 'string', default: '1' },
   },
 });
 const parts = new Set(values.parts.split(',').filter((p) => p !== ''));
@@ -73,6 +78,8 @@ const mlpSuite = createMlpSuite({
   gpuRounds: Number(values.rounds),
   gpuSteps: Number(values.steps),
   gpuWarmup: Number(values['gpu-warmup']),
+  tfjsWebgpu: values.tfjs !== '0',
+  keelSequential: values.sequential !== '0',
   chartPath: out === undefined ? null : path.join(out, 'mlp-chart.svg'),
   command: 'bash .device/start.sh (bench/src/gpu-entry.ts)',
 });
@@ -276,7 +283,9 @@ async function sweepTilings(spec: string): Promise<boolean> {
 
 const ok = [
   parts.has('device-webgpu') ? await runSuite(deviceWebGpuSuite, 'replay_vs_floor_ratio') : true,
-  parts.has('mlp') ? await runSuite(withTorch(mlpSuite), 'keel_webgpu_ms_per_step') : true,
+  parts.has('mlp')
+    ? await runSuite(values.torch === '0' ? mlpSuite : withTorch(mlpSuite), 'keel_webgpu_ms_per_step')
+    : true,
   parts.has('torch') && !parts.has('mlp') ? await runSuite(withTorch(undefined), 'torch_eager_ms') : true,
   await sweepTilings(values.tilings),
   parts.has('trace') ? await traceSteps() : true,

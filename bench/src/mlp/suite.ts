@@ -65,6 +65,13 @@ export interface MlpSuiteOptions {
    * sides ran in the same process.
    */
   readonly gpuWarmup?: number;
+  /**
+   * Run the TF.js webgpu side between Keel's WebGPU sides (default true). False measures Keel's
+   * sides alone, in the same round structure: whether the peer sharing the process changes Keel's figure.
+   */
+  readonly tfjsWebgpu?: boolean;
+  /** Run Keel's sequential WebGPU side (`keel_webgpu_ms_per_step_sequential`) in each round (default true). */
+  readonly keelSequential?: boolean;
   /** Where to write the chart (default bench/mlp-chart.svg); null: no chart. */
   readonly chartPath?: string | null;
   /** The command the chart names as its source (default 'pnpm bench mlp'). */
@@ -212,12 +219,14 @@ async function runGpuSides(
     for (let round = 0; round < rounds; round++) {
       const k = await keel('webgpu', steps, warmup, true);
       add(samples, 'keel_webgpu', k);
-      const gpu = await tfjs('webgpu', steps, warmup);
-      add(samples, 'tfjs_webgpu', gpu);
-      add(samples, 'keel_webgpu_sequential', await keel('webgpu', steps, warmup, false));
-      machine.adapter ??= gpu.adapter ?? k.deviceName;
+      const gpu = o.tfjsWebgpu === false ? undefined : await tfjs('webgpu', steps, warmup);
+      if (gpu !== undefined) add(samples, 'tfjs_webgpu', gpu);
+      if (o.keelSequential !== false) {
+        add(samples, 'keel_webgpu_sequential', await keel('webgpu', steps, warmup, false));
+      }
+      machine.adapter ??= gpu?.adapter ?? k.deviceName;
       log(
-        `webgpu round ${round + 1}/${rounds}: keel_webgpu ${med(samples, 'keel_webgpu').toFixed(2)} ms, sequential ${med(samples, 'keel_webgpu_sequential').toFixed(2)} ms, tfjs_webgpu ${med(samples, 'tfjs_webgpu').toFixed(2)} ms (${machine.adapter})`,
+        `webgpu round ${round + 1}/${rounds} (this round: keel_webgpu ${median([...k.stepMs]).toFixed(3)} ms${gpu === undefined ? '' : `, tfjs_webgpu ${median([...gpu.stepMs]).toFixed(2)} ms`}; medians so far: keel_webgpu ${med(samples, 'keel_webgpu').toFixed(2)} ms, sequential ${med(samples, 'keel_webgpu_sequential').toFixed(2)} ms, tfjs_webgpu ${med(samples, 'tfjs_webgpu').toFixed(2)} ms (${machine.adapter})`,
       );
     }
   } catch (error) {
