@@ -21,13 +21,13 @@ export class DeathRecord<M> {
   /** The pending `onReached` registration (cancelled on destroy). */
   reg: Registration | undefined;
 
-  // Index links: the bucket of the frontier's first semaphore, and the allocator-wide age list. The
+  // Index links: the bucket of the frontier's first semaphore, and the allocator-wide age list (prev: older, next: newer). The
   // record is dying (indexed, waiting for the frontier, its block up for rules b and d) while `bucket`
   // is set; otherwise an alloca took the block, or it went back to the pool or to the quarantine.
   bucket: DeathRecord<M>[] | undefined;
   slot = -1;
-  older: DeathRecord<M> | undefined;
-  newer: DeathRecord<M> | undefined;
+  prev: DeathRecord<M> | undefined;
+  next: DeathRecord<M> | undefined;
   /** The pool's block. */
   declare readonly block: Block<M>;
   /** Bytes the pool keeps behind it: what a later request may use. */

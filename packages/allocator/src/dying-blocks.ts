@@ -5,7 +5,7 @@
  * - Rule b (`findDominated`): by the first semaphore of their frontier (one bucket per semaphore, the
  *   newest last), so a wait finds the records its timepoints may dominate without scanning the rest;
  *   at most `maxCandidates` of each bucket, the newest, are examined (keeps the rule O(1)).
- * - Rule d (`findEarliest`): in age order (a doubly linked list, oldest first).
+ * - Rule d (`findEarliest`): in age order (an intrusive list, oldest first).
  *
  * Promises: a record is in the index from `add` until `remove` (idempotent), and `bytes` is the sum of
  * the byteLength of the blocks in it; `remove` and `add` are O(1). Both finders return only a record
@@ -14,6 +14,7 @@
 import type { Fence, Semaphore } from '@keel/fence';
 import type { DeathRecord } from './death-record';
 import { fenceDominates } from './dominance';
+import { IntrusiveList } from './intrusive-list';
 
 /** The bucket key of a record whose frontier has no timepoint. */
 const EMPTY_KEY = {};
@@ -28,8 +29,7 @@ export class DyingBlocks<M> {
   bytes = 0;
   readonly #maxCandidates: number;
   readonly #buckets = new Map<Semaphore | object, DeathRecord<M>[]>();
-  #oldest: DeathRecord<M> | undefined;
-  #newest: DeathRecord<M> | undefined;
+  readonly #age = new IntrusiveList<DeathRecord<M>>();
 
   constructor(maxCandidates: number) {
     this.#maxCandidates = maxCandidates;
@@ -46,11 +46,7 @@ export class DyingBlocks<M> {
     r.bucket = bucket;
     r.slot = bucket.length;
     bucket.push(r);
-    r.older = this.#newest;
-    r.newer = undefined;
-    if (this.#newest) this.#newest.newer = r;
-    else this.#oldest = r;
-    this.#newest = r;
+    this.#age.push(r);
     this.bytes += r.block.byteLength;
   }
 
@@ -66,20 +62,14 @@ export class DyingBlocks<M> {
     if (bucket.length === 0) this.#buckets.delete(bucketKey(r));
     r.bucket = undefined;
     r.slot = -1;
-    if (r.older) r.older.newer = r.newer;
-    else this.#oldest = r.newer;
-    if (r.newer) r.newer.older = r.older;
-    else this.#newest = r.older;
-    r.older = undefined;
-    r.newer = undefined;
+    this.#age.remove(r);
     this.bytes -= r.block.byteLength;
   }
 
   /** Forgets every record (destroy: their blocks go with the pool; `bytes` keeps its last value). */
   clear(): void {
     this.#buckets.clear();
-    this.#oldest = undefined;
-    this.#newest = undefined;
+    this.#age.clear();
   }
 
   /**
@@ -87,7 +77,7 @@ export class DyingBlocks<M> {
    * dominates (whoever waits on `wait` runs after the block's last users).
    */
   findDominated(wait: Fence, n: number, alignment: number, limit: number): DeathRecord<M> | undefined {
-    if (!this.#oldest) return undefined;
+    if (this.#age.size === 0) return undefined;
     const tps = wait.timepoints;
     let best: DeathRecord<M> | undefined;
     let bestLength = Infinity;
@@ -119,7 +109,7 @@ export class DyingBlocks<M> {
   /** Rule d: the oldest record that fits `n` within `limit` bytes, else the oldest that fits at all. */
   findEarliest(n: number, alignment: number, limit: number): DeathRecord<M> | undefined {
     let fallback: DeathRecord<M> | undefined;
-    for (let r = this.#oldest; r; r = r.newer) {
+    for (let r = this.#age.head; r; r = r.next) {
       const length = r.capacity;
       if (length < n || r.block.offset % alignment !== 0) continue;
       if (length <= limit) return r;

@@ -46,7 +46,7 @@
  * console warning per allocator). Nothing is ever thrown from a microtask.
  *
  * Parts that stand alone live in their own files: the dying-block index of rules b and d
- * (dying-blocks.ts), allocations (allocation.ts), death records (death-record.ts), fence dominance
+ * (dying-blocks.ts), the intrusive lists of the FIFO and the age order (intrusive-list.ts), allocations (allocation.ts), death records (death-record.ts), fence dominance
  * (dominance.ts), pool support (pool-support.ts) and the statistics' shape (allocator-stats.ts).
  */
 import { describeValue, Fence, type Registration } from '@keel/fence';
@@ -64,6 +64,7 @@ import type { AllocatorStats, QueueStats } from './allocator-stats';
 import type { Block } from './block';
 import { DeathRecord } from './death-record';
 import { DyingBlocks } from './dying-blocks';
+import { IntrusiveList } from './intrusive-list';
 import type { Pool } from './pool';
 import { checkAlignment, checkByteLength, LABEL, POSITIVE, PoolBlock, poolLabel } from './pool-support';
 
@@ -165,9 +166,7 @@ export class QueueAllocator<M> {
   readonly #dying: DyingBlocks<M>;
 
   // Requests waiting for memory (FIFO).
-  #head: QueueAllocation<M> | undefined;
-  #tail: QueueAllocation<M> | undefined;
-  #queued = 0;
+  readonly #fifo = new IntrusiveList<QueueAllocation<M>>();
   #waking = false;
   #wakeAgain = false;
 
@@ -211,7 +210,7 @@ export class QueueAllocator<M> {
       reuseDominated: this.#reuseDominated,
       growths: this.#growths,
       waits: this.#waits,
-      queuedRequests: this.#queued,
+      queuedRequests: this.#fifo.size,
       pendingAllocas: this.#pending.size,
       quarantinedBlocks: this.#quarantinedBlocks,
       quarantinedBytes: this.#quarantinedBytes,
@@ -414,12 +413,7 @@ export class QueueAllocator<M> {
     }
     // Queue it (FIFO).
     a.queued = true;
-    a.prev = this.#tail;
-    a.next = undefined;
-    if (this.#tail) this.#tail.next = a;
-    else this.#head = a;
-    this.#tail = a;
-    this.#queued++;
+    this.#fifo.push(a);
     return false;
   }
 
@@ -571,13 +565,7 @@ export class QueueAllocator<M> {
   #dequeue(a: QueueAllocation<M>): void {
     if (!a.queued) return;
     a.queued = false;
-    if (a.prev) a.prev.next = a.next;
-    else this.#head = a.next;
-    if (a.next) a.next.prev = a.prev;
-    else this.#tail = a.prev;
-    a.prev = undefined;
-    a.next = undefined;
-    this.#queued--;
+    this.#fifo.remove(a);
   }
 
   /**
@@ -585,7 +573,7 @@ export class QueueAllocator<M> {
    * Re-entrant calls (from the fences signalled here) make the running loop go round again.
    */
   #wake(): void {
-    if (!this.#head) return;
+    if (!this.#fifo.head) return;
     if (this.#waking) {
       this.#wakeAgain = true;
       return;
@@ -596,7 +584,7 @@ export class QueueAllocator<M> {
         this.#wakeAgain = false;
         const ready: QueueAllocation<M>[] = [];
         const failed: [QueueAllocation<M>, KeelError][] = [];
-        for (let a: QueueAllocation<M> | undefined = this.#head; a; ) {
+        for (let a: QueueAllocation<M> | undefined = this.#fifo.head; a; ) {
           const next: QueueAllocation<M> | undefined = a.next;
           try {
             if (this.#assign(a, false)) {
@@ -616,7 +604,7 @@ export class QueueAllocator<M> {
           if (this.#destroyed) return;
           if (a.reached && a.state !== 'failed') this.#goLive(a);
         }
-      } while (this.#wakeAgain && !this.#destroyed && this.#head);
+      } while (this.#wakeAgain && !this.#destroyed && this.#fifo.head);
     } finally {
       this.#waking = false;
     }

@@ -30,6 +30,25 @@ async function failureOf(fence: Fence): Promise<KeelError | undefined> {
   }
 }
 
+/**
+ * A device whose GPUBuffers labelled `label` come back invalid while `broken()` is true, as an
+ * out-of-memory creation gives them (here through a size past maxBufferSize: a validation error
+ * instead of GPUOutOfMemoryError, the same invalid object); `caught` collects uncaptured errors.
+ */
+async function deviceBreaking(label: string, broken: () => boolean) {
+  const caught: string[] = [];
+  const d = await createWebGpuDevice({ onUncapturedError: (e) => caught.push(e.message) });
+  const gpu = d.gpuDevice;
+  const create = gpu.createBuffer.bind(gpu);
+  gpu.createBuffer = (descriptor: GPUBufferDescriptor) =>
+    create(
+      broken() && descriptor.label === label
+        ? { ...descriptor, size: gpu.limits.maxBufferSize + 4 }
+        : descriptor,
+    );
+  return { d, caught };
+}
+
 const FIXED_SIZE_WGSL = /* wgsl */ `
 @group(0) @binding(0) var<storage, read_write> a: array<vec4<u32>, 4>;
 @compute @workgroup_size(1) fn main() { a[0] = vec4<u32>(1u); }
@@ -227,18 +246,8 @@ describe.skipIf(!probe.available)(
 
     describe('a transient slab whose creation fails', () => {
       it('reaches no uncaptured-error handler; operations on its buffers fail with its error, naming the slab; later allocas get a fresh pool', async () => {
-        const caught: string[] = [];
-        const d = await createWebGpuDevice({ onUncapturedError: (e) => caught.push(e.message) });
-        const gpu = d.gpuDevice;
-        const create = gpu.createBuffer.bind(gpu);
-        // The slab comes back invalid, as an out-of-memory creation gives it (here through a size past
-        // maxBufferSize: a validation error instead of GPUOutOfMemoryError, the same invalid object).
-        gpu.createBuffer = (descriptor: GPUBufferDescriptor) =>
-          create(
-            descriptor.label === 'keel transient slab'
-              ? { ...descriptor, size: gpu.limits.maxBufferSize + 4 }
-              : descriptor,
-          );
+        let breakSlabs = true;
+        const { d, caught } = await deviceBreaking('keel transient slab', () => breakSlabs);
         try {
           const s = new TimelineSemaphore();
           const b = d.queueAlloca(Q0, Fence.empty, at(s, 1), { usage: BufferUsage.DEFAULT }, 256);
@@ -254,7 +263,7 @@ describe.skipIf(!probe.available)(
           expect((failure?.cause as { message?: unknown } | undefined)?.message).toMatch(/max buffer size/);
           // Recovery: later allocas get a fresh pool (new slabs); the broken slab goes once its buffer
           // is deallocated.
-          gpu.createBuffer = create;
+          breakSlabs = false;
           const r = new TimelineSemaphore();
           const fresh = d.queueAlloca(Q0, Fence.empty, at(r, 1), { usage: BufferUsage.DEFAULT }, 256);
           d.queueFill(Q0, at(r, 1), at(r, 2), { buffer: fresh }, 9, 4);
@@ -286,18 +295,8 @@ describe.skipIf(!probe.available)(
 
     describe('a resident-constants slab whose creation fails', () => {
       it('fails only the work that bound it before its failure was known; the plan is placed again in a fresh pool', async () => {
-        const caught: string[] = [];
-        const d = await createWebGpuDevice({ onUncapturedError: (e) => caught.push(e.message) });
-        const gpu = d.gpuDevice;
-        const create = gpu.createBuffer.bind(gpu);
         let breakSlabs = true;
-        // The uniform slab comes back invalid, as an out-of-memory creation gives it.
-        gpu.createBuffer = (descriptor: GPUBufferDescriptor) =>
-          create(
-            breakSlabs && descriptor.label === 'keel resident constants'
-              ? { ...descriptor, size: gpu.limits.maxBufferSize + 4 }
-              : descriptor,
-          );
+        const { d, caught } = await deviceBreaking('keel resident constants', () => breakSlabs);
         try {
           const negate = await d.createExecutable(
             wgslKernel('negateDouble', [
