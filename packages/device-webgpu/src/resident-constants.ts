@@ -29,8 +29,6 @@ const SLAB_BYTES = 256 * 1024;
 export interface ConstantsPool {
   readonly pool: TlsfPool<GpuMemory>;
   readonly slabs: GpuSlabProvider;
-  /** Ids of the GPU memory its blocks were placed in (their bind groups go with the pool). */
-  readonly memories: Set<number>;
   retired: boolean;
 }
 
@@ -59,7 +57,8 @@ export class ResidentConstants {
 
   #current: ConstantsPool;
   readonly #retired = new Set<ConstantsPool>();
-  readonly #groups = new Map<number, GPUBindGroup>();
+  /** The bind group of each uniform slab (dropped with the slab's GpuMemory). */
+  #groups = new WeakMap<GpuMemory, GPUBindGroup>();
   readonly #registry: FinalizationRegistry<ResidentPlacement>;
   #destroyed = false;
 
@@ -100,7 +99,7 @@ export class ResidentConstants {
       alignment: this.#alignment,
       slabSize: SLAB_BYTES,
     });
-    record = { pool, slabs, memories: new Set(), retired: false };
+    record = { pool, slabs, retired: false };
     return record;
   }
 
@@ -126,7 +125,7 @@ export class ResidentConstants {
       constants.byteOffset,
       constants.byteLength,
     );
-    let group = this.#groups.get(memory.id);
+    let group = this.#groups.get(memory);
     if (group === undefined) {
       group = this.#device.createBindGroup({
         layout: this.#layout,
@@ -134,8 +133,7 @@ export class ResidentConstants {
           { binding: 0, resource: { buffer: memory.buffer, offset: 0, size: CONSTANTS_WINDOW_BYTES } },
         ],
       });
-      this.#groups.set(memory.id, group);
-      from.memories.add(memory.id);
+      this.#groups.set(memory, group);
     }
     const placement: ResidentPlacement = { group, base: block.offset, memory, block, from };
     this.#registry.register(owner, placement, placement);
@@ -162,7 +160,6 @@ export class ResidentConstants {
   #sweep(record: ConstantsPool): void {
     if (record.pool.stats.liveBlocks > 0) return;
     this.#retired.delete(record);
-    for (const id of record.memories) this.#groups.delete(id);
     record.pool.destroy();
   }
 
@@ -179,6 +176,6 @@ export class ResidentConstants {
     this.#current.pool.destroy();
     for (const record of this.#retired) record.pool.destroy();
     this.#retired.clear();
-    this.#groups.clear();
+    this.#groups = new WeakMap();
   }
 }
