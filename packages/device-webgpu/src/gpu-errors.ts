@@ -51,6 +51,24 @@ export async function popErrorScopes(device: GPUDevice): Promise<GPUError | unde
 }
 
 /**
+ * Runs `create` (WebGPU calls that report their errors at once: `createBuffer`, `createBindGroup`)
+ * inside error scopes of its own, popped before it returns (also when it throws), so what it raises
+ * reaches neither a running span nor the uncaptured-error handler. Returns its result and the pops'
+ * outcome (popErrorScopes). Off the hot path (allocates): for creations, not for warm operations.
+ */
+export function inOwnScopes<T>(device: GPUDevice, create: () => T): [T, Promise<GPUError | undefined>] {
+  pushErrorScopes(device);
+  let result: T;
+  try {
+    result = create();
+  } catch (error) {
+    void popErrorScopes(device);
+    throw error;
+  }
+  return [result, popErrorScopes(device)];
+}
+
+/**
  * The error scopes around the device's own WebGPU calls during a span: the encoding of one queue
  * operation, or the submit of a batch (submit-batch.ts opens and closes spans). Keel's scopes are never
  * left open across the caller's code, so a caller sharing the GPUDevice keeps its own errors and its

@@ -5,33 +5,43 @@
  * usage combination). Commands of a submission run in order, and submissions in queue order, so one
  * buffer serves every use; it only grows (the old one is destroyed after the submission that used it,
  * which WebGPU keeps alive until that work completes).
+ *
+ * A scratch buffer is created inside error scopes of its own. One whose creation failed (out of
+ * memory) is invalid: the work that used it before the failure was known fails with its batch's GPU
+ * error, and the next `ensure` replaces it (before, every later detour failed).
  */
-import type { ErrorScopes } from './gpu-errors';
+import { fromGpuError, inOwnScopes } from './gpu-errors';
 import { createGpuMemory, type GpuMemory } from './gpu-memory';
 
 const MIN_SIZE = 64 * 1024;
 
 export class GpuScratch {
   readonly #device: GPUDevice;
-  readonly #scopes: ErrorScopes;
+  readonly #track: (<T>(promise: Promise<T>) => Promise<T>) | undefined;
 
   #memory: GpuMemory | undefined;
   readonly #retired: GpuMemory[] = [];
 
-  constructor(device: GPUDevice, scopes: ErrorScopes) {
+  /** `track` counts the creation scopes' pops as pending GPU work (the device's teardown waits). */
+  constructor(device: GPUDevice, track?: <T>(promise: Promise<T>) => Promise<T>) {
     this.#device = device;
-    this.#scopes = scopes;
+    this.#track = track;
   }
 
   /** The scratch memory, at least `bytes` bytes. */
   ensure(bytes: number): GpuMemory {
     const current = this.#memory;
-    if (current !== undefined && current.size >= bytes) return current;
+    if (current !== undefined && current.size >= bytes && current.failure === undefined) return current;
     if (current !== undefined) this.#retired.push(current);
-    let size = Math.max(MIN_SIZE, current === undefined ? 0 : current.size * 2);
+    // Grows by doubling; a buffer whose creation failed is made again at its size.
+    let size = Math.max(MIN_SIZE, current === undefined ? 0 : current.size * (current.failure ? 1 : 2));
     while (size < bytes) size *= 2;
-    this.#scopes.enter();
-    const memory = createGpuMemory(this.#device, size, 'keel scratch');
+    const device = this.#device;
+    const [memory, errors] = inOwnScopes(device, () => createGpuMemory(device, size, 'keel scratch'));
+    (this.#track?.(errors) ?? errors).then((error) => {
+      if (error !== undefined)
+        memory.failure = fromGpuError(error, `keel scratch: a buffer of ${size} bytes`);
+    });
     this.#memory = memory;
     return memory;
   }

@@ -11,7 +11,7 @@
  * `failed` then lets the device retire the pools that could hand out blocks of it again.
  */
 import type { SlabProvider } from '@keel/allocator';
-import { fromGpuError, popErrorScopes, pushErrorScopes } from './gpu-errors';
+import { fromGpuError, inOwnScopes } from './gpu-errors';
 import { createGpuMemory, type GpuMemory } from './gpu-memory';
 
 /** How a provider reports slabs whose creation failed. */
@@ -56,19 +56,14 @@ export class GpuSlabProvider implements SlabProvider<GpuMemory> {
   /** A zero-filled GPUBuffer slab of `byteLength` bytes (rounded up to 4). */
   createSlab(byteLength: number): GpuMemory {
     const device = this.#device;
-    let memory: GpuMemory;
-    pushErrorScopes(device);
-    try {
-      memory = createGpuMemory(device, byteLength, this.#label, this.#usage);
-    } finally {
-      const scopes = popErrorScopes(device);
-      (this.#track?.(scopes) ?? scopes).then((error) => {
-        if (error !== undefined && memory !== undefined) {
-          memory.failure = fromGpuError(error, `${this.#what}: a slab of ${memory.size} bytes`);
-          this.#failed?.(memory);
-        }
-      });
-    }
+    const [memory, errors] = inOwnScopes(device, () =>
+      createGpuMemory(device, byteLength, this.#label, this.#usage),
+    );
+    (this.#track?.(errors) ?? errors).then((error) => {
+      if (error === undefined) return;
+      memory.failure = fromGpuError(error, `${this.#what}: a slab of ${memory.size} bytes`);
+      this.#failed?.(memory);
+    });
     this.live++;
     return memory;
   }

@@ -311,10 +311,10 @@ export class GpuOpRunner implements OpRunner {
     this.#uploads.discard();
   }
 
-  releaseStaging(op: QueueOp): void {
+  releaseStaging(op: QueueOp, discard = false): void {
     const staging = op.staging;
     if (staging === undefined) return;
     op.staging = undefined;
-    this.#readback.release(staging, op.stagingSize, this.gone);
+    this.#readback.release(staging, op.stagingSize, this.gone || discard);
   }
 }

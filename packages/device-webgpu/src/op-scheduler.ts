@@ -83,9 +83,11 @@ export interface OpRunner extends BatchEncoder {
   finishRead(op: QueueOp): void;
   /**
    * Gives an operation's readback staging buffer back (a read's or an execute's indirect record,
-   * mapped or not). Does nothing for an operation without one.
+   * mapped or not). Does nothing for an operation without one. `discard`: the operation's batch failed
+   * on the GPU or its map failed, so the buffer may be the invalid one (a creation that ran out of
+   * memory): destroy it rather than keep it for later reads.
    */
-  releaseStaging(op: QueueOp): void;
+  releaseStaging(op: QueueOp, discard?: boolean): void;
   /** A write's batch failed on the GPU: later writes stage into a new buffer. */
   writeFailed(): void;
   /** A traced operation (`op.trace` set) completed, or failed with `error`. */
@@ -508,7 +510,7 @@ export class OpScheduler implements BatchHost {
           error = thrown;
         }
       }
-      this.#runner.releaseStaging(op);
+      this.#runner.releaseStaging(op, op.gpuError !== undefined);
     }
     this.#finish(op, error);
   }
@@ -549,7 +551,7 @@ export class OpScheduler implements BatchHost {
 
   #mapFailed(op: QueueOp, error: unknown): void {
     if (!this.#mapSettled(op)) return;
-    this.#runner.releaseStaging(op);
+    this.#runner.releaseStaging(op, true);
     this.#finish(
       op,
       this.#lost ?? this.#error(ErrorCode.UNAVAILABLE, op, 'mapping the staging buffer failed', error),

@@ -135,7 +135,8 @@ export class Batcher {
 
   /**
    * Submits the open batch, if any, inside a span of its own (its scopes always pushed: the encoder's
-   * errors surface at `finish()`), pops them and hands its operations to the host.
+   * errors surface at `finish()`), hands its operations to the host (which maps the reads' staging
+   * buffers) and pops the scopes.
    */
   flush(): void {
     const batch = this.#batch;
@@ -150,9 +151,11 @@ export class Batcher {
       return;
     }
     this.#batch = undefined;
-    this.endSpan(batch);
     batch.closed = true;
+    // Inside the span: the reads' `mapAsync` calls report validation errors at once (a staging buffer
+    // whose creation failed), and those belong to the batch, not to the uncaptured-error handler.
     this.#host.submitted(batch.ops);
+    this.endSpan(batch);
   }
 
   /** Drops the open batch (nothing of it is submitted): each of its operations goes to `dropped`. */

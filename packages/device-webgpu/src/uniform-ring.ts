@@ -11,9 +11,14 @@
  * it. One submission never wraps onto its own spans: if it needs more than the ring holds, the ring
  * grows (a new GPUBuffer; the old one is destroyed after the submission, which WebGPU keeps alive until
  * that work completes).
+ *
+ * A ring buffer is created inside error scopes of its own. One whose creation failed (out of memory)
+ * is invalid: work bound to it before the failure was known fails with its batch's GPU error, and the
+ * next submission's first reservation replaces it with a new buffer of the same capacity (before, the
+ * ring stayed broken and every later operation that used it failed).
  */
 import { CONSTANTS_WINDOW_BYTES } from './device-info';
-import type { ErrorScopes } from './gpu-errors';
+import { type ErrorScopes, inOwnScopes } from './gpu-errors';
 import { USAGE_COPY_DST, USAGE_COPY_SRC, USAGE_UNIFORM } from './gpu-flags';
 import { alignUp } from './gpu-memory';
 
@@ -41,10 +46,21 @@ export class UniformRing {
   #wrapped = false;
   #retired: GPUBuffer[] = [];
   #destroyed = false;
+  /** The current ring buffer's creation failed: the next submission replaces it. */
+  #broken = false;
+  readonly #track: (<T>(promise: Promise<T>) => Promise<T>) | undefined;
 
-  constructor(device: GPUDevice, layout: GPUBindGroupLayout, alignment: number, scopes: ErrorScopes) {
+  constructor(
+    device: GPUDevice,
+    layout: GPUBindGroupLayout,
+    alignment: number,
+    scopes: ErrorScopes,
+    /** Counts the creation scopes' pops as pending GPU work (the device's teardown waits for them). */
+    track?: <T>(promise: Promise<T>) => Promise<T>,
+  ) {
     this.#device = device;
     this.#scopes = scopes;
+    this.#track = track;
     this.#layout = layout;
     this.alignment = Math.max(4, alignment);
     this.#allocate(INITIAL_CAPACITY);
@@ -53,19 +69,27 @@ export class UniformRing {
   /** Makes a ring GPUBuffer of `capacity` bytes, its host mirror and its bind group (the current ones). */
   #allocate(capacity: number): void {
     const device = this.#device;
-    const buffer = device.createBuffer({
-      label: 'keel uniform ring',
-      size: capacity,
-      usage: USAGE_UNIFORM | USAGE_COPY_DST | USAGE_COPY_SRC,
+    const [buffer, errors] = inOwnScopes(device, () => {
+      const made = device.createBuffer({
+        label: 'keel uniform ring',
+        size: capacity,
+        usage: USAGE_UNIFORM | USAGE_COPY_DST | USAGE_COPY_SRC,
+      });
+      this.#bindGroup = device.createBindGroup({
+        layout: this.#layout,
+        entries: [{ binding: 0, resource: { buffer: made, offset: 0, size: CONSTANTS_WINDOW_BYTES } }],
+      });
+      return made;
+    });
+    (this.#track?.(errors) ?? errors).then((error) => {
+      if (error !== undefined && buffer === this.#buffer) this.#broken = true;
     });
     this.#capacity = capacity;
     this.#buffer = buffer;
-    this.#mirror = new Uint32Array(capacity / 4);
-    this.#bytes = new Uint8Array(this.#mirror.buffer);
-    this.#bindGroup = device.createBindGroup({
-      layout: this.#layout,
-      entries: [{ binding: 0, resource: { buffer, offset: 0, size: CONSTANTS_WINDOW_BYTES } }],
-    });
+    if (this.#mirror?.length !== capacity / 4) {
+      this.#mirror = new Uint32Array(capacity / 4);
+      this.#bytes = new Uint8Array(this.#mirror.buffer);
+    }
   }
 
   /** The bind group of the current ring buffer (changes when the ring grows: read it after `reserve`). */
@@ -97,6 +121,7 @@ export class UniformRing {
    * offset, a multiple of the uniform offset alignment.
    */
   reserve(bytes: number): number {
+    if (this.#broken && this.#submissionStart < 0) this.#replace();
     const need = bytes + CONSTANTS_WINDOW_BYTES;
     let offset = alignUp(this.#cursor, this.alignment);
     const start = this.#submissionStart;
@@ -133,6 +158,17 @@ export class UniformRing {
     this.#cursor = 0;
     this.#pendingStart = 0;
     this.#submissionStart = 0;
+    this.#wrapped = false;
+  }
+
+  /** Replaces a ring buffer whose creation failed (at a submission's first reservation). */
+  #replace(): void {
+    this.#scopes.enter();
+    this.#broken = false;
+    this.#retired.push(this.#buffer);
+    this.#allocate(this.#capacity);
+    this.#cursor = 0;
+    this.#pendingStart = 0;
     this.#wrapped = false;
   }
 

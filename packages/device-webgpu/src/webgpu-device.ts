@@ -35,7 +35,7 @@ import { unavailable } from './acquire-gpu-device';
 import type { BindingLayouts } from './binding-layouts';
 import type { BuiltinKernels } from './builtin-kernels';
 import { GpuEncoding } from './gpu-encoding';
-import { type ErrorScopes, fromGpuError, popErrorScopes, pushErrorScopes } from './gpu-errors';
+import { type ErrorScopes, fromGpuError, inOwnScopes } from './gpu-errors';
 import { alignUp, createGpuMemory, type GpuMemory, gpuBufferSize } from './gpu-memory';
 import { GpuProfiler } from './gpu-profiler';
 import { GpuScratch } from './gpu-scratch';
@@ -172,8 +172,10 @@ export class WebGpuDevice
     const names = this.names;
     const encoding = new GpuEncoding(gpu);
     const scopes = parts.scopes;
-    this.#ring = new UniformRing(gpu, parts.layouts.constants, this.#uniformAlignment, scopes);
-    this.#scratch = new GpuScratch(gpu, scopes);
+    this.#ring = new UniformRing(gpu, parts.layouts.constants, this.#uniformAlignment, scopes, (promise) =>
+      this.#compiles.track(promise),
+    );
+    this.#scratch = new GpuScratch(gpu, (promise) => this.#compiles.track(promise));
     const transfer = new TransferEncoder(gpu, encoding, this.#ring, parts.kernels, this.#scratch, scopes);
     this.#readback = new ReadbackPool(gpu, scopes);
     this.#uploads = new WriteStaging(gpu, scopes);
@@ -281,9 +283,7 @@ export class WebGpuDevice
     const usage = this.checkCreateBuffer(params);
     const byteLength = params.byteLength;
     const gpu = this.gpuDevice;
-    pushErrorScopes(gpu);
-    const memory = createGpuMemory(gpu, byteLength, params.label);
-    const scopes = popErrorScopes(gpu);
+    const [memory, scopes] = inOwnScopes(gpu, () => createGpuMemory(gpu, byteLength, params.label));
     const buffer = new WebGpuBuffer(
       this,
       byteLength,

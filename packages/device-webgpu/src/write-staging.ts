@@ -25,7 +25,7 @@
  * the buffers are large enough.
  */
 import { growTypedArray } from '@keel/hal/driver';
-import { type ErrorScopes, popErrorScopes, pushErrorScopes } from './gpu-errors';
+import { type ErrorScopes, inOwnScopes } from './gpu-errors';
 import { USAGE_COPY_DST, USAGE_COPY_SRC } from './gpu-flags';
 
 /** The staging buffer's largest size; writes are split into chunks of at most this many bytes. */
@@ -101,13 +101,10 @@ export class WriteStaging {
     if (this.#buffer !== undefined) this.#retired.push(this.#buffer);
     const device = this.#device;
     // Scopes of its own (balanced here, inside the operation's span): their result proves the buffer.
-    pushErrorScopes(device);
-    const buffer = device.createBuffer({
-      label: 'keel write staging',
-      size,
-      usage: USAGE_COPY_SRC | USAGE_COPY_DST,
-    });
-    popErrorScopes(device).then((error) => {
+    const [buffer, errors] = inOwnScopes(device, () =>
+      device.createBuffer({ label: 'keel write staging', size, usage: USAGE_COPY_SRC | USAGE_COPY_DST }),
+    );
+    errors.then((error) => {
       if (error === undefined && this.#buffer === buffer) this.#proven = buffer;
     });
     this.#buffer = buffer;

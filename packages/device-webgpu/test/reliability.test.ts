@@ -5,7 +5,7 @@
  * and teardown that leaves nothing behind. Skipped with the reason where there is no adapter.
  */
 import { ErrorCode, Fence, KeelError, type Semaphore, TimelineSemaphore } from '@keel/fence';
-import { type Buffer, BufferUsage, type Executable, QueueAffinity } from '@keel/hal';
+import { type Buffer, BufferUsage, type CommandBuffer, type Executable, QueueAffinity } from '@keel/hal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromGpuError } from '../src/gpu-errors';
 import { createWebGpuDevice, type WebGpuDevice } from '../src/index';
@@ -31,22 +31,49 @@ async function failureOf(fence: Fence): Promise<KeelError | undefined> {
 }
 
 /**
- * A device whose GPUBuffers labelled `label` come back invalid while `broken()` is true, as an
- * out-of-memory creation gives them (here through a size past maxBufferSize: a validation error
- * instead of GPUOutOfMemoryError, the same invalid object); `caught` collects uncaptured errors.
+ * Runs `body` on a device whose GPUBuffers labelled `label` come back invalid while `broken(true)` is
+ * in force, as an out-of-memory creation gives them (here through a size past maxBufferSize: a
+ * validation error instead of GPUOutOfMemoryError, the same invalid object). Afterwards nothing may
+ * have reached the uncaptured-error handler; the device is destroyed either way.
  */
-async function deviceBreaking(label: string, broken: () => boolean) {
+async function withBrokenBuffers(
+  label: string,
+  body: (d: WebGpuDevice, broken: (on: boolean) => void) => Promise<void>,
+): Promise<void> {
+  let breaking = false;
   const caught: string[] = [];
   const d = await createWebGpuDevice({ onUncapturedError: (e) => caught.push(e.message) });
   const gpu = d.gpuDevice;
   const create = gpu.createBuffer.bind(gpu);
   gpu.createBuffer = (descriptor: GPUBufferDescriptor) =>
     create(
-      broken() && descriptor.label === label
+      breaking && descriptor.label === label
         ? { ...descriptor, size: gpu.limits.maxBufferSize + 4 }
         : descriptor,
     );
-  return { d, caught };
+  try {
+    await body(d, (on) => {
+      breaking = on;
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(caught).toEqual([]);
+  } finally {
+    await d.destroy();
+  }
+}
+
+/** The CTS negate/double kernel (`negate`: out[i] = -in[i] for i < constants[0]). */
+const NEGATE_DOUBLE = wgslKernel('negateDouble', [
+  { name: 'negate', bindingCount: 2, constantCount: 1, workgroupSize: [64, 1, 1] },
+]);
+
+/** Records `out[0..4] = -input[0..4]` (one workgroup, the element count as the dispatch's constant). */
+function negate4(cb: CommandBuffer, negate: Executable, input: Buffer, out: Buffer): void {
+  cb.dispatch(negate, 'negate', {
+    workgroupCount: [1, 1, 1],
+    constants: [4],
+    bindings: [{ buffer: input }, { buffer: out }],
+  });
 }
 
 const FIXED_SIZE_WGSL = /* wgsl */ `
@@ -246,9 +273,8 @@ describe.skipIf(!probe.available)(
 
     describe('a transient slab whose creation fails', () => {
       it('reaches no uncaptured-error handler; operations on its buffers fail with its error, naming the slab; later allocas get a fresh pool', async () => {
-        let breakSlabs = true;
-        const { d, caught } = await deviceBreaking('keel transient slab', () => breakSlabs);
-        try {
+        await withBrokenBuffers('keel transient slab', async (d, broken) => {
+          broken(true);
           const s = new TimelineSemaphore();
           const b = d.queueAlloca(Q0, Fence.empty, at(s, 1), { usage: BufferUsage.DEFAULT }, 256);
           // Encoded in the same turn, before the slab's error is known: the batch fails on the GPU.
@@ -263,7 +289,7 @@ describe.skipIf(!probe.available)(
           expect((failure?.cause as { message?: unknown } | undefined)?.message).toMatch(/max buffer size/);
           // Recovery: later allocas get a fresh pool (new slabs); the broken slab goes once its buffer
           // is deallocated.
-          breakSlabs = false;
+          broken(false);
           const r = new TimelineSemaphore();
           const fresh = d.queueAlloca(Q0, Fence.empty, at(r, 1), { usage: BufferUsage.DEFAULT }, 256);
           d.queueFill(Q0, at(r, 1), at(r, 2), { buffer: fresh }, 9, 4);
@@ -285,33 +311,20 @@ describe.skipIf(!probe.available)(
           const u = new TimelineSemaphore();
           d.queueFill(Q0, Fence.empty, at(u, 1), { buffer: other }, 3, 4);
           await u.wait(1, TIMEOUT);
-          await new Promise((r) => setTimeout(r, 20));
-          expect(caught).toEqual([]);
-        } finally {
-          await d.destroy();
-        }
+        });
       });
     });
 
     describe('a resident-constants slab whose creation fails', () => {
       it('fails only the work that bound it before its failure was known; the plan is placed again in a fresh pool', async () => {
-        let breakSlabs = true;
-        const { d, caught } = await deviceBreaking('keel resident constants', () => breakSlabs);
-        try {
-          const negate = await d.createExecutable(
-            wgslKernel('negateDouble', [
-              { name: 'negate', bindingCount: 2, constantCount: 1, workgroupSize: [64, 1, 1] },
-            ]),
-          );
+        await withBrokenBuffers('keel resident constants', async (d, broken) => {
+          broken(true);
+          const negate = await d.createExecutable(NEGATE_DOUBLE);
           const input = d.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
           const out = d.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
           const cb = d.createCommandBuffer({ mode: 'reusable' });
           cb.begin();
-          cb.dispatch(negate, 'negate', {
-            workgroupCount: [1, 1, 1],
-            constants: [4],
-            bindings: [{ buffer: input }, { buffer: out }],
-          });
+          negate4(cb, negate, input, out);
           cb.end();
           const s = new TimelineSemaphore();
           d.queueWrite(Q0, Fence.empty, at(s, 1), new Int32Array([1, 2, 3, 4]), { buffer: input });
@@ -320,7 +333,7 @@ describe.skipIf(!probe.available)(
           d.queueExecute(Q0, Fence.empty, at(s, 2), [cb]);
           expect((await failureOf(at(s, 2)))?.code).toBe(ErrorCode.INVALID_ARGUMENT);
           await new Promise((r) => setTimeout(r, 0)); // the slab's own scope pops settle
-          breakSlabs = false;
+          broken(false);
           // Later submissions of the same command buffer place it again, in a fresh pool, and run.
           const t = new TimelineSemaphore();
           const before = d.stats.gpuBuffers;
@@ -334,11 +347,94 @@ describe.skipIf(!probe.available)(
           expect(Array.from(got)).toEqual([-1, -2, -3, -4]);
           d.queueExecute(Q0, at(t, 2), at(t, 3), [cb]);
           await t.wait(3, TIMEOUT);
-          await new Promise((r) => setTimeout(r, 20));
-          expect(caught).toEqual([]);
-        } finally {
-          await d.destroy();
-        }
+        });
+      });
+    });
+
+    describe('a uniform ring growth whose buffer creation fails', () => {
+      it('fails only the batch that grew it; the next submission gets a new ring buffer', async () => {
+        await withBrokenBuffers('keel uniform ring', async (d, broken) => {
+          const negate = await d.createExecutable(NEGATE_DOUBLE);
+          const big = d.createBuffer({ byteLength: 65536, usage: BufferUsage.DEFAULT });
+          const input = d.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
+          const out = d.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
+          // Five 64 KiB updates in one submission need more than the ring's 256 KiB: it grows, and the
+          // new ring buffer comes back invalid.
+          broken(true);
+          const grow = d.createCommandBuffer({ mode: 'one-shot' });
+          grow.begin();
+          for (let i = 0; i < 5; i++) grow.update(new Uint8Array(65536).fill(i), { buffer: big });
+          grow.end();
+          const s = new TimelineSemaphore();
+          d.queueExecute(Q0, Fence.empty, at(s, 1), [grow]);
+          expect((await failureOf(at(s, 1)))?.code).toBe(ErrorCode.INVALID_ARGUMENT);
+          await new Promise((r) => setTimeout(r, 0)); // the ring's own scope pops settle
+          broken(false);
+          // Later work through the ring (dispatch constants, updates) runs on a new ring buffer.
+          const t = new TimelineSemaphore();
+          d.queueWrite(Q0, Fence.empty, at(t, 1), new Int32Array([1, 2, 3, 4]), { buffer: input });
+          const cb = d.createCommandBuffer({ mode: 'one-shot' });
+          cb.begin();
+          negate4(cb, negate, input, out);
+          cb.update(new Uint32Array([7, 7, 7, 7]), { buffer: input });
+          cb.end();
+          d.queueExecute(Q0, at(t, 1), at(t, 2), [cb]);
+          const got = new Int32Array(4);
+          const updated = new Uint32Array(4);
+          d.queueRead(Q0, at(t, 2), at(t, 3), { buffer: out }, got);
+          d.queueRead(Q0, at(t, 3), at(t, 4), { buffer: input }, updated);
+          await t.wait(4, TIMEOUT);
+          expect(Array.from(got)).toEqual([-1, -2, -3, -4]);
+          expect(Array.from(updated)).toEqual([7, 7, 7, 7]);
+        });
+      });
+    });
+
+    describe('a readback staging buffer whose creation fails', () => {
+      it('fails only its read; later reads of that size get a new staging buffer', async () => {
+        await withBrokenBuffers('keel readback', async (d, broken) => {
+          const b = d.createBuffer({ byteLength: 64, usage: BufferUsage.DEFAULT });
+          const s = new TimelineSemaphore();
+          d.queueFill(Q0, Fence.empty, at(s, 1), { buffer: b }, 5, 4);
+          await s.wait(1, TIMEOUT);
+          broken(true);
+          d.queueRead(Q0, Fence.empty, at(s, 2), { buffer: b }, new Uint32Array(16));
+          // Its copy fails validation and its map fails (UNAVAILABLE, as every failed map of a read).
+          expect([ErrorCode.UNAVAILABLE, ErrorCode.INVALID_ARGUMENT]).toContain(
+            (await failureOf(at(s, 2)))?.code,
+          );
+          broken(false);
+          for (let i = 0; i < 3; i++) {
+            const t = new TimelineSemaphore();
+            const out = new Uint32Array(16);
+            d.queueRead(Q0, Fence.empty, at(t, 1), { buffer: b }, out);
+            await t.wait(1, TIMEOUT);
+            expect(out.every((v) => v === 5)).toBe(true);
+          }
+        });
+      });
+    });
+
+    describe('a scratch buffer whose creation fails', () => {
+      it('fails only the batch that used it; later copies within one buffer get a new scratch buffer', async () => {
+        await withBrokenBuffers('keel scratch', async (d, broken) => {
+          const b = d.createBuffer({ byteLength: 64, usage: BufferUsage.DEFAULT });
+          const s = new TimelineSemaphore();
+          d.queueWrite(Q0, Fence.empty, at(s, 1), new Uint32Array([1, 2, 3, 4]), { buffer: b });
+          await s.wait(1, TIMEOUT);
+          // A copy within one GPUBuffer goes through the scratch buffer, made now and invalid.
+          broken(true);
+          d.queueCopy(Q0, at(s, 1), at(s, 2), { buffer: b, length: 16 }, { buffer: b, offset: 16 });
+          expect((await failureOf(at(s, 2)))?.code).toBe(ErrorCode.INVALID_ARGUMENT);
+          await new Promise((r) => setTimeout(r, 0)); // the scratch buffer's own scope pops settle
+          broken(false);
+          const t = new TimelineSemaphore();
+          d.queueCopy(Q0, Fence.empty, at(t, 1), { buffer: b, length: 16 }, { buffer: b, offset: 32 });
+          const out = new Uint32Array(4);
+          d.queueRead(Q0, at(t, 1), at(t, 2), { buffer: b, offset: 32, length: 16 }, out);
+          await t.wait(2, TIMEOUT);
+          expect(Array.from(out)).toEqual([1, 2, 3, 4]);
+        });
       });
     });
 

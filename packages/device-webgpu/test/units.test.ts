@@ -54,6 +54,8 @@ function fakeDevice() {
       return { id, size: d.size, destroy: () => destroyed.add(id) };
     },
     createBindGroup: () => ({}),
+    pushErrorScope: () => {},
+    popErrorScope: async () => null,
     queue: {
       writeBuffer: (
         buffer: { id: number },
