@@ -18,6 +18,11 @@ export interface GpuMemory {
    * GPUBuffer is invalid, and operations on memory in it fail with this (set by gpu-slab-provider.ts).
    */
   failure: KeelError | undefined;
+  /**
+   * Its creation's own error scopes came back clean: the GPUBuffer is valid, so a `writeBuffer` into
+   * it that Keel checked (range, alignment, not destroyed) cannot fail and needs no error scope.
+   */
+  proven: boolean;
 }
 
 let nextId = 1;
@@ -67,5 +72,5 @@ export function createGpuMemory(
   // Never handed to WebGPU when too large (it would print a validation error and return an invalid buffer).
   const size = gpuBufferSize(byteLength, device.limits.maxBufferSize, `${label ?? 'GPU memory'}: size`);
   const descriptor: GPUBufferDescriptor = label === undefined ? { size, usage } : { size, usage, label };
-  return { id: nextId++, buffer: device.createBuffer(descriptor), size, failure: undefined };
+  return { id: nextId++, buffer: device.createBuffer(descriptor), size, failure: undefined, proven: false };
 }

@@ -60,7 +60,10 @@ export class GpuSlabProvider implements SlabProvider<GpuMemory> {
       createGpuMemory(device, byteLength, this.#label, this.#usage),
     );
     (this.#track?.(errors) ?? errors).then((error) => {
-      if (error === undefined) return;
+      if (error === undefined) {
+        memory.proven = true;
+        return;
+      }
       memory.failure = fromGpuError(error, `${this.#what}: a slab of ${memory.size} bytes`);
       this.#failed?.(memory);
     });

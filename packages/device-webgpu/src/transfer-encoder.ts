@@ -248,10 +248,11 @@ export class TransferEncoder {
   write(bytes: Uint8Array, target: GpuMemory, offset: number): void {
     const length = bytes.byteLength;
     if (length === 0) return;
-    // The target may be an invalid GPUBuffer (its creation ran out of memory): writeBuffer reports at once.
-    this.#scopes.enter();
     const queue = this.#device.queue;
     const aligned = ((offset | length) & 3) === 0;
+    // The target may be an invalid GPUBuffer (its creation ran out of memory), and the scratch path
+    // makes buffers: writeBuffer reports at once. A proven target, written directly, needs no scopes.
+    if (!(aligned && target.proven)) this.#scopes.enter();
     // Dawn takes no SharedArrayBuffer: such a source goes through the kept host bytes too.
     if (aligned && bytes.buffer[Symbol.toStringTag] !== 'SharedArrayBuffer') {
       queue.writeBuffer(target.buffer, offset, bytes.buffer, bytes.byteOffset, length);

@@ -297,6 +297,7 @@ export class WebGpuDevice
     // fail with it (RESOURCE_EXHAUSTED for GPUOutOfMemoryError) instead of the uncaptured-error handler.
     this.#compiles.track(scopes).then((error) => {
       if (error !== undefined) buffer.gpuFailure = fromGpuError(error, what);
+      else memory.proven = true;
     });
     this.#buffers.add(buffer);
     return buffer;

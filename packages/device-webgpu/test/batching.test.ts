@@ -100,6 +100,24 @@ describe.skipIf(!probe.available)(
       expect(Array.from(out)).toEqual([9, 9, 1, 2]);
     });
 
+    it('a queueUpdate into a proven buffer adds no scopes: one submit, three pops; into a buffer created in the same turn, its own three', async () => {
+      async function update(target: Buffer): Promise<number> {
+        const before = device.stats.errorScopePops;
+        const s = new TimelineSemaphore();
+        device.queueUpdate(Q0, Fence.empty, at(s, 1), new Uint32Array([5, 6, 7, 8]), { buffer: target });
+        await s.wait(1, TIMEOUT);
+        return device.stats.errorScopePops - before;
+      }
+      // Created in this turn: its creation scopes have not come back, so the update's writeBuffer gets
+      // scopes of its own (the target could be an invalid buffer).
+      const fresh = buffer(16);
+      expect(await update(fresh)).toBe(6);
+      expect(await read(fresh)).toEqual([5, 6, 7, 8]);
+      // Proven now (its creation scopes came back clean): the submit's three pops only.
+      expect(await update(fresh)).toBe(3);
+      expect(await read(fresh)).toEqual([5, 6, 7, 8]);
+    });
+
     it('flush() submits the open batch at once', () => {
       const b = buffer(16);
       const before = device.stats.submissions;
