@@ -17,7 +17,7 @@
  */
 import { type TraceRecorder, traceNow } from '@keel/hal/driver';
 import type { GpuEncoding } from './gpu-encoding';
-import type { ErrorScopes } from './gpu-errors';
+import { inOwnScopes } from './gpu-errors';
 import { MAP_READ, USAGE_COPY_SRC, USAGE_QUERY_RESOLVE } from './gpu-flags';
 import { PendingWork } from './pending-work';
 import type { QueueOp } from './queue-op';
@@ -54,7 +54,6 @@ export class SubmissionProfile {
 export class GpuProfiler {
   readonly #gpu: GPUDevice;
   readonly #readback: ReadbackPool;
-  readonly #scopes: ErrorScopes;
   readonly #hasTimestamps: boolean;
   #querySet: GPUQuerySet | undefined;
   #resolve: GPUBuffer | undefined;
@@ -64,10 +63,9 @@ export class GpuProfiler {
   readonly #maps = new PendingWork();
   #destroyed = false;
 
-  constructor(gpu: GPUDevice, readback: ReadbackPool, scopes: ErrorScopes) {
+  constructor(gpu: GPUDevice, readback: ReadbackPool) {
     this.#gpu = gpu;
     this.#readback = readback;
-    this.#scopes = scopes;
     this.#hasTimestamps = gpu.features.has('timestamp-query');
   }
 
@@ -79,19 +77,7 @@ export class GpuProfiler {
   /** Starts profiling `op` (a traced execute): the replay plans then call `dispatchPass`. */
   begin(op: QueueOp, trace: TraceRecorder): void {
     const timestamps = trace.dispatchTiming === 'gpu-timestamp' && this.#hasTimestamps;
-    if (timestamps && this.#querySet === undefined) {
-      this.#scopes.enter();
-      this.#querySet = this.#gpu.createQuerySet({
-        label: 'keel trace',
-        type: 'timestamp',
-        count: QUERY_CAPACITY,
-      });
-      this.#resolve = this.#gpu.createBuffer({
-        label: 'keel trace resolve',
-        size: QUERY_CAPACITY * 8,
-        usage: USAGE_QUERY_RESOLVE | USAGE_COPY_SRC,
-      });
-    }
+    if (timestamps && this.#querySet === undefined) this.#createQueries();
     const profile = new SubmissionProfile(trace, op.queue, timestamps);
     // Each submission starts at a multiple of 32 queries (resolve offsets are multiples of 256 bytes)
     // with at least half the ring ahead; earlier submissions' queries were resolved in GPU order.
@@ -100,6 +86,33 @@ export class GpuProfiler {
     profile.first = first;
     this.#current = profile;
     op.profile = profile;
+  }
+
+  /**
+   * Makes the query set and its resolve buffer, in error scopes of their own. If either creation
+   * failed (out of memory), the executes that used them fail with their batch's GPU error, and both
+   * are dropped once that is known, so the next timed execute makes them again.
+   */
+  #createQueries(): void {
+    const gpu = this.#gpu;
+    const [querySet, errors] = inOwnScopes(gpu, () => {
+      this.#resolve = gpu.createBuffer({
+        label: 'keel trace resolve',
+        size: QUERY_CAPACITY * 8,
+        usage: USAGE_QUERY_RESOLVE | USAGE_COPY_SRC,
+      });
+      return gpu.createQuerySet({ label: 'keel trace', type: 'timestamp', count: QUERY_CAPACITY });
+    });
+    this.#querySet = querySet;
+    this.#maps.track(
+      errors.then((error) => {
+        if (error === undefined || this.#querySet !== querySet) return;
+        querySet.destroy();
+        this.#resolve?.destroy();
+        this.#querySet = undefined;
+        this.#resolve = undefined;
+      }),
+    );
   }
 
   /**
@@ -153,7 +166,8 @@ export class GpuProfiler {
     if (staging === undefined) return;
     const mapped = staging.mapAsync(MAP_READ, 0, profile.stagingSize).then(
       () => this.#read(profile),
-      () => this.#release(profile),
+      // A failed map: the staging buffer may be invalid, so it is not kept for reuse.
+      () => this.#release(profile, true),
     );
     this.#maps.track(mapped);
     profile.trace.track(mapped);
@@ -179,11 +193,11 @@ export class GpuProfiler {
     }
   }
 
-  #release(profile: SubmissionProfile): void {
+  #release(profile: SubmissionProfile, discard = false): void {
     const staging = profile.staging;
     if (staging === undefined) return;
     profile.staging = undefined;
-    this.#readback.release(staging, profile.stagingSize, this.#destroyed);
+    this.#readback.release(staging, profile.stagingSize, this.#destroyed || discard);
   }
 
   /**

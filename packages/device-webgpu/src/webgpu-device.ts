@@ -194,7 +194,7 @@ export class WebGpuDevice
       indirect: this.#indirect,
       profiling: undefined,
     };
-    this.#profiler = new GpuProfiler(gpu, this.#readback, scopes);
+    this.#profiler = new GpuProfiler(gpu, this.#readback);
     // A GPUBuffer destroyed before the submit of work that uses it fails that submit: the open batch
     // (operations of this turn, not submitted yet) goes first.
     this.#slabs = new GpuSlabProvider(gpu, 'keel transient slab', undefined, () => this.#scheduler.flush(), {

@@ -438,6 +438,42 @@ describe.skipIf(!probe.available)(
       });
     });
 
+    describe("a trace's timestamp resolve buffer whose creation fails", () => {
+      it('fails only the timed execute that used it; a later trace times its dispatches again', async () => {
+        await withBrokenBuffers('keel trace resolve', async (d, broken) => {
+          const negate = await d.createExecutable(NEGATE_DOUBLE);
+          const input = d.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
+          const out = d.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
+          const s = new TimelineSemaphore();
+          d.queueWrite(Q0, Fence.empty, at(s, 1), new Int32Array([1, 2, 3, 4]), { buffer: input });
+          await s.wait(1, TIMEOUT);
+          const cb = d.createCommandBuffer({ mode: 'reusable' });
+          cb.begin();
+          negate4(cb, negate, input, out);
+          cb.end();
+          broken(true);
+          {
+            using trace = d.startTrace();
+            expect(trace.dispatchTiming).toBe('gpu-timestamp');
+            d.queueExecute(Q0, Fence.empty, at(s, 2), [cb]);
+            expect((await failureOf(at(s, 2)))?.code).toBe(ErrorCode.INVALID_ARGUMENT);
+          }
+          await new Promise((r) => setTimeout(r, 0)); // the creation scopes' pops settle
+          broken(false);
+          const trace = d.startTrace();
+          const t = new TimelineSemaphore();
+          d.queueExecute(Q0, Fence.empty, at(t, 1), [cb]);
+          const got = new Int32Array(4);
+          d.queueRead(Q0, at(t, 1), at(t, 2), { buffer: out }, got);
+          await t.wait(2, TIMEOUT);
+          trace.stop();
+          expect(Array.from(got)).toEqual([-1, -2, -3, -4]);
+          const dispatches = (await trace.toChromeTrace()).traceEvents.filter((e) => e.cat === 'dispatch');
+          expect(dispatches.map((e) => [e.name, e.args?.timing])).toEqual([['negate', 'gpu-timestamp']]);
+        });
+      });
+    });
+
     describe('GPU error mapping', () => {
       it('maps out-of-memory, validation and internal GPUErrors to RESOURCE_EXHAUSTED, INVALID_ARGUMENT, INTERNAL with the cause', () => {
         // The webgpu package's own error classes (installed as globals when the device was created).
