@@ -67,6 +67,14 @@ const NEGATE_DOUBLE = wgslKernel('negateDouble', [
   { name: 'negate', bindingCount: 2, constantCount: 1, workgroupSize: [64, 1, 1] },
 ]);
 
+/** The negate executable and a 16-byte input and output buffer on `d`. */
+async function negateSetup(d: WebGpuDevice): Promise<{ negate: Executable; input: Buffer; out: Buffer }> {
+  const negate = await d.createExecutable(NEGATE_DOUBLE);
+  const input = d.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
+  const out = d.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
+  return { negate, input, out };
+}
+
 /** Records `out[0..4] = -input[0..4]` (one workgroup, the element count as the dispatch's constant). */
 function negate4(cb: CommandBuffer, negate: Executable, input: Buffer, out: Buffer): void {
   cb.dispatch(negate, 'negate', {
@@ -319,9 +327,7 @@ describe.skipIf(!probe.available)(
       it('fails only the work that bound it before its failure was known; the plan is placed again in a fresh pool', async () => {
         await withBrokenBuffers('keel resident constants', async (d, broken) => {
           broken(true);
-          const negate = await d.createExecutable(NEGATE_DOUBLE);
-          const input = d.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
-          const out = d.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
+          const { negate, input, out } = await negateSetup(d);
           const cb = d.createCommandBuffer({ mode: 'reusable' });
           cb.begin();
           negate4(cb, negate, input, out);
@@ -354,10 +360,8 @@ describe.skipIf(!probe.available)(
     describe('a uniform ring growth whose buffer creation fails', () => {
       it('fails only the batch that grew it; the next submission gets a new ring buffer', async () => {
         await withBrokenBuffers('keel uniform ring', async (d, broken) => {
-          const negate = await d.createExecutable(NEGATE_DOUBLE);
+          const { negate, input, out } = await negateSetup(d);
           const big = d.createBuffer({ byteLength: 65536, usage: BufferUsage.DEFAULT });
-          const input = d.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
-          const out = d.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
           // Five 64 KiB updates in one submission need more than the ring's 256 KiB: it grows, and the
           // new ring buffer comes back invalid.
           broken(true);
@@ -441,9 +445,7 @@ describe.skipIf(!probe.available)(
     describe("a trace's timestamp resolve buffer whose creation fails", () => {
       it('fails only the timed execute that used it; a later trace times its dispatches again', async () => {
         await withBrokenBuffers('keel trace resolve', async (d, broken) => {
-          const negate = await d.createExecutable(NEGATE_DOUBLE);
-          const input = d.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
-          const out = d.createBuffer({ byteLength: 16, usage: BufferUsage.DEFAULT });
+          const { negate, input, out } = await negateSetup(d);
           const s = new TimelineSemaphore();
           d.queueWrite(Q0, Fence.empty, at(s, 1), new Int32Array([1, 2, 3, 4]), { buffer: input });
           await s.wait(1, TIMEOUT);
