@@ -45,8 +45,10 @@
  * (as every queue operation does); an exception a semaphore still throws goes to `onError` (default: one
  * console warning per allocator). Nothing is ever thrown from a microtask.
  *
- * Parts that stand alone live in their own files: the dying-block index of rules b and d
- * (dying-blocks.ts), the intrusive lists of the FIFO and the age order (intrusive-list.ts), allocations (allocation.ts), death records (death-record.ts), fence dominance
+ * Why one file at ~610 lines: it is one concept, the engine behind `alloca`/`dealloca`, and about a
+ * sixth of it is this contract. The parts that stand alone live in their own files: the dying-block
+ * index of rules b and d (dying-blocks.ts), the intrusive lists of the FIFO and the age order
+ * (intrusive-list.ts), allocations (allocation.ts), death records (death-record.ts), fence dominance
  * (dominance.ts), pool support (pool-support.ts) and the statistics' shape (allocator-stats.ts).
  */
 import { describeValue, Fence, type Registration } from '@keel/fence';
