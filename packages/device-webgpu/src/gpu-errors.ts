@@ -5,6 +5,7 @@
  * of ERROR_SCOPES, so what a device encodes or creates never reaches the uncaptured-error handler.
  */
 import { describeValue, ErrorCode, KeelError } from '@keel/fence';
+import type { TrackWork } from './pending-work';
 
 /** An error's message, or any other value described (messages only). */
 export function describeError(error: unknown): string {
@@ -54,9 +55,14 @@ export async function popErrorScopes(device: GPUDevice): Promise<GPUError | unde
  * Runs `create` (WebGPU calls that report their errors at once: `createBuffer`, `createBindGroup`)
  * inside error scopes of its own, popped before it returns (also when it throws), so what it raises
  * reaches neither a running span nor the uncaptured-error handler. Returns its result and the pops'
- * outcome (popErrorScopes). Off the hot path (allocates): for creations, not for warm operations.
+ * outcome (popErrorScopes), counted by `track` (the device's pending work) when given. Off the hot
+ * path (allocates): for creations, not for warm operations.
  */
-export function inOwnScopes<T>(device: GPUDevice, create: () => T): [T, Promise<GPUError | undefined>] {
+export function inOwnScopes<T>(
+  device: GPUDevice,
+  create: () => T,
+  track?: TrackWork,
+): [T, Promise<GPUError | undefined>] {
   pushErrorScopes(device);
   let result: T;
   try {
@@ -65,7 +71,8 @@ export function inOwnScopes<T>(device: GPUDevice, create: () => T): [T, Promise<
     void popErrorScopes(device);
     throw error;
   }
-  return [result, popErrorScopes(device)];
+  const errors = popErrorScopes(device);
+  return [result, track === undefined ? errors : track(errors)];
 }
 
 /**

@@ -95,24 +95,26 @@ export class GpuProfiler {
    */
   #createQueries(): void {
     const gpu = this.#gpu;
-    const [querySet, errors] = inOwnScopes(gpu, () => {
-      this.#resolve = gpu.createBuffer({
-        label: 'keel trace resolve',
-        size: QUERY_CAPACITY * 8,
-        usage: USAGE_QUERY_RESOLVE | USAGE_COPY_SRC,
-      });
-      return gpu.createQuerySet({ label: 'keel trace', type: 'timestamp', count: QUERY_CAPACITY });
-    });
-    this.#querySet = querySet;
-    this.#maps.track(
-      errors.then((error) => {
-        if (error === undefined || this.#querySet !== querySet) return;
-        querySet.destroy();
-        this.#resolve?.destroy();
-        this.#querySet = undefined;
-        this.#resolve = undefined;
-      }),
+    const [querySet, errors] = inOwnScopes(
+      gpu,
+      () => {
+        this.#resolve = gpu.createBuffer({
+          label: 'keel trace resolve',
+          size: QUERY_CAPACITY * 8,
+          usage: USAGE_QUERY_RESOLVE | USAGE_COPY_SRC,
+        });
+        return gpu.createQuerySet({ label: 'keel trace', type: 'timestamp', count: QUERY_CAPACITY });
+      },
+      (promise) => this.#maps.track(promise),
     );
+    this.#querySet = querySet;
+    errors.then((error) => {
+      if (error === undefined || this.#querySet !== querySet) return;
+      querySet.destroy();
+      this.#resolve?.destroy();
+      this.#querySet = undefined;
+      this.#resolve = undefined;
+    });
   }
 
   /**

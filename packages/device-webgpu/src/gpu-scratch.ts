@@ -12,18 +12,19 @@
  */
 import { fromGpuError, inOwnScopes } from './gpu-errors';
 import { createGpuMemory, type GpuMemory } from './gpu-memory';
+import type { TrackWork } from './pending-work';
 
 const MIN_SIZE = 64 * 1024;
 
 export class GpuScratch {
   readonly #device: GPUDevice;
-  readonly #track: (<T>(promise: Promise<T>) => Promise<T>) | undefined;
+  readonly #track: TrackWork | undefined;
 
   #memory: GpuMemory | undefined;
   readonly #retired: GpuMemory[] = [];
 
   /** `track` counts the creation scopes' pops as pending GPU work (the device's teardown waits). */
-  constructor(device: GPUDevice, track?: <T>(promise: Promise<T>) => Promise<T>) {
+  constructor(device: GPUDevice, track?: TrackWork) {
     this.#device = device;
     this.#track = track;
   }
@@ -37,8 +38,12 @@ export class GpuScratch {
     let size = Math.max(MIN_SIZE, current === undefined ? 0 : current.size * (current.failure ? 1 : 2));
     while (size < bytes) size *= 2;
     const device = this.#device;
-    const [memory, errors] = inOwnScopes(device, () => createGpuMemory(device, size, 'keel scratch'));
-    (this.#track?.(errors) ?? errors).then((error) => {
+    const [memory, errors] = inOwnScopes(
+      device,
+      () => createGpuMemory(device, size, 'keel scratch'),
+      this.#track,
+    );
+    errors.then((error) => {
       if (error !== undefined)
         memory.failure = fromGpuError(error, `keel scratch: a buffer of ${size} bytes`);
     });

@@ -13,13 +13,14 @@
 import type { SlabProvider } from '@keel/allocator';
 import { fromGpuError, inOwnScopes } from './gpu-errors';
 import { createGpuMemory, type GpuMemory } from './gpu-memory';
+import type { TrackWork } from './pending-work';
 
 /** How a provider reports slabs whose creation failed. */
 export interface SlabFailureReporting {
   /** Names the slabs' user in messages ("webgpu device '…' queueAlloca"). */
   readonly what: string;
   /** Counts the scope pops as pending GPU work (the device's teardown waits for them). */
-  readonly track?: <T>(promise: Promise<T>) => Promise<T>;
+  readonly track?: TrackWork;
   /** Called once a slab's failure is known (the device retires the pools that may hand it out). */
   readonly failed?: (memory: GpuMemory) => void;
 }
@@ -30,7 +31,7 @@ export class GpuSlabProvider implements SlabProvider<GpuMemory> {
   readonly #usage: number | undefined;
   readonly #beforeDestroy: () => void;
   readonly #what: string;
-  readonly #track: (<T>(promise: Promise<T>) => Promise<T>) | undefined;
+  readonly #track: TrackWork | undefined;
   readonly #failed: ((memory: GpuMemory) => void) | undefined;
 
   /** Slabs created and not yet destroyed. */
@@ -56,10 +57,12 @@ export class GpuSlabProvider implements SlabProvider<GpuMemory> {
   /** A zero-filled GPUBuffer slab of `byteLength` bytes (rounded up to 4). */
   createSlab(byteLength: number): GpuMemory {
     const device = this.#device;
-    const [memory, errors] = inOwnScopes(device, () =>
-      createGpuMemory(device, byteLength, this.#label, this.#usage),
+    const [memory, errors] = inOwnScopes(
+      device,
+      () => createGpuMemory(device, byteLength, this.#label, this.#usage),
+      this.#track,
     );
-    (this.#track?.(errors) ?? errors).then((error) => {
+    errors.then((error) => {
       if (error === undefined) {
         memory.proven = true;
         return;

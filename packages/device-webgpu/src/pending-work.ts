@@ -3,6 +3,9 @@
  * scope pops of resource creation), so that `destroy()` can wait for all of it to settle before it
  * destroys the GPUDevice. `track` never changes the tracked promise's outcome.
  */
+/** Counts a promise as pending work until it settles and returns it (`PendingWork.track`). */
+export type TrackWork = <T>(promise: Promise<T>) => Promise<T>;
+
 export class PendingWork {
   #count = 0;
   #waiters: (() => void)[] = [];

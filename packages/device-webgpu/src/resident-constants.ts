@@ -22,6 +22,7 @@ import type { ErrorScopes } from './gpu-errors';
 import { USAGE_COPY_DST, USAGE_UNIFORM } from './gpu-flags';
 import type { GpuMemory } from './gpu-memory';
 import { GpuSlabProvider } from './gpu-slab-provider';
+import type { TrackWork } from './pending-work';
 
 const SLAB_BYTES = 256 * 1024;
 
@@ -45,7 +46,7 @@ export interface ResidentPlacement {
 /** How the device reports on the slabs (see GpuSlabProvider's SlabFailureReporting). */
 export interface ResidentReporting {
   readonly what: string;
-  readonly track?: <T>(promise: Promise<T>) => Promise<T>;
+  readonly track?: TrackWork;
 }
 
 export class ResidentConstants {

@@ -21,6 +21,7 @@ import { CONSTANTS_WINDOW_BYTES } from './device-info';
 import { type ErrorScopes, inOwnScopes } from './gpu-errors';
 import { USAGE_COPY_DST, USAGE_COPY_SRC, USAGE_UNIFORM } from './gpu-flags';
 import { alignUp } from './gpu-memory';
+import type { TrackWork } from './pending-work';
 
 const INITIAL_CAPACITY = 256 * 1024;
 
@@ -48,7 +49,7 @@ export class UniformRing {
   #destroyed = false;
   /** The current ring buffer's creation failed: the next submission replaces it. */
   #broken = false;
-  readonly #track: (<T>(promise: Promise<T>) => Promise<T>) | undefined;
+  readonly #track: TrackWork | undefined;
 
   constructor(
     device: GPUDevice,
@@ -56,7 +57,7 @@ export class UniformRing {
     alignment: number,
     scopes: ErrorScopes,
     /** Counts the creation scopes' pops as pending GPU work (the device's teardown waits for them). */
-    track?: <T>(promise: Promise<T>) => Promise<T>,
+    track?: TrackWork,
   ) {
     this.#device = device;
     this.#scopes = scopes;
@@ -69,19 +70,23 @@ export class UniformRing {
   /** Makes a ring GPUBuffer of `capacity` bytes, its host mirror and its bind group (the current ones). */
   #allocate(capacity: number): void {
     const device = this.#device;
-    const [buffer, errors] = inOwnScopes(device, () => {
-      const made = device.createBuffer({
-        label: 'keel uniform ring',
-        size: capacity,
-        usage: USAGE_UNIFORM | USAGE_COPY_DST | USAGE_COPY_SRC,
-      });
-      this.#bindGroup = device.createBindGroup({
-        layout: this.#layout,
-        entries: [{ binding: 0, resource: { buffer: made, offset: 0, size: CONSTANTS_WINDOW_BYTES } }],
-      });
-      return made;
-    });
-    (this.#track?.(errors) ?? errors).then((error) => {
+    const [buffer, errors] = inOwnScopes(
+      device,
+      () => {
+        const made = device.createBuffer({
+          label: 'keel uniform ring',
+          size: capacity,
+          usage: USAGE_UNIFORM | USAGE_COPY_DST | USAGE_COPY_SRC,
+        });
+        this.#bindGroup = device.createBindGroup({
+          layout: this.#layout,
+          entries: [{ binding: 0, resource: { buffer: made, offset: 0, size: CONSTANTS_WINDOW_BYTES } }],
+        });
+        return made;
+      },
+      this.#track,
+    );
+    errors.then((error) => {
       if (error !== undefined && buffer === this.#buffer) this.#broken = true;
     });
     this.#capacity = capacity;

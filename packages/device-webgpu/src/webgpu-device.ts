@@ -283,7 +283,11 @@ export class WebGpuDevice
     const usage = this.checkCreateBuffer(params);
     const byteLength = params.byteLength;
     const gpu = this.gpuDevice;
-    const [memory, scopes] = inOwnScopes(gpu, () => createGpuMemory(gpu, byteLength, params.label));
+    const [memory, errors] = inOwnScopes(
+      gpu,
+      () => createGpuMemory(gpu, byteLength, params.label),
+      (promise) => this.#compiles.track(promise),
+    );
     const buffer = new WebGpuBuffer(
       this,
       byteLength,
@@ -295,7 +299,7 @@ export class WebGpuDevice
     );
     // Out of memory (or any other GPU error) arrives asynchronously: later operations on the buffer
     // fail with it (RESOURCE_EXHAUSTED for GPUOutOfMemoryError) instead of the uncaptured-error handler.
-    this.#compiles.track(scopes).then((error) => {
+    errors.then((error) => {
       if (error !== undefined) buffer.gpuFailure = fromGpuError(error, what);
       else memory.proven = true;
     });
