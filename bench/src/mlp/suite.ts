@@ -23,7 +23,11 @@
  * python3 or numpy is absent), keel_cpu_vs_numpy and keel_cpu_sync_vs_numpy (Keel ms / numpy ms, ×);
  * per core, robust on a shared machine: numpy_1thread_ms (one BLAS thread), keel_cpu_sync_cpu_ms and
  * numpy_1thread_cpu_ms (CPU time per step of the one-thread sides) and keel_vs_numpy_per_core_cpu
- * (their ratio);
+ * (their ratio); the 128-bit WebAssembly SIMD fused multiply-add peak measured in each CPU round
+ * (wasm-fma-peak.ts: wasm_simd128_fma_gflops on every core at once and _1thread, the best round;
+ * wasm_simd128_fma_relaxed 1 when it is relaxed_madd) and the floor it sets, wasm_simd128_step_floor_ms
+ * (the step's GEMM FLOPs all at that peak, nothing else) and wasm_simd128_floor_vs_numpy (that floor /
+ * numpy_ms: no Wasm SIMD128 CPU step can have a lower keel_cpu_vs_numpy);
  * loss_step_3_<side> (the same loss everywhere shows the same workload), mlp_step_gflop. WebGPU metrics
  * are absent when there is no adapter (the log says why). Writes the chart (chart.ts) to
  * bench/mlp-chart.svg.
@@ -39,6 +43,7 @@ import { runKeelTraining } from './keel-train.ts';
 import { openNumpyPeer } from './numpy-peer.ts';
 import { setRelaxedSimd } from './relaxed-simd.ts';
 import { runTfjsMlp, type TfjsBackend } from './tfjs.ts';
+import { fmaPeakModule, measureFmaPeak } from './wasm-fma-peak.ts';
 
 export interface MlpSuiteOptions {
   /**
@@ -112,6 +117,8 @@ interface Samples {
   readonly losses: Partial<Record<Side, number[]>>;
   /** CPU time per step (ms) of the one-thread sides: Keel sync mode, numpy with one BLAS thread. */
   readonly cpuMs: Partial<Record<Side, number[]>>;
+  /** 128-bit Wasm SIMD FMA peak (GFLOP/s) per CPU round: every core at once, one thread. */
+  readonly fmaPeak: { all: number[]; one: number[]; relaxed: boolean };
 }
 
 function add(
@@ -172,8 +179,12 @@ async function runCpuSides(
   const opened1 = numpy === undefined ? undefined : await openNumpyPeer({ threads: 1 });
   const numpy1 = opened1 !== undefined && 'peer' in opened1 ? opened1.peer : undefined;
   if (numpy1 !== undefined) log(`numpy one-thread peer: ${numpy1.description}`);
+  const fma = await fmaPeakModule();
+  samples.fmaPeak.relaxed = fma.relaxed;
   try {
     for (let round = 0; round < rounds; round++) {
+      samples.fmaPeak.all.push((await measureFmaPeak(fma, os.cpus().length)).gflops);
+      samples.fmaPeak.one.push((await measureFmaPeak(fma, 1)).gflops);
       add(samples, 'keel_cpu', await keel('cpu', keelSteps, 3, true));
       if (numpy !== undefined) add(samples, 'numpy', await numpy.run(3, o.numpySteps ?? 20));
       if (numpy1 !== undefined) {
@@ -193,7 +204,9 @@ async function runCpuSides(
       }
       const f = (side: Side): string =>
         samples.ms[side] === undefined ? '' : `, ${side} ${med(samples, side).toFixed(1)} ms`;
-      log(`cpu round ${round + 1}/${rounds}: ${(Object.keys(SIDES) as Side[]).map(f).join('').slice(2)}`);
+      log(
+        `cpu round ${round + 1}/${rounds}: ${(Object.keys(SIDES) as Side[]).map(f).join('').slice(2)}, Wasm FMA peak ${samples.fmaPeak.all.at(-1)?.toFixed(1)} GFLOP/s (${samples.fmaPeak.one.at(-1)?.toFixed(1)} on one thread)`,
+      );
     }
   } finally {
     numpy?.close();
@@ -245,6 +258,19 @@ function metricsOf(samples: Samples): Metrics {
   }
   if (samples.ms.keel_cpu !== undefined && samples.ms.numpy !== undefined) {
     metrics.keel_cpu_vs_numpy = metric(med(samples, 'keel_cpu') / med(samples, 'numpy'), '×');
+  }
+  const peak = samples.fmaPeak;
+  if (peak.all.length > 0) {
+    // The best round: the floor is then a lower bound for any 128-bit Wasm SIMD step.
+    const best = Math.max(...peak.all);
+    metrics.wasm_simd128_fma_gflops = metric(best, 'GFLOP/s');
+    metrics.wasm_simd128_fma_gflops_1thread = metric(Math.max(...peak.one), 'GFLOP/s');
+    metrics.wasm_simd128_fma_relaxed = metric(peak.relaxed ? 1 : 0, 'bool');
+    const floorMs = ((2 * stepMultiplyAdds(REFERENCE_MLP)) / (best * 1e9)) * 1e3;
+    metrics.wasm_simd128_step_floor_ms = metric(floorMs, 'ms');
+    if (samples.ms.numpy !== undefined) {
+      metrics.wasm_simd128_floor_vs_numpy = metric(floorMs / med(samples, 'numpy'), '×');
+    }
   }
   if (samples.ms.keel_cpu_simd !== undefined && samples.ms.numpy !== undefined) {
     metrics.keel_cpu_simd_vs_numpy = metric(med(samples, 'keel_cpu_simd') / med(samples, 'numpy'), '×');
@@ -335,7 +361,12 @@ export function createMlpSuite(options: MlpSuiteOptions = {}): Suite {
     description:
       'reference MLP training step: Keel (CPU, WebGPU) vs TensorFlow.js cpu / wasm / webgpu and numpy',
     async run({ machine, log }): Promise<Metrics> {
-      const samples: Samples = { ms: {}, losses: {}, cpuMs: {} };
+      const samples: Samples = {
+        ms: {},
+        losses: {},
+        cpuMs: {},
+        fmaPeak: { all: [], one: [], relaxed: false },
+      };
       const sides = options.sides ?? sidesFromEnv();
       if (sides !== 'webgpu') await runCpuSides(samples, options, sides, log);
       if (sides === 'all' || sides === 'webgpu') await runGpuSides(samples, options, machine, log);
