@@ -10,7 +10,7 @@
  * deallocas and are destroyed (their slabs given back) once nothing of theirs is live, dying, queued
  * or pending. That check runs at each later `allocator` call.
  */
-import type { Fence } from '@keel/fence';
+import type { Fence, KeelError } from '@keel/fence';
 import { type Buffer, QueueAffinity } from '@keel/hal';
 import { invalid, madeByCreateBuffer } from '@keel/hal/driver';
 import type { Allocation } from './allocation';
@@ -129,12 +129,13 @@ export class PoolRegistry<M> {
   }
 
   /**
-   * Destroys every allocator (pending allocas fail UNAVAILABLE); `forget` (default) drops them too, else
-   * their last statistics stay readable (a lost device).
+   * Destroys every allocator: pending allocas and deallocas fail with `reason` (a lost device's loss),
+   * by default UNAVAILABLE; `forget` (default) drops them too, else their last statistics stay readable
+   * (a lost device).
    */
-  destroy(forget = true): void {
-    for (const allocator of this.#allocators.values()) allocator.destroy();
-    for (const allocator of this.#retired) allocator.destroy();
+  destroy(forget = true, reason?: KeelError): void {
+    for (const allocator of this.#allocators.values()) allocator.destroy(reason);
+    for (const allocator of this.#retired) allocator.destroy(reason);
     this.#retired.length = 0;
     if (forget) this.#allocators.clear();
   }

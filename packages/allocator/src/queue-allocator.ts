@@ -313,14 +313,16 @@ export class QueueAllocator<M> {
   }
 
   /**
-   * Fails every pending alloca and dealloca with UNAVAILABLE, drops queued requests and (unless
-   * `destroyPool: false`) destroys the pool. Idempotent; any later alloca/dealloca is FAILED_PRECONDITION.
+   * Fails every pending alloca and dealloca with `reason` (a lost device's loss; default UNAVAILABLE
+   * "the allocator was destroyed"), drops queued requests and (unless `destroyPool: false`) destroys
+   * the pool. Idempotent; any later alloca/dealloca is FAILED_PRECONDITION.
    */
-  destroy(): void {
+  destroy(reason?: KeelError): void {
     if (this.#destroyed) return;
     // From here on no registration callback, wake or call touches the records below again.
     this.#destroyed = true;
-    const error = new KeelError(ErrorCode.UNAVAILABLE, `${this.#what}: the allocator was destroyed`);
+    const error =
+      reason ?? new KeelError(ErrorCode.UNAVAILABLE, `${this.#what}: the allocator was destroyed`);
     const toFail: (Fence | undefined)[] = [];
     for (const a of this.#pending) {
       a.reg?.cancel();

@@ -49,7 +49,9 @@ import {
   QueueFront,
   QueueRecord,
   RunList,
+  snapshotBindingTable,
   type TraceRecorder,
+  thrownBy,
   traceNow,
   unhandledFailureReporter,
 } from '@keel/hal/driver';
@@ -303,7 +305,7 @@ export class NullDevice extends QueueFront<NullBuffer, NullOp> implements Device
     for (const cb of op.commandBuffers) cb.markSubmitted();
     // The caller may reuse its arrays once the call returns.
     op.commandBuffers = op.commandBuffers.slice();
-    op.tables = op.tables?.map((table) => table?.slice());
+    op.tables = op.tables?.map((table) => (table ? snapshotBindingTable(table) : undefined));
     this.submit(op);
   }
 
@@ -346,7 +348,7 @@ export class NullDevice extends QueueFront<NullBuffer, NullOp> implements Device
     try {
       this.#execute(op);
     } catch (error) {
-      this.#complete(op, error);
+      this.#complete(op, thrownBy(error, op.name));
     }
   }
 
@@ -374,8 +376,7 @@ export class NullDevice extends QueueFront<NullBuffer, NullOp> implements Device
         if (result !== undefined && typeof (result as Promise<void>).then === 'function') {
           (result as Promise<void>).then(
             () => this.#complete(op, undefined),
-            (error: unknown) =>
-              this.#complete(op, error ?? new KeelError(ErrorCode.INTERNAL, `${op.name}: rejected`)),
+            (error: unknown) => this.#complete(op, thrownBy(error, op.name)),
           );
           return;
         }

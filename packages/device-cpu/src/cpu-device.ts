@@ -425,7 +425,8 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       this.submit(this.record(driver.OpKind.BARRIER, op.queue, op.wait, op.signal));
       return;
     }
-    // Snapshot the tables (the caller may reuse the arrays) and retain what the operation uses.
+    // Snapshot the tables (the caller may reuse the arrays and their entries) and retain what the
+    // operation uses.
     const tables: (BindingTable | undefined)[] = [];
     const retained: CpuBuffer[] = [];
     for (let i = 0; i < count; i++) {
@@ -433,7 +434,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       const table = bindingTables?.[i];
       const slotCount = plan.arrays.slotCount;
       if (table && slotCount > 0) {
-        const copy = table.slice(0, slotCount);
+        const copy = driver.snapshotBindingTable(table, Math.min(slotCount, table.length));
         tables.push(copy);
         for (let s = 0; s < copy.length; s++) {
           const buffer = copy[s]?.buffer;
@@ -499,6 +500,8 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     if (this.lostReason || this.destroyed) return;
     this.lostReason = reason;
     this.loop.failPending(reason);
+    // Pending and queued allocas and deallocas fail with the loss too (statistics stay readable).
+    this.pools.destroy(false, reason);
     for (const queue of this.tasks) void queue.terminate(reason);
     this.resolveLost(reason);
   }
@@ -512,7 +515,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     this.destroyed = true;
     const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.deviceName}: the device was destroyed`);
     this.loop.failPending(reason);
-    this.pools.destroy();
+    this.pools.destroy(true, reason);
     for (const buffer of this.buffers) buffer.markDeviceDestroyed();
     this.buffers.clear();
     this.tlsf.destroy();

@@ -8,8 +8,8 @@
  * already reached are skipped) or fails it with the operation's error (hal/driver completeSignal).
  * A worker's death reaches the device through `parts.lose`.
  */
-import { ErrorCode, KeelError } from '@keel/fence';
-import { abortedBy, completeSignal, OpKind, RunList, traceNow } from '@keel/hal/driver';
+import type { KeelError } from '@keel/fence';
+import { abortedBy, completeSignal, OpKind, RunList, thrownBy, traceNow } from '@keel/hal/driver';
 import { copyBytes, fillBytes } from './byte-ops';
 import { resolvedLength, resolveTableInto } from './cpu-plan';
 import type { KernelNamer, ProfileReader } from './cpu-profiler';
@@ -58,6 +58,7 @@ export class CpuRunLoop implements OperationSink {
   /** The device is destroyed or lost: fails every pending operation with `reason`, unreported. */
   failPending(reason: KeelError): void {
     this.gone = true;
+    for (const queue of this.syncQueues) queue.stop();
     for (const op of [...this.#pending]) this.complete(op, reason);
   }
 
@@ -87,7 +88,8 @@ export class CpuRunLoop implements OperationSink {
     try {
       this.#run(op);
     } catch (error) {
-      this.complete(op, error);
+      // A throw never reads as success (`throw undefined` included); the failure names the operation.
+      this.complete(op, thrownBy(error, op.name));
     }
   }
 
@@ -140,8 +142,7 @@ export class CpuRunLoop implements OperationSink {
     if (isThenable(result)) {
       result.then(
         () => this.complete(op),
-        (error: unknown) =>
-          this.complete(op, error ?? new KeelError(ErrorCode.INTERNAL, `${op.name}: rejected`)),
+        (error: unknown) => this.complete(op, thrownBy(error, op.name)),
       );
     } else {
       this.complete(op);

@@ -33,6 +33,8 @@ export class SyncQueue<T> {
    */
   #error: unknown;
   #busy = false;
+  /** Set by `stop()`: no run starts any more. */
+  #stopped = false;
   readonly #waiting: WaitingRun<T>[] = [];
 
   readonly #done: SyncRunDone<T>;
@@ -64,6 +66,7 @@ export class SyncQueue<T> {
    * rejected, or a command that could not run): inside this call unless a kernel is async.
    */
   run(plans: readonly PlanRuntime[], tables: readonly Float64Array[], token: T): void {
+    if (this.#stopped) return;
     if (this.#busy) {
       this.#waiting.push([plans, tables, token]);
       return;
@@ -79,6 +82,18 @@ export class SyncQueue<T> {
     }
     this.#busy = true;
     void this.#settle(pending, token);
+  }
+
+  /**
+   * The device was destroyed or lost (its operations already failed): the runs waiting behind a
+   * suspended one are dropped, and no run starts any more, so no kernel runs after its operation failed.
+   * A suspended run's pending kernel promises settle on their own; none of its workgroups or commands
+   * not started yet runs (its failed flag is raised, as a failing kernel raises it).
+   */
+  stop(): void {
+    this.#stopped = true;
+    this.#waiting.length = 0;
+    if (this.#busy) this.#control[CTL_FAILED_BASE + ((this.#seq - 1) & RING_MASK)] = 1;
   }
 
   /** Waits for each suspension of the executor, then reports and starts the next waiting run. */

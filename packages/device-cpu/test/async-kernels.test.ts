@@ -41,6 +41,7 @@ function kernels(d: CpuDevice): Promise<Executable> {
       { name: 'async_write', bindingCount: 1, constantCount: 1 },
       { name: 'async_reject', bindingCount: 1, constantCount: 1 },
       { name: 'returns_rejected', bindingCount: 0, constantCount: 0 },
+      { name: 'count_runs', bindingCount: 0, constantCount: 0 },
     ],
   });
 }
@@ -160,5 +161,39 @@ describe.each(['sync', 'task'] as const)('device-cpu %s: async kernels', (mode) 
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(unhandled).toEqual([]);
     expect(d.liveWorkers).toBe(mode === 'task' ? 2 : 0);
+  });
+});
+
+describe('async kernels, sync mode, destroy', () => {
+  const runs = (): number => (globalThis as { __keelKernelRuns?: number }).__keelKernelRuns ?? 0;
+
+  it('runs no kernel after destroy: neither the rest of a suspended execute nor an execute queued behind it', async () => {
+    const d = device('sync');
+    const exe = await kernels(d);
+    const out = d.createBuffer({ byteLength: 16, usage: STORAGE });
+    const before = runs();
+    // Execute 1: an async dispatch (suspends the queue), then a counting dispatch.
+    const first = d.createCommandBuffer();
+    first.begin();
+    first.dispatch(exe, 'async_write', {
+      workgroupCount: [1, 1, 1],
+      constants: [0],
+      bindings: [{ buffer: out }],
+    });
+    first.barrier();
+    first.dispatch(exe, 'count_runs', { workgroupCount: [1, 1, 1] });
+    first.end();
+    // Execute 2, queued behind the suspended one.
+    const second = d.createCommandBuffer();
+    second.begin();
+    second.dispatch(exe, 'count_runs', { workgroupCount: [1, 1, 1] });
+    second.end();
+    const s = d.createSemaphore(0);
+    d.queueExecute(1, Fence.empty, Fence.of({ semaphore: s, value: 1 }), [first]);
+    d.queueExecute(1, Fence.empty, Fence.of({ semaphore: s, value: 2 }), [second]);
+    await d.destroy();
+    expect(s.failure?.code).toBe('UNAVAILABLE');
+    await new Promise((r) => setTimeout(r, 30)); // the async kernel's timer (2 ms) has fired
+    expect(runs() - before).toBe(0);
   });
 });

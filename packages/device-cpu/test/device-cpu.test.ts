@@ -227,6 +227,30 @@ describe('device-cpu task mode', () => {
     expect(d.liveWorkers).toBe(0);
   });
 
+  it('a worker that exits fails pending and queued allocas and deallocas with the loss; none succeeds later', async () => {
+    const d = device('task', 2, 1);
+    const exe = await kernels(d);
+    const gate = d.createSemaphore(0);
+    const allocated = d.createSemaphore(0);
+    const released = d.createSemaphore(0);
+    const at = (semaphore: typeof gate, value: number) => Fence.of({ semaphore, value });
+    // An alloca waiting on the host, and a dealloca waiting on the host for a live allocation.
+    d.queueAlloca(1, at(gate, 1), at(allocated, 1), { usage: STORAGE }, 64);
+    const live = d.queueAlloca(1, Fence.empty, Fence.empty, { usage: STORAGE }, 64);
+    d.queueDealloca(1, at(gate, 1), at(released, 1), live);
+    const failure = await dispatch(d, exe, 'exit', [1, 1, 1], [], []);
+    expect(failure?.code).toBe('UNAVAILABLE');
+    const reason = await d.lost;
+    await expect(allocated.wait(1, { timeoutMs: 2000 })).rejects.toMatchObject({ code: 'ABORTED' });
+    expect(allocated.failure).toBe(reason);
+    await expect(released.wait(1, { timeoutMs: 2000 })).rejects.toMatchObject({ code: 'ABORTED' });
+    expect(released.failure).toBe(reason);
+    gate.signal(1);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(allocated.value).toBe(0);
+    await d.destroy();
+  });
+
   it('an uncaught exception in a worker (outside a kernel call) loses the device', async () => {
     const d = device('task', 1, 1);
     const exe = await kernels(d);

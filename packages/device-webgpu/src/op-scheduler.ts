@@ -63,6 +63,7 @@ import {
   failOperation,
   failTimepoints,
   signalPendingTimepoints,
+  thrownBy,
   traceNow,
   type UnhandledFailureReport,
 } from '@keel/hal/driver';
@@ -308,7 +309,7 @@ export class OpScheduler implements BatchHost {
     }
     const state = this.#check(op.wait, runsOnGpuOrder(op.kind));
     if (state === Wait.FAILED) {
-      this.#finish(op, abortedBy(this.#failure, op.method));
+      this.#finish(op, abortedBy(this.#failure, this.#what(op)));
       this.#failure = undefined;
       return;
     }
@@ -331,7 +332,7 @@ export class OpScheduler implements BatchHost {
     if (!op.deferred) return;
     this.#undefer(op);
     if (error !== undefined) {
-      this.#finish(op, abortedBy(error, op.method));
+      this.#finish(op, abortedBy(error, this.#what(op)));
     } else {
       this.#run(op, false);
     }
@@ -499,7 +500,7 @@ export class OpScheduler implements BatchHost {
       );
     }
     if (error === undefined && op.early && this.#check(op.wait, false) === Wait.FAILED) {
-      error = abortedBy(this.#failure, op.method);
+      error = abortedBy(this.#failure, this.#what(op));
       this.#failure = undefined;
     }
     if (op.staging !== undefined || op.kind === OpKind.READ) {
@@ -581,7 +582,8 @@ export class OpScheduler implements BatchHost {
 
   #hostCallFailed(op: QueueOp, error: unknown): void {
     if (!this.#outside.delete(op)) return;
-    this.#finish(op, error);
+    // A throw never reads as success (`throw undefined` included); the failure names the operation.
+    this.#finish(op, thrownBy(error, this.#what(op)));
   }
 
   // --- loss ----------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@
  * (an operation whose waits are ready) allocates no record and no closure.
  */
 import type { KeelError } from '@keel/fence';
-import { OpKind, QueueRecord } from '@keel/hal/driver';
+import { OpKind, QueueRecord, snapshotBindingTable } from '@keel/hal/driver';
 import type { SubmissionProfile } from './gpu-profiler';
 import type { ReplayPlan } from './replay-plan';
 import type { SubmitBatch } from './submit-batch';
@@ -84,10 +84,13 @@ export function keepUpdateBytes(op: QueueOp): void {
   op.bytes = (op.bytes as Uint8Array).slice();
 }
 
-/** The deferral hook of an execute: it keeps copies of the caller's arrays (which may be reused). */
+/**
+ * The deferral hook of an execute: it keeps copies of the caller's arrays and table entries, taken at the
+ * call (the caller may reuse or change them; the execution uses the tables it was checked with).
+ */
 export function keepExecuteArrays(op: QueueOp): void {
   op.commandBuffers = op.commandBuffers.slice();
   const tables = op.tables;
   if (tables !== undefined)
-    op.tables = tables.map((t) => (t === undefined || t === null ? undefined : t.slice()));
+    op.tables = tables.map((t) => (t === undefined || t === null ? undefined : snapshotBindingTable(t)));
 }

@@ -260,7 +260,7 @@ export class WebGpuDevice
     this.lostReason = reason;
     this.#runner.gone = true;
     this.#scheduler.failAll(reason);
-    this.#pools.destroy(false);
+    this.#pools.destroy(false, reason);
     this.#resolveLost(reason);
   }
 

@@ -109,6 +109,15 @@ export async function compileExecutable(
     }
   }
   const prepared = prepareWgsl(source.code);
+  for (const e of exports) {
+    const shader = prepared.workgroupSizes.get(e.name);
+    const [x, y, z] = e.workgroupSize;
+    if (shader !== undefined && (shader[0] !== x || shader[1] !== y || shader[2] !== z)) {
+      throw invalid(
+        `${exe} export '${e.name}': workgroupSize [${x}, ${y}, ${z}] differs from the @workgroup_size(${shader.join(', ')}) of its WGSL entry point; they must match (workgroup counts are computed from the declared size)`,
+      );
+    }
+  }
   // A lost device (or a reclaimed instance) is UNAVAILABLE, whatever WebGPU says about it.
   const lostOr = async (error: KeelError): Promise<KeelError> => {
     const lost = unavailable() ?? (await lostSoon(gpu));

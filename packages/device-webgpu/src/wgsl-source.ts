@@ -10,6 +10,11 @@
  * `var<storage, read_write>`. WebGPU forbids using one GPUBuffer as read-only storage and as writable
  * storage in one dispatch, and Keel's pooled buffers are ranges of shared GPUBuffers, so every storage
  * binding is bound read-write; the kernel's code is unchanged (it only reads).
+ *
+ * It also reads each entry point's `@workgroup_size` where its arguments are integer literals (an
+ * override or a constant expression is not evaluated), so that the device can check an export's
+ * declared `workgroupSize` against the shader's: the workload's default workgroup count is computed from
+ * the declared size, so a mismatch would silently skip or repeat work.
  */
 
 /** The rewritten code and the kind of each group-0 binding it declares. */
@@ -17,10 +22,33 @@ export interface PreparedWgsl {
   readonly code: string;
   /** binding index → 's' (storage) or 'u' (uniform), for `@group(0)` declarations. */
   readonly group0: ReadonlyMap<number, 's' | 'u'>;
+  /** entry point name → its `@workgroup_size` [x, y, z], for those given as integer literals. */
+  readonly workgroupSizes: ReadonlyMap<string, readonly [number, number, number]>;
 }
 
 const DECLARATION = /((?:@\s*\w+\s*\(\s*\d+\s*\)\s*)+)var\s*<\s*(\w+)\s*(?:,\s*(\w+)\s*)?>/g;
 const ATTRIBUTE = /@\s*(\w+)\s*\(\s*(\d+)\s*\)/g;
+/** A function's attributes (group 1) and its name (group 2). */
+const FUNCTION = /((?:@\s*\w+\s*(?:\([^()]*\))?\s*)+)fn\s+(\w+)/g;
+const WORKGROUP_SIZE = /@\s*workgroup_size\s*\(([^()]*)\)/;
+/** An integer literal argument: decimal or hex, with an optional `u`/`i` suffix. */
+const LITERAL = /^\s*(0[xX][0-9a-fA-F]+|\d+)[ui]?\s*$/;
+
+/** The literal `@workgroup_size` of every entry point that has one. */
+function workgroupSizes(clean: string): Map<string, readonly [number, number, number]> {
+  const sizes = new Map<string, readonly [number, number, number]>();
+  FUNCTION.lastIndex = 0;
+  for (let m = FUNCTION.exec(clean); m !== null; m = FUNCTION.exec(clean)) {
+    const size = WORKGROUP_SIZE.exec(m[1] ?? '');
+    if (size === null) continue;
+    const args = (size[1] ?? '').split(',').filter((a, i, all) => i < all.length - 1 || a.trim() !== '');
+    const values = args.map((a) => LITERAL.exec(a)?.[1]);
+    if (values.length === 0 || values.length > 3 || values.some((v) => v === undefined)) continue;
+    const [x = 1, y = 1, z = 1] = values.map(Number);
+    sizes.set(m[2] ?? '', [x, y, z]);
+  }
+  return sizes;
+}
 
 /** Removes comments (keeping line structure) so declarations inside them are ignored. */
 function stripComments(code: string): string {
@@ -57,5 +85,5 @@ export function prepareWgsl(code: string): PreparedWgsl {
     }
   }
   out += code.slice(last);
-  return { code: out, group0 };
+  return { code: out, group0, workgroupSizes: workgroupSizes(clean) };
 }

@@ -525,6 +525,33 @@ export function defineDeviceTests(title: string): void {
           .catch((e: unknown) => e);
         expect(KeelError.is(tooMany, ErrorCode.INVALID_ARGUMENT)).toBe(true);
       });
+
+      it("refuses an export whose workgroupSize differs from its entry point's literal @workgroup_size", async () => {
+        const exports = (workgroupSize: [number, number, number]) => [
+          { name: 'main', bindingCount: 0, constantCount: 0, workgroupSize },
+        ];
+        // Attributes in either order, hex and suffixed literals, comments ignored.
+        const code =
+          '/* @workgroup_size(7) fn main */ @workgroup_size(0x40, 2u) @compute fn main() {}\n@compute @workgroup_size(W) fn other() {}\noverride W: u32 = 8;';
+        const mismatch = await device
+          .createExecutable({ format: 'wgsl', code, exports: exports([64, 1, 1]), label: 'sizes' })
+          .catch((e: unknown) => e);
+        expect(KeelError.is(mismatch, ErrorCode.INVALID_ARGUMENT)).toBe(true);
+        expect((mismatch as Error).message).toContain("executable 'sizes' export 'main'");
+        expect((mismatch as Error).message).toContain('[64, 1, 1]');
+        expect((mismatch as Error).message).toContain('@workgroup_size(64, 2, 1)');
+        await expect(
+          device.createExecutable({ format: 'wgsl', code, exports: exports([64, 2, 1]) }),
+        ).resolves.toBeDefined();
+        // A size that is not a literal (an override) is not checked.
+        await expect(
+          device.createExecutable({
+            format: 'wgsl',
+            code,
+            exports: [{ name: 'other', bindingCount: 0, constantCount: 0, workgroupSize: [3, 1, 1] }],
+          }),
+        ).resolves.toBeDefined();
+      });
     });
 
     describe('loss and teardown', () => {

@@ -16,6 +16,21 @@ export function abortedBy(cause: unknown, operation: string): KeelError {
   });
 }
 
+/**
+ * What an operation's own code (a host call's callback, a kernel) threw or rejected with, as the
+ * operation's failure: a KeelError as it is; anything else, `undefined` and `null` included, INTERNAL
+ * naming the operation (e.g. "device 'cpu' queueHostCall"), with the value as cause. A throw never
+ * reads as success.
+ */
+export function thrownBy(error: unknown, operation: string): KeelError {
+  if (KeelError.is(error)) return error;
+  const what =
+    error instanceof Error
+      ? `${error.name}: ${error.message}`
+      : `threw or rejected with ${error === undefined || error === null ? `${error}` : describeValue(error)}`;
+  return new KeelError(ErrorCode.INTERNAL, `${operation}: ${what}`, { cause: error });
+}
+
 /** A failure as text: an Error's message, else the value (describeValue). */
 function reasonOf(value: unknown): string {
   return value instanceof Error ? value.message : describeValue(value);

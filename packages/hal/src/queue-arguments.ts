@@ -267,6 +267,26 @@ export function checkExecuteArguments(
 }
 
 /**
+ * queueAlloca's `options`: undefined, or a plain object whose only key is `pool` (a string); returns the
+ * pool it names ('tlsf' when none). Allocation-free (queueAlloca is on hot paths).
+ */
+export function allocaPool(options: unknown, what: string): string {
+  if (options === undefined) return 'tlsf';
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw invalid(`${what}: options must be an object ({ pool?: string }), got ${describeValue(options)}`);
+  }
+  for (const key in options) {
+    if (key !== 'pool') throw invalid(`${what}: unknown option '${key}' (known options: pool)`);
+  }
+  const pool = (options as { pool?: unknown }).pool;
+  if (pool === undefined) return 'tlsf';
+  if (typeof pool !== 'string') {
+    throw invalid(`${what}: option 'pool' must be a pool name (a string), got ${describeValue(pool)}`);
+  }
+  return pool;
+}
+
+/**
  * Checks the buffer of `queueDealloca`: an instance of `bufferClass` made by `device` (INVALID_ARGUMENT),
  * queue-allocated (INVALID_ARGUMENT: release a createBuffer buffer with destroy()) and still live
  * (FAILED_PRECONDITION: released twice).

@@ -197,4 +197,38 @@ export const reuseCases = [
       );
     },
   }),
+  defineCase({
+    id: 'reuse.table-snapshot-at-call',
+    title:
+      'a binding table is taken as it was at the call: entries changed afterwards (buffer, offset, length) do not reach an execution that waits',
+    tags: ['reuse'],
+    recordsCommands: true,
+    async run(ctx) {
+      const target = ctx.buffer(64);
+      const other = ctx.buffer(64);
+      const cb = ctx.record('reusable');
+      cb.fill({ slot: 0 }, 0x5a, 1);
+      cb.end();
+      const gate = ctx.fresh();
+      const done = ctx.fresh();
+      const entry: { buffer: Buffer; offset?: number; length?: number } = {
+        buffer: target,
+        offset: 16,
+        length: 32,
+      };
+      const table = [entry];
+      // The execute waits on a host semaphore: it runs after the changes below.
+      ctx.device.queueExecute(ctx.queue(0), gate.fence, done.fence, [cb], [table]);
+      entry.buffer = other;
+      entry.offset = 0;
+      entry.length = 8;
+      table[0] = { buffer: other };
+      gate.semaphore.signal(1);
+      await ctx.wait(done.fence);
+      const expected = new Uint8Array(64);
+      expected.fill(0x5a, 16, 48);
+      checkArrayEqual(await ctx.read(target), expected, 'the buffer and range the table named at the call');
+      checkArrayEqual(await ctx.read(other), new Uint8Array(64), 'the buffer named after the call');
+    },
+  }),
 ];

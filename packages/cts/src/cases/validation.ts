@@ -1,5 +1,5 @@
 /** Bad input always gets a KeelError (never a hang or a crash), and the device lifecycle. */
-import { Fence } from '@keel/fence';
+import { Fence, KeelError } from '@keel/fence';
 import { BufferUsage, ErrorCode, QueueAffinity } from '@keel/hal';
 import { check, checkEqual, expectKeelError, expectRejection } from '../assertions';
 import { defineCase } from '../case';
@@ -262,6 +262,104 @@ export const validationCases = [
       );
       checkEqual(buffer.state, 'destroyed', 'buffer state after destroy');
       gate.signal(1); // nothing may run or throw now
+    },
+  }),
+  defineCase({
+    id: 'validation.alloca-options',
+    title:
+      "queueAlloca's options must be an object whose only key is `pool`, a string: anything else is INVALID_ARGUMENT naming the option",
+    tags: ['validation'],
+    recordsCommands: false,
+    async run(ctx) {
+      const d = ctx.device;
+      const q = ctx.queue(0);
+      const e = Fence.empty;
+      const params = { usage: BufferUsage.DEFAULT };
+      const bad: [unknown, string][] = [
+        ['ring', 'a string'],
+        [5, 'a number'],
+        [null, 'null'],
+        [[], 'an array'],
+        [{ pol: 'ring' }, 'an unknown key'],
+        [{ pool: 3 }, 'a pool that is not a string'],
+      ];
+      for (const [options, what] of bad) {
+        const error = expectKeelError(
+          () => d.queueAlloca(q, e, e, params, 16, options as never),
+          ErrorCode.INVALID_ARGUMENT,
+          `options ${what}`,
+        );
+        check(error.message.includes('queueAlloca'), `options ${what}: the message names queueAlloca`);
+      }
+      // The default and an explicit `pool: undefined` allocate.
+      const { fence } = ctx.fresh();
+      const buffer = d.queueAlloca(q, e, fence, params, 16, { pool: undefined });
+      await ctx.wait(fence);
+      const released = ctx.fresh();
+      d.queueDealloca(q, fence, released.fence, buffer);
+      await ctx.wait(released.fence);
+    },
+  }),
+  defineCase({
+    id: 'validation.host-call-throws',
+    title:
+      'a host call that throws or rejects anything (undefined and null included) fails its signal: INTERNAL naming queueHostCall with the value as cause, or the KeelError it threw',
+    tags: ['validation'],
+    recordsCommands: false,
+    async run(ctx) {
+      const d = ctx.device;
+      const q = ctx.queue(0);
+      const thrown = [undefined, null, 0, '', new Error('plain')];
+      for (const [i, value] of thrown.entries()) {
+        for (const how of ['throws', 'rejects'] as const) {
+          const { semaphore, fence } = ctx.fresh();
+          d.queueHostCall(q, Fence.empty, fence, () => {
+            if (how === 'throws') throw value;
+            return Promise.reject(value);
+          });
+          const what = `a host call that ${how} value #${i} (${String(value)})`;
+          const error = await expectRejection(ctx.wait(fence), ErrorCode.ABORTED, what);
+          const failure = semaphore.failure;
+          check(KeelError.is(failure), `${what}: its semaphore failed with a KeelError`);
+          checkEqual((failure as KeelError).code, ErrorCode.INTERNAL, `${what}: the failure's code`);
+          check(
+            (failure as KeelError).message.includes('queueHostCall'),
+            `${what}: the message names queueHostCall`,
+          );
+          check((failure as KeelError).cause === value, `${what}: the cause is the thrown value`);
+          check(error.cause === failure, `${what}: the wait's cause is the failure`);
+        }
+      }
+      const own = new KeelError(ErrorCode.DATA_LOSS, 'mine');
+      const { semaphore, fence } = ctx.fresh();
+      d.queueHostCall(q, Fence.empty, fence, () => {
+        throw own;
+      });
+      await expectRejection(ctx.wait(fence), ErrorCode.ABORTED, 'a host call throwing a KeelError');
+      check(semaphore.failure === own, 'a thrown KeelError fails the signal as it is');
+    },
+  }),
+  defineCase({
+    id: 'validation.aborted-names-device-and-operation',
+    title: "the ABORTED error of an operation whose wait failed names the device's operation and the cause",
+    tags: ['validation'],
+    recordsCommands: false,
+    async run(ctx) {
+      const d = ctx.device;
+      const q = ctx.queue(0);
+      const buffer = ctx.buffer(16);
+      const gate = ctx.fresh();
+      const out = ctx.fresh();
+      d.queueFill(q, gate.fence, out.fence, { buffer }, 0, 1);
+      const root = new KeelError(ErrorCode.DATA_LOSS, 'root cause');
+      gate.semaphore.fail(root);
+      await expectRejection(ctx.wait(out.fence), ErrorCode.ABORTED, 'the fill after a failed wait');
+      const failure = out.semaphore.failure;
+      check(KeelError.is(failure) && failure.code === ErrorCode.ABORTED, 'the fill failed ABORTED');
+      const message = (failure as KeelError).message;
+      check(/\S+ queueFill: /.test(message), `the message names the device before queueFill: '${message}'`);
+      check(message.includes('root cause'), `the message gives the cause: '${message}'`);
+      check((failure as KeelError).cause === root, 'the cause is the original failure');
     },
   }),
 ];

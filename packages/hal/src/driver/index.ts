@@ -4,6 +4,7 @@
  * pooled operation record, failure propagation and completion helpers, fence helpers, and the builders
  * plan compilers share. Re-exports only.
  */
+export { snapshotBindingTable } from '../binding-table';
 export { assertBufferLive, checkBufferByteLength, checkBufferParams } from '../buffer';
 export { resolveRange } from '../buffer-ref';
 export { createExecutableExports, lookupExport } from '../executable';
@@ -15,6 +16,7 @@ export {
   hasPendingTimepoint,
   propagateFailure,
   signalPendingTimepoints,
+  thrownBy,
   type UnhandledFailureContext,
   type UnhandledFailureHook,
   type UnhandledFailureReport,

@@ -25,6 +25,7 @@ import type { AllocaOptions, Device, DeviceInfo } from '../device';
 import { checkOptions } from '../options';
 import { QueueAffinity } from '../queue-affinity';
 import {
+  allocaPool,
   type BufferClass,
   type ByteRange,
   checkCopyRanges,
@@ -406,6 +407,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     const what = this.names.queueAlloca;
     const queue = this.begin('queueAlloca', affinity, wait, signal);
     const usage = checkBufferParams(params, what);
+    const pool = allocaPool(options, what);
     const max = this.info.limits.maxBufferSize;
     if (typeof size !== 'number' || !Number.isInteger(size) || size < 0 || size > max) {
       throw invalid(`${what}: size must be an integer in [0, ${max}], got ${describeValue(size)}`);
@@ -415,7 +417,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     request.params = params;
     request.usage = usage;
     request.size = size;
-    request.pool = options?.pool ?? 'tlsf';
+    request.pool = pool;
     try {
       const buffer = this.allocate(queue, wait, signal, request);
       this.tracer?.fenceOp('queueAlloca', queue, signal, { queue, bytes: size, pool: request.pool });
