@@ -314,10 +314,15 @@ export class CommandRecorder {
     if (config === null || typeof config !== 'object') {
       fail(this, `dispatch: config must be an object, got ${describeValue(config)}`);
     }
+    // Shape checks recording needs, with or without validation.
+    if (
+      executable === null ||
+      typeof executable !== 'object' ||
+      typeof executable.lookupExport !== 'function'
+    ) {
+      fail(this, `dispatch: expected an executable, got ${describeValue(executable)}`);
+    }
     if (this.validation) {
-      if (executable === null || typeof executable !== 'object') {
-        fail(this, `dispatch: expected an executable, got ${describeValue(executable)}`);
-      }
       if (executable.device !== this.device) {
         const label = executable.label;
         fail(
@@ -338,7 +343,7 @@ export class CommandRecorder {
     let workload: readonly number[] | undefined;
     if ('workgroupCount' in config) {
       count = config.workgroupCount;
-      if (this.validation && (count === null || typeof count !== 'object')) {
+      if (count === null || typeof count !== 'object') {
         dispatchFail(this, exp, ': workgroupCount must be [x, y, z]');
       }
     } else if ('workload' in config) {
@@ -346,6 +351,9 @@ export class CommandRecorder {
       count = countFromWorkload(this, executable, exp, workload);
     } else if ('indirect' in config) {
       params = config.indirect;
+      if (params === undefined) {
+        dispatchFail(this, exp, ': indirect must be a buffer ref to 12 bytes (x, y, z as u32)');
+      }
     } else {
       dispatchFail(this, exp, ': config needs workgroupCount, workload or indirect');
     }
@@ -354,6 +362,7 @@ export class CommandRecorder {
     const constantCount = constants === undefined ? 0 : constants.length;
     if (this.validation) checkDispatch(this, exp, count, workload, params, bindings, constants);
     else {
+      if (!Array.isArray(bindings)) dispatchFail(this, exp, ': bindings must be an array of buffer refs');
       if (params !== undefined) this.#shape(params, 'dispatch indirect parameters');
       for (let i = 0; i < bindings.length; i++) this.#shape(bindings[i]!, `dispatch binding ${i}`);
     }
@@ -399,9 +408,11 @@ export class CommandRecorder {
   /** Opens a debug group; groups nest and must be closed before end(). */
   beginDebugGroup(label: string): void {
     this.#recording('beginDebugGroup');
+    if (typeof label !== 'string')
+      fail(this, `beginDebugGroup: label must be a string, got ${describeValue(label)}`);
     const rec = this.rec;
     const at = rec.start(Op.BEGIN_DEBUG_GROUP, 2);
-    rec.words[at + 1] = rec.labels.push(String(label)) - 1;
+    rec.words[at + 1] = rec.labels.push(label) - 1;
     this.#debugDepth++;
     rec.finish(at + 2);
   }

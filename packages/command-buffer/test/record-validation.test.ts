@@ -701,3 +701,50 @@ describe('validation: false', () => {
     expect(trusted.commandCount).toBe(1);
   });
 });
+
+describe('dispatch and debug-group shapes, with and without validation (never a TypeError)', () => {
+  for (const validation of [true, false]) {
+    it(`validation: ${validation}`, () => {
+      const cb = createCommandBuffer(device, {
+        validation,
+        bindingCapacity: 1,
+        mode: 'reusable',
+        label: 'cb',
+      });
+      const b = device.buffer(64);
+      const bindings = [{ buffer: b }, { buffer: b }];
+      cb.begin();
+      expectKeelError(
+        () => cb.dispatch(kernel, 'k', { indirect: undefined as never, constants: [0], bindings }),
+        'INVALID_ARGUMENT',
+        /dispatch 'k': indirect must be a buffer ref/,
+      );
+      expectKeelError(
+        () => cb.dispatch(kernel, 'k', { workgroupCount: null as never, constants: [0], bindings }),
+        'INVALID_ARGUMENT',
+        /dispatch 'k': workgroupCount must be \[x, y, z\]/,
+      );
+      expectKeelError(
+        () => cb.dispatch({ device } as never, 'k', { workgroupCount: [1, 1, 1], constants: [0], bindings }),
+        'INVALID_ARGUMENT',
+        /dispatch: expected an executable/,
+      );
+      expectKeelError(
+        () => cb.dispatch(kernel, 'k', { workgroupCount: [1, 1, 1], constants: [0], bindings: 5 as never }),
+        'INVALID_ARGUMENT',
+        /bindings must be an array/,
+      );
+      for (const label of [7, Symbol('s'), { toString: () => 'x' }, undefined]) {
+        expectKeelError(
+          () => cb.beginDebugGroup(label as never),
+          'INVALID_ARGUMENT',
+          /beginDebugGroup: label must be a string/,
+        );
+      }
+      expect(cb.commandCount).toBe(0);
+      cb.beginDebugGroup('ok');
+      cb.endDebugGroup();
+      cb.end();
+    });
+  }
+});

@@ -286,7 +286,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     const cannotImport = (message: string, cause: unknown) =>
       driver.invalid(`${what}: cannot import ${url}: ${message}`, cause);
     const label = source.label ?? url.slice(url.lastIndexOf('/') + 1);
-    const exports = createExecutableExports(source.exports, `'${label}'`);
+    const exports = createExecutableExports(source.exports, `'${label}'`, this.info.limits);
     // The id is taken now: concurrent createExecutable calls must not share one.
     const id = this.executables.length;
     const executable = new CpuExecutable(this, id, url, exports, label);

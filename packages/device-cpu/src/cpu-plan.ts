@@ -7,7 +7,7 @@ import type { BindingTable } from '@keel/hal';
 import { invalid } from '@keel/hal/driver';
 import { CpuBuffer } from './cpu-buffer';
 import type { PlanRuntime } from './executor';
-import { type PlanArrays, RESOLVED_STRIDE } from './plan-format';
+import { type PlanArrays, REF_STRIDE, RESOLVED_STRIDE } from './plan-format';
 import type { SlabTable } from './slab-table';
 
 /** A plan as the main thread keeps it (made by cpu-planner.ts). */
@@ -21,6 +21,19 @@ export interface CpuPlan {
   shippedTo: number;
   /** The plan as the main thread runs it (sync mode), made on first use. */
   runtime: PlanRuntime | undefined;
+  /** Which slots its commands refer to (1: used), made on the first table missing an entry. */
+  usedSlots?: Uint8Array;
+}
+
+/** Marks the slots the plan's refs name (a ref's source ≥ 0 is a slot). */
+function usedSlotsOf(arrays: PlanArrays): Uint8Array {
+  const used = new Uint8Array(arrays.slotCount);
+  const refs = arrays.refs;
+  for (let r = 0; r < refs.length; r += REF_STRIDE) {
+    const source = refs[r]!;
+    if (source >= 0 && source < used.length) used[source] = 1;
+  }
+  return used;
 }
 
 /** Float64 words the resolved table of `plan` takes. */
@@ -33,7 +46,7 @@ export function resolvedLength(plan: CpuPlan): number {
  * direct buffer, into `out` from `at` (resolvedLength(plan) words). Run when the operation is about to
  * execute (queue-allocated buffers have memory by then). FAILED_PRECONDITION for a buffer without
  * memory; INVALID_ARGUMENT for an entry that is not a buffer of this device (reachable only with
- * validation off). An unused slot gets slab index -1.
+ * validation off), and for a slot the commands use that has no entry. An unused slot gets slab index -1.
  */
 export function resolveTableInto(
   out: Float64Array,
@@ -54,6 +67,14 @@ export function resolveTableInto(
     if (e < slots) {
       const binding = table?.[e];
       if (!binding || binding === null) {
+        // A slot with no entry is fine only when no command uses it (reachable with validation off:
+        // submissions are not checked then, but a missing entry is still INVALID_ARGUMENT).
+        plan.usedSlots ??= usedSlotsOf(plan.arrays);
+        if (plan.usedSlots[e] === 1) {
+          throw invalid(
+            `${what}: binding slot ${e} is used by the command buffer but the binding table has no entry for it`,
+          );
+        }
         out[o] = -1;
         continue;
       }

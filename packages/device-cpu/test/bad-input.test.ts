@@ -72,6 +72,66 @@ describe.each(['sync', 'task'] as const)('device-cpu %s: bad input', (mode) => {
     expect(s.failure).toBeUndefined();
   });
 
+  it('createExecutable refuses exports over the advertised maxBindings / maxConstants', async () => {
+    const d = device(mode);
+    const url = new URL('./fixtures/device-kernels.js', import.meta.url);
+    const { maxBindings, maxConstants } = d.info.limits;
+    for (const [bindingCount, constantCount, rule] of [
+      [maxBindings + 1, 0, 'maxBindings'],
+      [0, maxConstants + 1, 'maxConstants'],
+    ] as const) {
+      const error = await d
+        .createExecutable({
+          format: 'js-module',
+          url,
+          exports: [{ name: 'throws', bindingCount, constantCount }],
+        })
+        .catch((e: unknown) => e);
+      expect(KeelError.is(error, 'INVALID_ARGUMENT')).toBe(true);
+      expect((error as Error).message).toContain(rule);
+    }
+  });
+
+  it('validation: false still fails a used slot without a table entry with INVALID_ARGUMENT (nothing silently skipped)', async () => {
+    const d = device(mode);
+    const b = d.createBuffer({ byteLength: 16, usage: STORAGE });
+    for (const record of [
+      (cb: ReturnType<CpuDevice['createCommandBuffer']>) => cb.fill({ slot: 1 }, 0xab, 1),
+      (cb: ReturnType<CpuDevice['createCommandBuffer']>) =>
+        cb.copy({ buffer: b }, { slot: 1, offset: 0, length: 16 }),
+    ]) {
+      const cb = d.createCommandBuffer({ bindingCapacity: 2, validation: false, mode: 'reusable' });
+      cb.begin();
+      record(cb);
+      cb.end();
+      const s = new TimelineSemaphore();
+      d.queueExecute(
+        1,
+        Fence.empty,
+        Fence.of({ semaphore: s, value: 1 }),
+        [cb],
+        [[{ buffer: b }, undefined]],
+      );
+      await expect(s.wait(1, { timeoutMs: 5000 })).rejects.toThrow();
+      expect(s.failure?.code).toBe('INVALID_ARGUMENT');
+      expect(s.failure?.message).toContain('binding slot 1');
+      // An unused slot may stay empty.
+      const fine = d.createCommandBuffer({ bindingCapacity: 2, validation: false, mode: 'reusable' });
+      fine.begin();
+      fine.fill({ slot: 1 }, 1, 1);
+      fine.end();
+      const t = new TimelineSemaphore();
+      d.queueExecute(
+        1,
+        Fence.empty,
+        Fence.of({ semaphore: t, value: 1 }),
+        [fine],
+        [[undefined, { buffer: b }]],
+      );
+      await t.wait(1, { timeoutMs: 5000 });
+    }
+  });
+
   it('refuses masks that are not 32-bit integers (2**32 + 1 is not queue 0)', () => {
     const d = device(mode);
     const s = d.createSemaphore(0);

@@ -87,19 +87,12 @@ export async function compileExecutable(
   // How messages name the executable.
   const exe = `executable ${name}`;
   if (typeof source.code !== 'string') throw invalid(`${exe}: code must be a WGSL string`);
-  const exports = createExecutableExports(source.exports, name);
+  const exports = createExecutableExports(source.exports, name, {
+    maxBindings: limits.maxBindings,
+    maxConstants: MAX_CONSTANTS,
+  });
   for (const e of exports) {
     const what = `${exe} export '${e.name}'`;
-    if (e.bindingCount > limits.maxBindings) {
-      throw invalid(
-        `${what}: ${e.bindingCount} bindings exceed the device's maxBindings of ${limits.maxBindings}`,
-      );
-    }
-    if (e.constantCount > MAX_CONSTANTS) {
-      throw invalid(
-        `${what}: ${e.constantCount} constants exceed the device's maxConstants of ${MAX_CONSTANTS}`,
-      );
-    }
     const [x, y, z] = e.workgroupSize;
     const max = limits.maxWorkgroupSize;
     if (x > max[0] || y > max[1] || z > max[2] || x * y * z > limits.maxInvocationsPerWorkgroup) {

@@ -92,6 +92,8 @@ function checkCount(value: number, what: string): void {
 export function createExecutableExports(
   descriptors: readonly ExportDescriptor[],
   executableName: string,
+  /** The device's limits (DeviceLimits): an export taking more bindings or constants is refused. */
+  limits?: { readonly maxBindings: number; readonly maxConstants: number },
 ): ExecutableExport[] {
   if (!Array.isArray(descriptors) || descriptors.length === 0) {
     throw invalid(`executable ${executableName}: needs at least one export`);
@@ -114,6 +116,14 @@ export function createExecutableExports(
     const named = `${what} '${d.name}'`;
     checkCount(d.bindingCount, `${named}: bindingCount`);
     checkCount(d.constantCount, `${named}: constantCount`);
+    if (limits !== undefined && d.bindingCount > limits.maxBindings) {
+      throw invalid(`${named}: ${d.bindingCount} bindings exceed the device's maxBindings of ${limits.maxBindings}`);
+    }
+    if (limits !== undefined && d.constantCount > limits.maxConstants) {
+      throw invalid(
+        `${named}: ${d.constantCount} constants exceed the device's maxConstants of ${limits.maxConstants}`,
+      );
+    }
     const size: WorkgroupSize = d.workgroupSize ?? [1, 1, 1];
     if (!Array.isArray(size) || size.length !== 3 || size.some((s) => !Number.isInteger(s) || s < 1)) {
       throw invalid(`${named}: workgroupSize must be three positive integers, got ${describeValue(size)}`);

@@ -362,4 +362,34 @@ export const validationCases = [
       check((failure as KeelError).cause === root, 'the cause is the original failure');
     },
   }),
+  defineCase({
+    id: 'validation.execute-affinity-intersection',
+    title:
+      "queueExecute runs on a queue in the intersection of its mask and every command buffer's affinity (a command buffer made for the last queue, submitted with ANY); an empty intersection is INVALID_ARGUMENT",
+    tags: ['validation'],
+    recordsCommands: true,
+    async run(ctx) {
+      const d = ctx.device;
+      const last = ctx.queueCount - 1;
+      const target = ctx.buffer(16);
+      const cb = ctx.record('one-shot', QueueAffinity.of(last));
+      cb.fill({ buffer: target }, 7, 1);
+      cb.end();
+      const { fence } = ctx.fresh();
+      d.queueExecute(QueueAffinity.ANY, Fence.empty, fence, [cb]);
+      await ctx.wait(fence);
+      checkEqual((await ctx.read(target))[15], 7, 'the command buffer ran');
+      if (ctx.queueCount >= 2) {
+        const other = ctx.record('one-shot', QueueAffinity.of(0));
+        other.end();
+        const mine = ctx.record('one-shot', QueueAffinity.of(last));
+        mine.end();
+        expectKeelError(
+          () => d.queueExecute(QueueAffinity.ANY, Fence.empty, Fence.empty, [other, mine]),
+          ErrorCode.INVALID_ARGUMENT,
+          'command buffers with no queue in common',
+        );
+      }
+    },
+  }),
 ];

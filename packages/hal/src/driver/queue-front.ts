@@ -210,6 +210,25 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
   }
 
   /**
+   * queueExecute's queue choice: the submission mask intersected with every command buffer's affinity
+   * (DESIGN.md § hal: a device maps the intersection onto its queues), so a command buffer made for
+   * queue 1 runs there when submitted with ANY. When the intersection leaves none of the device's
+   * queues, or an argument is malformed, `affinity` is returned unchanged and the argument checks name
+   * the problem. Allocation-free.
+   */
+  private executeAffinity(affinity: number, commandBuffers: unknown): number {
+    if (!QueueAffinity.isValid(affinity) || !Array.isArray(commandBuffers)) return affinity;
+    let m = affinity >>> 0;
+    for (let i = 0; i < commandBuffers.length; i++) {
+      const a = (commandBuffers[i] as { affinity?: unknown } | null | undefined)?.affinity;
+      if (typeof a !== 'number' || !QueueAffinity.isValid(a)) return affinity;
+      m = (m & a) >>> 0;
+    }
+    if (this.queueMask === -1) this.queueMask = QueueAffinity.firstN(this.info.queueCount);
+    return (m & this.queueMask) === 0 ? affinity : m;
+  }
+
+  /**
    * Checks a direct ref (hal's checkQueueRef: a live buffer of this device with `usage`, a range inside
    * it; length defaults to `defaultLength` when given, else to the end) and leaves its range in `range`.
    */
@@ -382,7 +401,7 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     commandBuffers: readonly CommandBuffer[],
     bindingTables?: readonly (BindingTable | undefined)[],
   ): void {
-    const queue = this.begin('queueExecute', affinity, wait, signal);
+    const queue = this.begin('queueExecute', this.executeAffinity(affinity, commandBuffers), wait, signal);
     checkExecuteArguments(
       this as unknown as Device,
       queue,
