@@ -85,8 +85,6 @@ export function copyAcrossDevices(
   }
   // Everything the write half needs is checked before the read half is submitted, so that an
   // argument error leaves nothing enqueued (the read would otherwise run for nothing).
-  checkTransferBuffer(source.buffer, BufferUsage.TRANSFER_SOURCE, `${what} source`);
-  checkTransferBuffer(target.buffer, BufferUsage.TRANSFER_TARGET, `${what} target`);
   const staging = new Uint8Array(from.length);
   const readOp = { kind: 'read', source, target: staging } as const;
   const writeOp = { kind: 'write', source: staging, target } as const;
@@ -98,6 +96,8 @@ export function copyAcrossDevices(
   };
   scheduler.checkSubmit(readOp, readOptions);
   scheduler.checkSubmit(writeOp, writeOptions);
+  checkTransferBuffer(source.buffer, BufferUsage.TRANSFER_SOURCE, `${what} source`);
+  checkTransferBuffer(target.buffer, BufferUsage.TRANSFER_TARGET, `${what} target`);
   const staged = Fence.of({ semaphore: sourceDevice.createSemaphore(0), value: 1 });
   const read = scheduler.submit(readOp, { ...readOptions, signalFence: staged });
   const write = scheduler.submit(writeOp, { ...writeOptions, wait: staged });
