@@ -8,10 +8,29 @@
  * depends only on hal and fence, so it carries this small helper of its own.)
  */
 import { ErrorCode, Fence, KeelError } from '@keel/fence';
-import { type DirectBufferRef, describeBuffer } from '@keel/hal';
-import { resolveRange } from '@keel/hal/driver';
+import {
+  type Buffer,
+  BufferUsage,
+  type DirectBufferRef,
+  describeBuffer,
+  describeUsage,
+  hasAllBits,
+} from '@keel/hal';
+import { assertBufferLive, resolveRange } from '@keel/hal/driver';
 import type { SubmitOptions } from './queue-operation';
 import type { Scheduler } from './scheduler';
+import { checkSubmitOptions } from './submit-options';
+
+/** FAILED_PRECONDITION unless `buffer` is live, INVALID_ARGUMENT unless it has the `usage` bits. */
+function checkTransferBuffer(buffer: Buffer, usage: number, what: string): void {
+  assertBufferLive(buffer, what);
+  if (!hasAllBits(buffer.usage, usage)) {
+    throw new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${what}: ${describeBuffer(buffer)} has usage ${describeUsage(buffer.usage)}, the transfer needs ${describeUsage(usage)}`,
+    );
+  }
+}
 
 /** Where each half of a cross-device copy ran (target indices); `read` is -1 for a same-device copy. */
 export interface CrossDeviceCopyPlacement {
@@ -26,6 +45,8 @@ export interface CrossDeviceCopyPlacement {
  * single queue copy. Across devices it holds a host staging array of the range's length until the
  * write completes; `options.affinity` constrains both halves (each is intersected with the targets of
  * its buffer's device). A failure of the read fails the write's signal with ABORTED (device contract).
+ * Argument errors leave nothing enqueued: the options (as `submit` checks them), both buffers (live,
+ * transfer usage) and both halves' placement are checked before the read is submitted.
  */
 export function copyAcrossDevices(
   scheduler: Scheduler,
@@ -34,6 +55,7 @@ export function copyAcrossDevices(
   options: SubmitOptions = {},
 ): CrossDeviceCopyPlacement {
   const what = 'copyAcrossDevices';
+  checkSubmitOptions(options, what);
   if (typeof source?.buffer !== 'object' || source.buffer === null) {
     throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: source is not a buffer reference`);
   }
@@ -61,15 +83,23 @@ export function copyAcrossDevices(
   if (sourceDevice === target.buffer.device) {
     return { read: -1, write: scheduler.submit({ kind: 'copy', source, target }, options) };
   }
+  // Everything the write half needs is checked before the read half is submitted, so that an
+  // argument error leaves nothing enqueued (the read would otherwise run for nothing).
   const staging = new Uint8Array(from.length);
+  const readOp = { kind: 'read', source, target: staging } as const;
+  const writeOp = { kind: 'write', source: staging, target } as const;
+  const readOptions: SubmitOptions = { affinity: options.affinity, wait: options.wait };
+  const writeOptions = {
+    affinity: options.affinity,
+    signalFence: options.signalFence,
+    signal: options.signal,
+  };
+  scheduler.checkSubmit(readOp, readOptions);
+  scheduler.checkSubmit(writeOp, writeOptions);
+  checkTransferBuffer(source.buffer, BufferUsage.TRANSFER_SOURCE, `${what} source`);
+  checkTransferBuffer(target.buffer, BufferUsage.TRANSFER_TARGET, `${what} target`);
   const staged = Fence.of({ semaphore: sourceDevice.createSemaphore(0), value: 1 });
-  const read = scheduler.submit(
-    { kind: 'read', source, target: staging },
-    { affinity: options.affinity, wait: options.wait, signalFence: staged },
-  );
-  const write = scheduler.submit(
-    { kind: 'write', source: staging, target },
-    { affinity: options.affinity, wait: staged, signalFence: options.signalFence, signal: options.signal },
-  );
+  const read = scheduler.submit(readOp, { ...readOptions, signalFence: staged });
+  const write = scheduler.submit(writeOp, { ...writeOptions, wait: staged });
   return { read, write };
 }

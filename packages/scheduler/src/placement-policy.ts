@@ -87,7 +87,8 @@ export class PlacementPolicy {
   /**
    * Chooses a target among `allowed` (non-empty, lost targets already removed) for an operation that
    * waits on `wait`; sets `reason` and `producers`. Throws FAILED_PRECONDITION (naming `what`) if a
-   * wait timepoint is not reached and was to be signalled by a lost target: it can never be reached.
+   * wait timepoint is not reached, not failed, and was to be signalled by a lost target: it can never
+   * be reached. A failed one is placed as usual (the device fails the operation's signal ABORTED).
    * `what` names the operation in that message (a constant string: nothing is built per call).
    */
   choose(allowed: number, wait: Fence, what: string): number {
@@ -99,7 +100,14 @@ export class PlacementPolicy {
       const target = this.#producerOf.get(tp.semaphore);
       if (target === undefined) continue;
       const bit = 1 << target;
-      if ((this.#lostMask & bit) !== 0 && tp.semaphore.value < tp.value) {
+      // A pending timepoint of a lost target can never be reached. A failed one is not refused: the
+      // device that takes the operation does not run it and fails its signal ABORTED (the cause is the
+      // failure), so downstream waiters see the error instead of hanging.
+      if (
+        (this.#lostMask & bit) !== 0 &&
+        tp.semaphore.failure === undefined &&
+        tp.semaphore.value < tp.value
+      ) {
         this.#clearVotes(producers);
         throw new KeelError(
           ErrorCode.FAILED_PRECONDITION,

@@ -33,8 +33,8 @@ export function describeTarget(index: number, target: SchedulerTarget): string {
 }
 
 /**
- * Validates a target list: 1..32 targets, each a device with a queue index below its queue count, no
- * (device, queue) pair twice. Throws INVALID_ARGUMENT naming the target and the rule.
+ * Validates a target list: 1..32 targets, each a device with a queue index below its queue count and
+ * an optional string label, no (device, queue) pair twice. Throws INVALID_ARGUMENT naming the target and the rule.
  */
 export function checkTargets(targets: readonly SchedulerTarget[]): void {
   if (!Array.isArray(targets) || targets.length === 0 || targets.length > MAX_TARGETS) {
@@ -77,5 +77,11 @@ export function checkTargets(targets: readonly SchedulerTarget[]): void {
       );
     }
     queues.add(target.queue);
+    if (target.label !== undefined && typeof target.label !== 'string') {
+      throw new KeelError(
+        ErrorCode.INVALID_ARGUMENT,
+        `Scheduler: target ${i}: label must be a string, got ${describeValue(target.label)}`,
+      );
+    }
   }
 }

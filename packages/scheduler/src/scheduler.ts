@@ -12,6 +12,10 @@
  * - A wait timepoint that is not reached and whose producer (the target that last signalled its
  *   semaphore through this scheduler) is on a lost or destroyed device: FAILED_PRECONDITION, at once,
  *   instead of an operation that could never start.
+ * - Submit options are checked as constructor options are (INVALID_ARGUMENT for a non-object or an
+ *   unknown key, naming it); `flush` masks as submit's masks.
+ * - A wait timepoint that failed does not make an operation unplaceable, even if its producer was
+ *   lost: the device that takes it fails its signal ABORTED with the failure as cause.
  * - Argument errors of the device propagate unchanged (nothing enqueued, no state changed).
  * - An operation with an empty signal fence gets a private one-timepoint fence of a semaphore the
  *   chosen device creates, so that it still counts as in flight until it completed.
@@ -35,6 +39,7 @@ import { PLACEMENT_REASONS, type PlacementRecord, type SchedulerStats } from './
 import { PlacementTrace } from './placement-trace';
 import type { AllocaOperation, QueueOperation, QueueOperationKind, SubmitOptions } from './queue-operation';
 import { checkTargets, describeTarget, type SchedulerTarget } from './scheduler-target';
+import { checkSubmitOptions } from './submit-options';
 
 export interface SchedulerOptions {
   /**
@@ -190,23 +195,51 @@ export class Scheduler {
   submit(op: NonAllocaOperation, options?: SubmitOptions): number;
   submit(op: QueueOperation, options?: SubmitOptions): Buffer | number;
   submit(op: QueueOperation, options?: SubmitOptions): Buffer | number {
-    if (
-      typeof op !== 'object' ||
-      op === null ||
-      typeof op.kind !== 'string' ||
-      !Object.hasOwn(WHAT, op.kind)
-    ) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `Scheduler.submit: ${describeOp(op)} is not a queue operation (kind one of ${Object.keys(WHAT).join(', ')})`,
-      );
+    const what = whatOf(op);
+    checkSubmitOptions(options, what);
+    let signal = signalFenceOf(options, what);
+    const allowed = this.#allowedTargets(op, options, what);
+    const wait = options?.wait ?? Fence.empty;
+
+    const policy = this.#policy;
+    const target = policy.choose(allowed, wait, what);
+    const device = (this.targets[target] as SchedulerTarget).device;
+    if (signal.isEmpty) signal = Fence.of({ semaphore: device.createSemaphore(0), value: 1 });
+    const result = this.#forward(op, device, this.#queueBit[target]! >>> 0, wait, signal);
+
+    policy.commit(target, signal);
+    const sequence = this.#submitted++;
+    this.#byReason[policy.reason]!++;
+    this.#perTarget[target]!++;
+    const local = (policy.producers & allowed) >>> 0;
+    if (local !== 0) {
+      this.#eligible++;
+      if (((local >>> target) & 1) === 1) this.#onProducer++;
     }
-    const what = WHAT[op.kind];
+    this.#lastTarget = target;
+    this.#trace?.push(sequence, op.kind, target, PlacementPolicy.reasonName(policy.reason), policy.producers);
+    return result === undefined ? target : result;
+  }
+
+  /**
+   * @internal Runs the scheduler's own checks of `submit(op, options)` (the operation, the options,
+   * the masks, the devices) and returns the mask of allowed targets, enqueueing nothing and changing
+   * nothing. Not checked: the device's own argument checks and waits on a lost target's pending
+   * timepoints (placement). copyAcrossDevices checks its write half with it before it submits the read.
+   */
+  checkSubmit(op: QueueOperation, options?: SubmitOptions): number {
+    const what = whatOf(op);
+    checkSubmitOptions(options, what);
+    signalFenceOf(options, what);
+    return this.#allowedTargets(op, options, what);
+  }
+
+  /** The targets `op` may go to (see the class contract), or the KeelError saying why none. */
+  #allowedTargets(op: QueueOperation, options: SubmitOptions | undefined, what: string): number {
     const affinity = options?.affinity ?? QueueAffinity.ANY;
     const wait = options?.wait ?? Fence.empty;
     QueueAffinity.check(affinity, what);
     if (!isFence(wait)) throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: wait is not a Fence`);
-    let signal = signalFenceOf(options, what);
 
     let allowed = (affinity & this.allTargets) >>> 0;
     if (allowed === 0) {
@@ -233,30 +266,22 @@ export class Scheduler {
         );
       }
     }
-
-    const policy = this.#policy;
-    const target = policy.choose(allowed, wait, what);
-    const device = (this.targets[target] as SchedulerTarget).device;
-    if (signal.isEmpty) signal = Fence.of({ semaphore: device.createSemaphore(0), value: 1 });
-    const result = this.#forward(op, device, this.#queueBit[target]! >>> 0, wait, signal);
-
-    policy.commit(target, signal);
-    const sequence = this.#submitted++;
-    this.#byReason[policy.reason]!++;
-    this.#perTarget[target]!++;
-    const local = (policy.producers & allowed) >>> 0;
-    if (local !== 0) {
-      this.#eligible++;
-      if (((local >>> target) & 1) === 1) this.#onProducer++;
-    }
-    this.#lastTarget = target;
-    this.#trace?.push(sequence, op.kind, target, PlacementPolicy.reasonName(policy.reason), policy.producers);
-    return result === undefined ? target : result;
+    return allowed;
   }
 
-  /** Pushes deferred work of the selected targets' queues to their devices (`Device.flush`). */
+  /**
+   * Pushes deferred work of the selected targets' queues to their devices (`Device.flush`). The mask is
+   * checked as submit's: not a 32-bit integer, or selecting none of the targets, is INVALID_ARGUMENT.
+   */
   flush(affinity: number = QueueAffinity.ANY): void {
-    const mask = (affinity & this.allTargets) >>> 0;
+    const checked = QueueAffinity.check(affinity, 'Scheduler.flush');
+    const mask = (checked & this.allTargets) >>> 0;
+    if (mask === 0) {
+      throw new KeelError(
+        ErrorCode.INVALID_ARGUMENT,
+        `Scheduler.flush: affinity ${hex(checked)} selects none of the scheduler's ${this.targets.length} target(s) (${hex(this.allTargets)})`,
+      );
+    }
     for (const [device, targets] of this.#deviceTargets) {
       let queues = 0;
       let m = (targets & mask & ~this.#policy.lostMask) >>> 0;
@@ -463,6 +488,17 @@ export class Scheduler {
         return undefined;
     }
   }
+}
+
+/** How messages name the submission of `op`; INVALID_ARGUMENT unless it is a queue operation. */
+function whatOf(op: QueueOperation): string {
+  if (typeof op !== 'object' || op === null || typeof op.kind !== 'string' || !Object.hasOwn(WHAT, op.kind)) {
+    throw new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `Scheduler.submit: ${describeOp(op)} is not a queue operation (kind one of ${Object.keys(WHAT).join(', ')})`,
+    );
+  }
+  return WHAT[op.kind];
 }
 
 function describeOp(op: unknown): string {

@@ -1,5 +1,5 @@
 /** Several devices behind one scheduler: buffers pin work to their device, cross-device copies, loss. */
-import { Fence, KeelError } from '@keel/fence';
+import { Fence, KeelError, TimelineSemaphore } from '@keel/fence';
 import type { Device } from '@keel/hal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyAcrossDevices, Scheduler, targetsOf } from '../src/index';
@@ -115,7 +115,7 @@ describe('two CPU devices behind one scheduler', () => {
 });
 
 describe('a destroyed device', () => {
-  it('is never placed on again, and waiting on its pending work is FAILED_PRECONDITION', async () => {
+  it('is never placed on again; waiting on its failed work fails ABORTED, on what it cannot reach FAILED_PRECONDITION', async () => {
     const keep = await cpuDevice(1);
     const doomed = await cpuDevice(2);
     const scheduler = new Scheduler(targetsOf(keep, doomed));
@@ -129,15 +129,29 @@ describe('a destroyed device', () => {
     const finished = nextFence(doomed);
     scheduler.submit({ kind: 'barrier' }, { affinity: 0b110, signal: finished });
     await finished.wait({ timeoutMs: 10_000 });
+    // A host timeline it advanced to 1: its value 2 is left to a device that is going away.
+    const lane = new TimelineSemaphore(0, { label: 'lane' });
+    scheduler.submit(
+      { kind: 'barrier' },
+      { affinity: 0b110, signal: Fence.of({ semaphore: lane, value: 1 }) },
+    );
+    await lane.wait(1, { timeoutMs: 10_000 });
 
     await doomed.destroy();
     await doomed.lost; // the scheduler observes loss through `lost` (it subscribed first)
     expect(scheduler.lostTargets).toBe(0b110);
     expect(scheduler.stats().targets.map((t) => t.lost)).toEqual([false, true, true]);
 
-    expect(codeOf(() => scheduler.submit({ kind: 'barrier' }, { wait: pending }))).toMatch(
-      /^FAILED_PRECONDITION: .*destroyed or lost/,
-    );
+    // Its pending work failed with it: an operation waiting on it goes elsewhere and fails ABORTED
+    // (the device contract for a failed wait), so nothing downstream hangs.
+    expect(pending.timepoints[0]?.semaphore.failure).toBeDefined();
+    const aborted = nextFence(keep);
+    expect(scheduler.submit({ kind: 'barrier' }, { wait: pending, signal: aborted })).toBe(0);
+    await expect(aborted.wait({ timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'ABORTED' });
+    // A timepoint only it was to reach, not failed, can never be reached: FAILED_PRECONDITION at once.
+    expect(
+      codeOf(() => scheduler.submit({ kind: 'barrier' }, { wait: Fence.of({ semaphore: lane, value: 2 }) })),
+    ).toMatch(/^FAILED_PRECONDITION: .*'lane'@2 .*destroyed or lost/);
     expect(codeOf(() => scheduler.submit({ kind: 'barrier' }, { affinity: 0b100 }))).toMatch(
       /^FAILED_PRECONDITION: .*0x4.*destroyed or lost/,
     );

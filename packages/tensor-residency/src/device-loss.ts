@@ -9,11 +9,16 @@
  *   restored from its last completed mirror when there is one, else it reads DATA_LOSS; pinned host
  *   storage of the device goes too (pinned-memory.ts). Every live tensor that had a copy here is
  *   remembered as an orphan.
+ * - A host copy still arriving from this device (a readback or an eviction's write-back issued but not
+ *   landed: `core.readbacks`) never will: it is stale from the loss on, so a tensor whose only
+ *   up-to-date copy was that one is restored from its mirror or reads DATA_LOSS, as if it had still
+ *   been on the device (not ABORTED forever). A readback that landed before the loss keeps its bytes.
  * - `rehomeOrphans` uploads each orphan to the new manager from its host copy (restored or clean),
  *   skipping tensors released, leased, lost or without an up-to-date host copy; a tensor over the new
  *   budget stays on the host (its next acquire uploads it). The orphans are forgotten afterwards.
  */
 import { ErrorCode, Fence, KeelError } from '@keel/fence';
+import { isReached } from './fences';
 import { leaseCopy } from './leasing';
 import type { ManagerCore } from './manager-core';
 import { dropPinnedAfterLoss } from './pinned-memory';
@@ -33,6 +38,14 @@ export function onDeviceLost(core: ManagerCore, reason: KeelError): void {
       `${state.describe()}: its only up-to-date copy was on the lost device of residency manager '${core.label}'`,
       { cause: reason },
     );
+  // Host copies that were to arrive from this device hold nothing: they are stale from now on.
+  const unlanded: TensorState[] = [];
+  for (const [state, signal] of core.readbacks) {
+    if (state.released || state.host.ready !== signal || isReached(signal) || !state.isHostValid()) continue;
+    state.host.version = -1;
+    unlanded.push(state);
+  }
+  core.readbacks.clear();
   for (const copy of core.lru) {
     const state = copy.state;
     const wasValid = state.isValid(copy);
@@ -41,6 +54,11 @@ export function onDeviceLost(core: ManagerCore, reason: KeelError): void {
     if (wasValid && !state.released && !state.hasValidLocation() && !mirror?.restore(state, reason)) {
       state.dataLoss = loss(state);
     }
+  }
+  // Those whose copy here was evicted (a write-back in flight) or that no copy here made up to date.
+  for (const state of unlanded) {
+    if (state.dataLoss !== undefined || state.hasValidLocation()) continue;
+    if (!mirror?.restore(state, reason)) state.dataLoss = loss(state);
   }
   mirror?.clearAfterLoss();
   core.lru.clear();

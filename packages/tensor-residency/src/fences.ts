@@ -42,3 +42,20 @@ export function usesOver(fence: Fence): boolean {
   for (const tp of fence.timepoints) if (!finished(tp)) return false;
   return true;
 }
+
+/**
+ * Calls `callback` once every timepoint of a "uses" fence is over (reached or failed, each one on its
+ * own: unlike `Fence.onReached`, a failure does not end the wait while other uses are still pending).
+ */
+export function whenUsesOver(fence: Fence, callback: () => void): void {
+  const pending = compactUses(fence).timepoints;
+  let remaining = pending.length;
+  if (remaining === 0) {
+    callback();
+    return;
+  }
+  const onOne = (): void => {
+    if (--remaining === 0) callback();
+  };
+  for (const tp of pending) tp.semaphore.onReached(tp.value, onOne);
+}

@@ -7,14 +7,17 @@ import { usesOver } from './fences';
 import { type HostStorage, plainStorage } from './host-storage';
 import type { DeviceCopy, TensorState } from './tensor-state';
 
-/** Fresh storage for `state`: pinned when the tensor was created pinned and its manager can, else plain. */
-export function freshStorage(state: TensorState): HostStorage {
+/**
+ * Fresh storage for `state`: pinned when the tensor was created pinned and its manager can, else plain
+ * (RESOURCE_EXHAUSTED naming `what` when the host cannot allocate it).
+ */
+export function freshStorage(state: TensorState, what: string): HostStorage {
   const owner = state.pinnedBy;
   if (owner !== undefined) {
     const pinned = owner.pinnedStorage(state);
     if (pinned !== undefined) return pinned;
   }
-  return plainStorage(state.storageBytes);
+  return plainStorage(state.storageBytes, what, state);
 }
 
 /** Drops storage the tensor no longer uses (pinned storage is destroyed once its uses are over). */
@@ -22,11 +25,11 @@ export function dropStorage(storage: HostStorage): void {
   if (storage.pinned !== undefined) storage.pinned.owner.freePinned(storage);
 }
 
-/** The host storage, allocated if missing (a readback or write-back target). */
-export function ensureStorage(state: TensorState): HostStorage {
+/** The host storage, allocated if missing (a readback or write-back target); see `freshStorage`. */
+export function ensureStorage(state: TensorState, what: string): HostStorage {
   let storage = state.host.storage;
   if (storage === undefined) {
-    storage = freshStorage(state);
+    storage = freshStorage(state, what);
     state.host.storage = storage;
   }
   return storage;
@@ -42,7 +45,7 @@ export function storageForHostWrite(state: TensorState, what: string): HostStora
   state.checkNoWriter(what);
   const current = state.host.storage;
   if (current !== undefined && usesOver(current.uses)) return current;
-  const fresh = freshStorage(state);
+  const fresh = freshStorage(state, what);
   if (current !== undefined) dropStorage(current);
   state.host.storage = fresh;
   return fresh;
@@ -82,6 +85,7 @@ export function prepareHostRead(state: TensorState, what: string): { storage: Ho
       throw new KeelError(ErrorCode.DATA_LOSS, `${what}: ${state.describe()} has no up-to-date copy left`);
     }
     source.owner.checkUsable(what);
+    ensureStorage(state, what); // the readback's target: a failed allocation leaves nothing issued
     source.owner.readBack(source);
   }
   return { storage: state.host.storage as HostStorage, ready: state.host.ready };

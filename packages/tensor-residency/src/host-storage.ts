@@ -4,7 +4,7 @@
  * which a queue operation that reads or writes these bytes is done; host code may change the bytes
  * only once it is reached (otherwise it writes into fresh storage: copy on write).
  */
-import { Fence } from '@keel/fence';
+import { ErrorCode, Fence, KeelError } from '@keel/fence';
 import type { Buffer, Device } from '@keel/hal';
 import type { CopyOwner } from './tensor-state';
 
@@ -37,7 +37,29 @@ export class HostStorage {
   }
 }
 
-/** Plain host storage of `storageBytes` zeroed bytes. */
-export function plainStorage(storageBytes: number): HostStorage {
-  return new HostStorage(new Uint8Array(storageBytes));
+/**
+ * `storageBytes` zeroed bytes of host memory for `owner` (a tensor). RESOURCE_EXHAUSTED naming `what`,
+ * the tensor and the size when the platform cannot allocate them (a typed array too long for the
+ * engine, or out of memory), never the engine's RangeError; nothing is allocated then.
+ */
+export function allocateHostBytes(
+  storageBytes: number,
+  what: string,
+  owner: { describe(): string },
+): Uint8Array {
+  try {
+    return new Uint8Array(storageBytes);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    throw new KeelError(
+      ErrorCode.RESOURCE_EXHAUSTED,
+      `${what}: ${owner.describe()}: cannot allocate ${storageBytes} bytes of host memory (${error.message})`,
+      { cause: error },
+    );
+  }
+}
+
+/** Plain host storage of `storageBytes` zeroed bytes (see `allocateHostBytes` for the errors). */
+export function plainStorage(storageBytes: number, what: string, owner: { describe(): string }): HostStorage {
+  return new HostStorage(allocateHostBytes(storageBytes, what, owner));
 }

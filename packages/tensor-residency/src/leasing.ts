@@ -14,10 +14,12 @@
  *   leases are released. A write released on a copy of a lost device is counted as a lost update
  *   (after a restore from a mirror) or makes the tensor read DATA_LOSS.
  * - `leaseAll` never evicts a copy of the batch for another of the batch; on error no lease stays open.
+ * - A copy allocated for a lease whose transfer fails to enqueue is forgotten (memory freed, not
+ *   counted, not in `locations`): a failed acquire leaves no copy behind.
  */
 import { ErrorCode, Fence, KeelError } from '@keel/fence';
 import type { DType } from './dtype';
-import { allocateCopy, touchCopy } from './eviction';
+import { allocateCopy, forgetCopy, touchCopy } from './eviction';
 import { addUse, compactUses } from './fences';
 import { type Access, isAccess, TensorLease, TensorLeases } from './lease';
 import type { ManagerCore } from './manager-core';
@@ -59,10 +61,26 @@ export function leaseCopy<D extends DType>(
     );
   }
   let copy = state.copies.get(core.owner);
+  const fresh = copy === undefined;
   if (copy === undefined) copy = allocateCopy(core, state, what);
   else touchCopy(core, copy);
-  if (reads && !state.isValid(copy)) fillCopy(core, copy, what);
-  else core.counters.transfersAvoided++;
+  if (reads && !state.isValid(copy)) {
+    try {
+      fillCopy(core, copy, what);
+    } catch (error) {
+      // Nothing was enqueued into the new copy: forget it, so that no stale copy stays registered.
+      if (fresh) {
+        try {
+          forgetCopy(core, copy);
+        } catch {
+          // The device went away meanwhile (its dealloca refused): its memory is gone with it.
+        }
+      }
+      throw error;
+    }
+  } else {
+    core.counters.transfersAvoided++;
+  }
   // Readers wait for the bytes; writers also for every earlier user of the buffer (a failed earlier
   // use is over, and a write-only access does not need the failed contents).
   const wait =

@@ -7,10 +7,12 @@
  * - One core per manager, made by its constructor; never handed out of the package.
  * - `owner` is the CopyOwner under which this manager's copies are keyed in every TensorState; its
  *   methods are what tensors (Tensor.release, reads from the host, pinned tensors) call on the manager.
+ * - `readbacks` lists the host copies still arriving from this device (device-loss.ts needs them: a
+ *   host copy whose readback never lands is not a copy).
  * - `checkUsable` is the one gate of every public operation: FAILED_PRECONDITION once disposed,
  *   UNAVAILABLE once the device was lost or destroyed (the loss reason as `cause`).
  */
-import { ErrorCode, KeelError } from '@keel/fence';
+import { ErrorCode, type Fence, KeelError } from '@keel/fence';
 import type { BufferUsage, Device, QueueAffinity } from '@keel/hal';
 import type { CounterSet } from './counters';
 import type { DeviceMemory } from './device-memory';
@@ -46,6 +48,13 @@ export class ManagerCore {
   mirrorAtLoss: MirrorOptions | undefined = undefined;
   /** Tensors that had a copy here when the device was lost (`rehome` uploads them). */
   readonly orphans = new Set<TensorState>();
+  /**
+   * Readbacks from this device into host storage that have not landed (the tensor and the readback's
+   * signal): if the device is lost first, the host copy they were to fill holds nothing. An entry goes
+   * when its readback lands, or is superseded, or at the loss; a failed one stays until the loss (or
+   * `dispose`), since the failure may be the loss's.
+   */
+  readonly readbacks = new Map<TensorState, Fence>();
 
   constructor(
     manager: ResidencyManager,

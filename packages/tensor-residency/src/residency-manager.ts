@@ -83,6 +83,12 @@ const OPTION_RULES: OptionRules = {
   label: { type: 'string' },
 };
 
+/** The options `stream` takes (unknown keys and wrong types are INVALID_ARGUMENT). */
+const STREAM_OPTION_RULES: OptionRules = {
+  access: { type: 'string', oneOf: ['read', 'write', 'readwrite'] },
+  chunkBytes: { type: 'integer', min: 1 },
+};
+
 function checkBudget(value: unknown): number {
   if (value === undefined) return DEFAULT_BUDGET_BYTES;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
@@ -128,6 +134,13 @@ export class ResidencyManager implements AsyncDisposable {
     this.device = device;
     this.budgetBytes = checkBudget(options.budgetBytes);
     this.affinity = options.affinity ?? QueueAffinity.ANY;
+    // Every transfer runs on these queues: a mask that selects none of the device's is refused now,
+    // not at the first acquire (after which a failed transfer could leave state behind).
+    QueueAffinity.select(
+      this.affinity,
+      device.info.queueCount,
+      `ResidencyManager: option 'affinity' on device '${device.info.name}'`,
+    );
     this.allocation = options.allocation ?? 'queue-ordered';
     if (this.allocation !== 'queue-ordered' && this.allocation !== 'buffers') {
       throw new KeelError(
@@ -249,7 +262,7 @@ export class ResidencyManager implements AsyncDisposable {
     this.#core.checkUsable(what);
     const state = newState(dtype, shape, options, what);
     if (this.#mapping !== undefined) state.pinnedBy = this.#core.owner;
-    state.host.storage = freshStorage(state);
+    state.host.storage = freshStorage(state, what);
     commitHostWrite(state);
     return tensorOf<D>(state);
   }
@@ -311,10 +324,14 @@ export class ResidencyManager implements AsyncDisposable {
         `${what}: shape mismatch: ${from.describe()} cannot be copied into ${to.describe()}`,
       );
     }
-    const leases = this.acquireAll([
-      { tensor: source, access: 'read' },
-      { tensor: target, access: 'write' },
-    ]);
+    const leases = leaseAll(
+      this.#core,
+      [
+        { tensor: source, access: 'read' },
+        { tensor: target, access: 'write' },
+      ],
+      what,
+    );
     const signal = freshSignal(this.device);
     try {
       this.device.queueCopy(
@@ -339,21 +356,15 @@ export class ResidencyManager implements AsyncDisposable {
    * host storage after the callback's fence, the host copy becomes the only up-to-date one and its
    * `ready` fence is the returned one. Returns at once with the fence after which every chunk is done.
    * If the callback throws, chunks already issued complete, the stream stops and the error is rethrown;
-   * a partly rewritten tensor then reads as DATA_LOSS until it is written again.
+   * a partly rewritten tensor then reads as DATA_LOSS until it is written again. Options are checked
+   * with `checkOptions` (INVALID_ARGUMENT for unknown keys and wrong types). A host write during a read
+   * stream goes to fresh memory: every chunk sees the version the stream started with.
    */
   stream(tensor: Tensor, options: StreamOptions, callback: StreamCallback): Fence {
     const what = 'ResidencyManager.stream';
     this.#core.checkUsable(what);
     const state = stateOf(tensor, what);
-    if (typeof options !== 'object' || options === null) {
-      throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: options must be an object`);
-    }
-    if (options.access !== undefined && !isAccess(options.access)) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `${what}: access ${JSON.stringify(options.access)} is not 'read', 'write' or 'readwrite'`,
-      );
-    }
+    const checked = checkOptions<StreamOptions>(what, options, STREAM_OPTION_RULES);
     if (typeof callback !== 'function') {
       throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: callback must be a function`);
     }
@@ -366,7 +377,7 @@ export class ResidencyManager implements AsyncDisposable {
       memory: this.#memory,
       makeRoom: (bytes, w) => makeRoom(this.#core, bytes, w),
     };
-    return streamThrough(host, state, options, callback, what);
+    return streamThrough(host, state, checked, callback, what);
   }
 
   /**
@@ -427,6 +438,7 @@ export class ResidencyManager implements AsyncDisposable {
     }
     this.#core.disposed = true;
     await Fence.join(...written).wait();
+    this.#core.readbacks.clear();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -8,13 +8,18 @@
  * caller's fence is reached. Two chunk buffers alternate when two fit in the budget, so the upload of
  * chunk i+1 overlaps the processing of chunk i. Everything is enqueued at once, ordered by fences; the
  * call never blocks and returns the fence after which every chunk is done.
+ *
+ * The host storage counts as used by the stream from its start until every chunk's transfer is over
+ * (a hold timepoint in its `uses`, released once they all are), so a host write made meanwhile (from
+ * the callback, say) goes to fresh storage (copy on write) and every chunk sees the version the stream
+ * started with; pinned storage dropped meanwhile is destroyed only after the stream's last use of it.
  */
-import { ErrorCode, Fence, KeelError } from '@keel/fence';
+import { ErrorCode, Fence, KeelError, TimelineSemaphore } from '@keel/fence';
 import type { Buffer, Device, DirectBufferRef, QueueAffinity } from '@keel/hal';
 import type { CounterSet } from './counters';
 import { type DeviceMemory, freshSignal } from './device-memory';
 import { bytesPerElement } from './dtype';
-import { addUse, compactUses } from './fences';
+import { addUse, compactUses, whenUsesOver } from './fences';
 import { ensureStorage, prepareHostRead } from './host-access';
 import type { HostStorage } from './host-storage';
 import type { Access } from './lease';
@@ -189,7 +194,7 @@ export function streamThrough(
     hostReady = prepared.ready;
   } else {
     state.checkNoWriter(what);
-    storage = ensureStorage(state);
+    storage = ensureStorage(state, what);
   }
   const total = state.storageBytes;
   const count = Math.ceil(total / size);
@@ -204,6 +209,9 @@ export function streamThrough(
   counters.addResident(slotCount * size);
   // Chunk write-backs land in the host storage: they wait for every earlier user of it.
   const storageUses = compactUses(storage.uses);
+  // From here on the stream uses the storage: a host write during the callbacks must not change it.
+  const hold = new TimelineSemaphore(0, { label: `${state.label ?? 'tensor'} (stream hold)` });
+  storage.uses = addUse(storage.uses, Fence.of({ semaphore: hold, value: 1 }));
   const element = bytesPerElement(state.dtype);
   const finals: Fence[] = [];
   let failure: unknown;
@@ -255,6 +263,7 @@ export function streamThrough(
   counters.residentBytes -= slotCount * size;
   const done = Fence.join(...finals);
   storage.uses = addUse(storage.uses, done);
+  whenUsesOver(done, () => hold.signal(1));
   if (writes && (failure === undefined || finals.length > 0)) {
     state.version++;
     state.host.version = state.version;

@@ -21,7 +21,7 @@ import {
   viewName,
 } from './dtype';
 import { commitHostWrite, dropStorage, prepareHostRead, storageForHostWrite } from './host-access';
-import { HostStorage } from './host-storage';
+import { HostStorage, plainStorage } from './host-storage';
 import type { TensorRecovery } from './mirror-policy';
 import type { ResidencyManager } from './residency-manager';
 import { checkShape, type Shape } from './shape';
@@ -147,7 +147,7 @@ export class Tensor<D extends DType = DType> {
   static zeros<D extends DType>(dtype: D, shape: Shape, options?: TensorOptions): Tensor<D> {
     const tensor = new Tensor<D>(newState(dtype, shape, options, 'Tensor.zeros'));
     const state = tensor.#state;
-    state.host.storage = new HostStorage(new Uint8Array(state.storageBytes));
+    state.host.storage = plainStorage(state.storageBytes, 'Tensor.zeros', state);
     commitHostWrite(state);
     return tensor;
   }
@@ -170,7 +170,7 @@ export class Tensor<D extends DType = DType> {
     if (options?.copy !== true && !Array.isArray(data) && view.byteLength === state.storageBytes) {
       state.host.storage = new HostStorage(new Uint8Array(view.buffer, view.byteOffset, state.storageBytes));
     } else {
-      const storage = new HostStorage(new Uint8Array(state.storageBytes));
+      const storage = plainStorage(state.storageBytes, 'Tensor.fromHost', state);
       viewAs(state.dtype, storage.bytes, state.elements).set(data as ArrayLike<number>);
       state.host.storage = storage;
     }

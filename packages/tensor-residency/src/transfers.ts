@@ -13,6 +13,8 @@
  * - `fillCopy` picks the cheapest source: pinned host storage of this device, then a copy on this
  *   device, then the host, then another device (read back, then uploaded: one `crossDeviceMoves`);
  *   DATA_LOSS when no up-to-date copy is left, UNAVAILABLE when the source's device is gone.
+ * - A readback marks the host up to date when issued; until it lands it is listed in
+ *   `core.readbacks`, so that a device loss before then makes the host copy stale (device-loss.ts).
  */
 import { ErrorCode, Fence, KeelError } from '@keel/fence';
 import { freshSignal } from './device-memory';
@@ -20,7 +22,10 @@ import { addUse, compactUses } from './fences';
 import { ensureStorage } from './host-access';
 import type { HostStorage } from './host-storage';
 import type { ManagerCore } from './manager-core';
-import type { DeviceCopy } from './tensor-state';
+import type { DeviceCopy, TensorState } from './tensor-state';
+
+/** How a failed host allocation names a readback whose caller did not allocate first (eviction). */
+const WRITE_BACK = 'ResidencyManager write-back';
 
 /** Makes `copy` hold the current version (it is stale and the tensor has contents). */
 export function fillCopy(core: ManagerCore, copy: DeviceCopy, what: string): void {
@@ -48,6 +53,7 @@ export function fillCopy(core: ManagerCore, copy: DeviceCopy, what: string): voi
   }
   // Device to device through the host: read back on the source's device, then upload here.
   remote.owner.checkUsable(what);
+  ensureStorage(state, what); // the move's host staging: a failed allocation leaves nothing issued
   remote.owner.readBack(remote);
   upload(core, copy);
   core.counters.crossDeviceMoves++;
@@ -105,7 +111,7 @@ function copyOnDevice(core: ManagerCore, source: DeviceCopy, copy: DeviceCopy): 
 export function readBack(core: ManagerCore, copy: DeviceCopy): void {
   const device = core.device;
   const state = copy.state;
-  const storage = ensureStorage(state);
+  const storage = ensureStorage(state, WRITE_BACK);
   const n = state.storageBytes;
   const signal = freshSignal(device);
   const wait = Fence.join(copy.ready, compactUses(storage.uses));
@@ -127,4 +133,18 @@ export function readBack(core: ManagerCore, copy: DeviceCopy): void {
   storage.uses = addUse(storage.uses, signal);
   state.host.version = copy.version;
   state.host.ready = signal;
+  trackReadback(core, state, signal);
+}
+
+/**
+ * Remembers that the host copy of `state` arrives through `signal` from this device until it lands:
+ * a loss before then leaves the host without the bytes (device-loss.ts). A failed readback stays
+ * listed until the loss is handled (its failure may be the loss itself) or the tensor is released.
+ */
+function trackReadback(core: ManagerCore, state: TensorState, signal: Fence): void {
+  core.readbacks.set(state, signal);
+  signal.onReached((error) => {
+    if (core.readbacks.get(state) !== signal) return;
+    if (error === undefined || core.lost !== undefined || state.released) core.readbacks.delete(state);
+  });
 }
