@@ -117,7 +117,9 @@ export function createExecutableExports(
     checkCount(d.bindingCount, `${named}: bindingCount`);
     checkCount(d.constantCount, `${named}: constantCount`);
     if (limits !== undefined && d.bindingCount > limits.maxBindings) {
-      throw invalid(`${named}: ${d.bindingCount} bindings exceed the device's maxBindings of ${limits.maxBindings}`);
+      throw invalid(
+        `${named}: ${d.bindingCount} bindings exceed the device's maxBindings of ${limits.maxBindings}`,
+      );
     }
     if (limits !== undefined && d.constantCount > limits.maxConstants) {
       throw invalid(
