@@ -12,12 +12,17 @@
  * Layouts are interned by their shape, so bind groups are shared by every pipeline of one shape. Each
  * group-0 layout owns an LRU cache of bind groups keyed by (memory id, offset, size) per binding; its
  * lookup allocates nothing.
+ *
+ * A uniform binding whose GPUBuffer is also bound as storage by the same dispatch (not the same bytes:
+ * two pooled buffers of one slab) binds a Keel-owned detour region instead, refreshed by a copy before
+ * each dispatch (uniform-detours.ts). Failures name the dispatch as the caller passes it (`what`).
  */
 import { invalid } from '@keel/hal/driver';
 import type { ErrorScopes } from './gpu-errors';
 import { STAGE_COMPUTE } from './gpu-flags';
 import type { GpuMemory } from './gpu-memory';
 import { NumericKeyCache } from './numeric-key-cache';
+import { UniformDetours } from './uniform-detours';
 
 /** 's' for a read-write storage binding, 'u' for a uniform binding. */
 export type BindingKind = 's' | 'u';
@@ -29,6 +34,9 @@ export class BindingLayout {
   readonly #buffers: (GPUBuffer | undefined)[];
   readonly #kinds: string;
   readonly #scopes: ErrorScopes;
+  readonly #detours: UniformDetours;
+  /** The layout has a uniform binding (its bind groups may need detour copies). */
+  declare readonly hasUniform: boolean;
 
   constructor(
     readonly id: number,
@@ -36,9 +44,12 @@ export class BindingLayout {
     kinds: string,
     cacheSize: number,
     scopes: ErrorScopes,
+    detours: UniformDetours,
   ) {
     this.#kinds = kinds;
     this.#scopes = scopes;
+    this.#detours = detours;
+    this.hasUniform = kinds.includes('u');
     this.cache = new NumericKeyCache<GPUBindGroup>(Math.max(1, 3 * kinds.length), cacheSize);
     this.#buffers = new Array<GPUBuffer | undefined>(kinds.length).fill(undefined);
   }
@@ -58,45 +69,85 @@ export class BindingLayout {
   }
 
   /**
-   * The bind group of the bindings set with `setBinding` (cached; created on a miss). INVALID_ARGUMENT
-   * when two writable bindings overlap in one GPUBuffer (WebGPU forbids that aliasing).
+   * The bind group of the bindings set with `setBinding` (cached; created on a miss). `what` names the
+   * dispatch for failure messages ("webgpu device '…' queueExecute: command buffer: dispatch of export
+   * 'main'"). INVALID_ARGUMENT when a binding exceeds its size limit, when two writable bindings
+   * overlap in one GPUBuffer (WebGPU forbids that aliasing), or when a uniform binding overlaps a
+   * storage binding (the same bytes read as a uniform and written as storage). A uniform binding
+   * that only shares its GPUBuffer with a storage binding (two pooled buffers of one slab, or two
+   * ranges of one buffer) binds a detour region instead (uniform-detours.ts), its copy recorded with
+   * the bind group.
    */
-  bindGroup(device: GPUDevice): GPUBindGroup {
+  bindGroup(device: GPUDevice, what = 'dispatch'): GPUBindGroup {
     const cached = this.cache.get();
     if (cached !== undefined) return cached;
     const key = this.cache.key;
-    const n = this.#kinds.length;
+    const kinds = this.#kinds;
+    const n = kinds.length;
+    let detoured: boolean[] | undefined;
+    for (let i = 0; i < n; i++) {
+      const offset = key[3 * i + 1] as number;
+      const size = key[3 * i + 2] as number;
+      const limit = kinds[i] === 'u' ? 'maxUniformBufferBindingSize' : 'maxStorageBufferBindingSize';
+      const max = device.limits[limit];
+      if (size > max)
+        this.#fail(`${what}: binding ${i}: ${size} bytes exceed the device's ${limit} of ${max}`);
+      for (let j = 0; j < i; j++) {
+        if (key[3 * j] !== key[3 * i]) continue;
+        const ki = kinds[i];
+        const kj = kinds[j];
+        if (ki === 'u' && kj === 'u') continue;
+        const o = key[3 * j + 1] as number;
+        const s = key[3 * j + 2] as number;
+        const overlap = offset < o + s && o < offset + size;
+        const ranges = `bytes [${o}, ${o + s}) and [${offset}, ${offset + size}) of one GPU buffer`;
+        if (ki === kj) {
+          if (overlap) {
+            this.#fail(
+              `${what}: bindings ${j} and ${i} overlap (${ranges}); WebGPU forbids aliasing writable storage bindings`,
+            );
+          }
+        } else if (overlap) {
+          const [u, st] = ki === 'u' ? [i, j] : [j, i];
+          this.#fail(
+            `${what}: bindings ${j} and ${i} overlap (${ranges}): binding ${u} reads them as a uniform while binding ${st} is writable storage; WebGPU forbids that in one dispatch (bind the uniform's bytes from a range the dispatch does not write)`,
+          );
+        } else {
+          detoured ??= new Array<boolean>(n).fill(false);
+          detoured[ki === 'u' ? i : j] = true;
+        }
+      }
+    }
     const entries: GPUBindGroupEntry[] = [];
+    let copies:
+      | { sources: GPUBuffer[]; sourceOffsets: number[]; targets: GpuMemory[]; sizes: number[] }
+      | undefined;
     for (let i = 0; i < n; i++) {
       const buffer = this.#buffers[i] as GPUBuffer;
       const offset = key[3 * i + 1] as number;
       const size = key[3 * i + 2] as number;
-      const limit = this.#kinds[i] === 'u' ? 'maxUniformBufferBindingSize' : 'maxStorageBufferBindingSize';
-      const max = device.limits[limit];
-      if (size > max)
-        this.#fail(`dispatch binding ${i}: ${size} bytes exceed the device's ${limit} of ${max}`);
-      for (let j = 0; j < i; j++) {
-        if (key[3 * j] !== key[3 * i]) continue;
-        const ki = this.#kinds[i];
-        const kj = this.#kinds[j];
-        if (ki === 'u' && kj === 'u') continue;
-        if (ki !== kj) {
-          this.#fail(
-            `dispatch bindings ${j} and ${i} use one GPU buffer as a uniform and as a storage binding; WebGPU forbids that in one dispatch`,
-          );
-        }
-        const o = key[3 * j + 1] as number;
-        const s = key[3 * j + 2] as number;
-        if (offset < o + s && o < offset + size) {
-          this.#fail(
-            `dispatch bindings ${j} and ${i} overlap (bytes [${o}, ${o + s}) and [${offset}, ${offset + size}) of one GPU buffer); WebGPU forbids aliasing writable storage bindings`,
-          );
-        }
+      if (detoured?.[i] !== true) {
+        entries.push({ binding: i, resource: { buffer, offset, size } });
+        continue;
       }
-      entries.push({ binding: i, resource: { buffer, offset, size } });
+      // The uniform's bytes are copied from here into region i before each dispatch.
+      const alignment = device.limits.minUniformBufferOffsetAlignment;
+      if (offset % alignment !== 0) {
+        this.#fail(
+          `${what}: binding ${i}: a uniform binding at byte ${offset} of its GPU buffer, not a multiple of the device's minUniformBufferOffsetAlignment of ${alignment}`,
+        );
+      }
+      const region = this.#detours.region(i, size);
+      copies ??= { sources: [], sourceOffsets: [], targets: [], sizes: [] };
+      copies.sources.push(buffer);
+      copies.sourceOffsets.push(offset);
+      copies.targets.push(region);
+      copies.sizes.push(size);
+      entries.push({ binding: i, resource: { buffer: region.buffer, offset: 0, size } });
     }
     this.#scopes.enter();
     const group = device.createBindGroup({ layout: this.layout, entries });
+    if (copies !== undefined) this.#detours.register(group, copies);
     this.cache.set(group);
     this.#buffers.fill(undefined);
     return group;
@@ -119,9 +170,12 @@ export class BindingLayouts {
   readonly scopes: ErrorScopes;
   readonly #layouts = new Map<string, BindingLayout>();
   readonly #pipelineLayouts = new Map<string, GPUPipelineLayout>();
+  /** Detour regions of uniform bindings that share a GPUBuffer with storage (uniform-detours.ts). */
+  readonly detours: UniformDetours;
 
   constructor(device: GPUDevice, cacheSize: number, scopes: ErrorScopes) {
     this.#device = device;
+    this.detours = new UniformDetours(device);
     this.#cacheSize = cacheSize;
     this.scopes = scopes;
     this.constants = device.createBindGroupLayout({
@@ -149,7 +203,14 @@ export class BindingLayouts {
         });
       }
       const gpuLayout = this.#device.createBindGroupLayout({ label: `keel bindings ${kinds}`, entries });
-      layout = new BindingLayout(this.#layouts.size + 1, gpuLayout, kinds, this.#cacheSize, this.scopes);
+      layout = new BindingLayout(
+        this.#layouts.size + 1,
+        gpuLayout,
+        kinds,
+        this.#cacheSize,
+        this.scopes,
+        this.detours,
+      );
       this.#layouts.set(kinds, layout);
     }
     return layout;
@@ -173,9 +234,10 @@ export class BindingLayouts {
     return this.#layouts.size;
   }
 
-  /** Drops every layout and cached bind group (the device's teardown). */
+  /** Drops every layout and cached bind group, destroys the detour regions (the device's teardown). */
   destroy(): void {
     for (const layout of this.#layouts.values()) layout.cache.clear();
+    this.detours.destroy();
     this.#layouts.clear();
     this.#pipelineLayouts.clear();
   }

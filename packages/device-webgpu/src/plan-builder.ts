@@ -43,6 +43,7 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
   readonly #setFirstRef = new TypedArrayBuilder('Int32');
   readonly #setCount = new TypedArrayBuilder('Int32');
   readonly #setUsesSlots = new TypedArrayBuilder('Int32');
+  readonly #setExports = new TypedArrayBuilder('Int32');
   readonly #setIndex = new Map<string, number>();
   readonly #constantsIndex = new Map<string, number>();
   /** The de-duplicated constants block (u32 values). */
@@ -85,7 +86,7 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
   }
 
   /** The binding set of a dispatch (de-duplicated by layout and refs). */
-  #set(compiled: CompiledExport, bindings: CommandBindings<StructureRef>): number {
+  #set(e: number, compiled: CompiledExport, bindings: CommandBindings<StructureRef>): number {
     const refs = this.refs;
     const firstRef = refs.count;
     let usesSlots = false;
@@ -113,6 +114,7 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
     this.#setFirstRef.push(firstRef);
     this.#setCount.push(count);
     this.#setUsesSlots.push(usesSlots ? 1 : 0);
+    this.#setExports.push(e);
     this.#setIndex.set(signature, set);
     return set;
   }
@@ -148,7 +150,7 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
   protected onDispatch(d: DispatchArgs): void {
     const e = this.#export(d.executable, d.entry);
     const compiled = this.#exports[e] as CompiledExport;
-    const set = this.#set(compiled, d.bindings);
+    const set = this.#set(e, compiled, d.bindings);
     if (d.params === undefined) {
       this.#op(OP_DISPATCH, e, d.x, d.y, d.z, set, this.#constants(compiled, d.constants));
     } else {
@@ -184,6 +186,7 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
       setFirstRef: this.#setFirstRef.toArray(),
       setCount: this.#setCount.toArray(),
       setUsesSlots: Uint8Array.from(this.#setUsesSlots.toArray()),
+      setExports: this.#setExports.toArray(),
       constants: Uint32Array.from(this.#block),
       slots: Int32Array.from([...this.refs.slots].sort((a, b) => a - b)),
     };

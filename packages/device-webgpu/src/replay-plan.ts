@@ -24,7 +24,9 @@
  *
  * Encoding walks the ops once: consecutive dispatches share one compute pass; redundant
  * setPipeline/setBindGroup calls are skipped; fills, copies and updates go through the transfer
- * encoder (WebGPU commands or built-in kernels), in command order.
+ * encoder (WebGPU commands or built-in kernels), in command order. A dispatch whose bind group binds a
+ * uniform through a detour region (a uniform sharing its GPUBuffer with a storage binding of the same
+ * dispatch, uniform-detours.ts) is preceded by the copies into that region, outside the pass.
  */
 import { ErrorCode, KeelError } from '@keel/fence';
 import type { Binding, BindingTable } from '@keel/hal';
@@ -63,6 +65,7 @@ import {
 } from './plan-format';
 import type { ResidentConstants, ResidentPlacement } from './resident-constants';
 import type { TransferEncoder } from './transfer-encoder';
+import { detourFailure, encodeDetours, type UniformCopies, type UniformDetours } from './uniform-detours';
 import type { UniformRing } from './uniform-ring';
 import type { WebGpuBuffer } from './webgpu-buffer';
 import type { CompiledExport } from './webgpu-executable';
@@ -70,12 +73,15 @@ import type { CompiledExport } from './webgpu-executable';
 /** What encoding needs from the device (one object per device, reused). */
 export interface PlanContext {
   readonly gpu: GPUDevice;
+  /** "webgpu device '…' queueExecute": failures of bind groups name the device and operation. */
+  readonly what: string;
   readonly encoding: GpuEncoding;
   readonly ring: UniformRing;
   readonly transfer: TransferEncoder;
   readonly scratch: GpuScratch;
   readonly resident: ResidentConstants;
   readonly indirect: IndirectValidator;
+  readonly detours: UniformDetours;
   /** Set (by the op runner) only while a traced execute is encoded: dispatches report to it. */
   profiling: GpuProfiler | undefined;
 }
@@ -97,6 +103,8 @@ export interface PlanData {
   readonly setFirstRef: Int32Array;
   readonly setCount: Int32Array;
   readonly setUsesSlots: Uint8Array;
+  /** Per binding set: the export of the first dispatch that uses it (failure messages name it). */
+  readonly setExports: Int32Array;
   /** De-duplicated constants (u32), each vector at a multiple of the uniform offset alignment. */
   readonly constants: Uint32Array;
   /** Binding-table slots the plan uses, ascending. */
@@ -110,6 +118,10 @@ export class ReplayPlan {
   #fixedResolved = false;
   /** Per set: the bind group of the submission being encoded. */
   readonly #bySet: (GPUBindGroup | undefined)[];
+  /** Per set: the uniform detour copies its bind group needs before each dispatch (uniform-detours.ts). */
+  readonly #copiesBySet: (UniformCopies | undefined)[];
+  /** Some set's layout has a uniform binding (only then are detours looked up). */
+  readonly #uniforms: boolean;
   /** Per set: index into a table's bind group array, or -1 for a fixed set. */
   readonly #tableIndex: Int32Array;
   readonly #tableSets: number;
@@ -131,6 +143,8 @@ export class ReplayPlan {
     const sets = data.setLayouts.length;
     this.#fixed = new Array<GPUBindGroup | undefined>(sets).fill(undefined);
     this.#bySet = new Array<GPUBindGroup | undefined>(sets).fill(undefined);
+    this.#copiesBySet = new Array<UniformCopies | undefined>(sets).fill(undefined);
+    this.#uniforms = data.setLayouts.some((layout) => layout.hasUniform);
     this.#tableIndex = new Int32Array(sets).fill(-1);
     let k = 0;
     for (let s = 0; s < sets; s++) if (data.setUsesSlots[s] === 1) this.#tableIndex[s] = k++;
@@ -199,7 +213,7 @@ export class ReplayPlan {
   }
 
   /** The bind group of set `s`, built through the device-wide cache. */
-  #buildSet(s: number, table: BindingTable | undefined, gpu: GPUDevice): GPUBindGroup {
+  #buildSet(s: number, table: BindingTable | undefined, ctx: PlanContext): GPUBindGroup {
     const data = this.data;
     const layout = data.setLayouts[s] as BindingLayout;
     const first = data.setFirstRef[s] as number;
@@ -212,19 +226,21 @@ export class ReplayPlan {
       layout.setBinding(i, memory, offset, size);
     }
     this.#memory = undefined;
-    return layout.bindGroup(gpu);
+    // Only on a miss of the plan's own caches: failures name the device, operation and dispatch.
+    const exp = data.exports[data.setExports[s] as number] as CompiledExport;
+    return layout.bindGroup(ctx.gpu, `${ctx.what}: ${data.label}: dispatch of export '${exp.name}'`);
   }
 
-  #resolveFixed(gpu: GPUDevice): void {
+  #resolveFixed(ctx: PlanContext): void {
     const sets = this.#fixed.length;
     for (let s = 0; s < sets; s++) {
-      if (this.#tableIndex[s] === -1) this.#fixed[s] = this.#buildSet(s, undefined, gpu);
+      if (this.#tableIndex[s] === -1) this.#fixed[s] = this.#buildSet(s, undefined, ctx);
     }
     this.#fixedResolved = true;
   }
 
   /** The bind groups of the slot-naming sets for `table` (cached by the table's resolved memory). */
-  #tableGroups(table: BindingTable | undefined, gpu: GPUDevice): GPUBindGroup[] {
+  #tableGroups(table: BindingTable | undefined, ctx: PlanContext): GPUBindGroup[] {
     const cache = this.#tables as NumericKeyCache<GPUBindGroup[]>;
     const key = cache.key;
     const slots = this.data.slots;
@@ -245,7 +261,7 @@ export class ReplayPlan {
     const sets = this.#tableIndex.length;
     for (let s = 0; s < sets; s++) {
       const k = this.#tableIndex[s] as number;
-      if (k >= 0) groups[k] = this.#buildSet(s, table, gpu);
+      if (k >= 0) groups[k] = this.#buildSet(s, table, ctx);
     }
     cache.set(groups);
     return groups;
@@ -263,9 +279,42 @@ export class ReplayPlan {
    * encoding nothing; builds and caches the bind groups `encode` will use.
    */
   check(ctx: PlanContext, table: BindingTable | undefined): void {
-    if (!this.#fixedResolved) this.#resolveFixed(ctx.gpu);
-    if (this.#tableSets > 0) this.#tableGroups(table, ctx.gpu);
+    this.#bindSets(ctx, table);
     this.#checkLoose(table);
+  }
+
+  /**
+   * Every set's bind group for `table` into #bySet, and its uniform detour copies into #copiesBySet.
+   * A detour region whose creation failed fails the submission with that failure and drops the bind
+   * groups cached over it (the next submission makes new ones, over a new region).
+   */
+  #bindSets(ctx: PlanContext, table: BindingTable | undefined): void {
+    if (!this.#fixedResolved) this.#resolveFixed(ctx);
+    const groups = this.#tableSets > 0 ? this.#tableGroups(table, ctx) : undefined;
+    const fixed = this.#fixed;
+    const tableIndex = this.#tableIndex;
+    const bySet = this.#bySet;
+    for (let s = 0; s < bySet.length; s++) {
+      const k = tableIndex[s] as number;
+      bySet[s] = k < 0 ? fixed[s] : (groups as GPUBindGroup[])[k];
+    }
+    if (!this.#uniforms) return;
+    const detours = ctx.detours;
+    const copiesBySet = this.#copiesBySet;
+    const layouts = this.data.setLayouts;
+    for (let s = 0; s < bySet.length; s++) {
+      const copies = (layouts[s] as BindingLayout).hasUniform
+        ? detours.of(bySet[s] as GPUBindGroup)
+        : undefined;
+      copiesBySet[s] = copies;
+      const failure = copies === undefined ? undefined : detourFailure(copies);
+      if (failure !== undefined) {
+        this.#fixedResolved = false;
+        this.#tables?.clear();
+        for (const layout of layouts) layout.cache.clear();
+        throw failure;
+      }
+    }
   }
 
   /**
@@ -274,9 +323,7 @@ export class ReplayPlan {
    */
   encode(ctx: PlanContext, table: BindingTable | undefined): void {
     const data = this.data;
-    const gpu = ctx.gpu;
-    if (!this.#fixedResolved) this.#resolveFixed(gpu);
-    const groups = this.#tableSets > 0 ? this.#tableGroups(table, gpu) : undefined;
+    this.#bindSets(ctx, table);
     if (this.#looseRefs.length > 0) this.#checkLoose(table);
     const encoding = ctx.encoding;
     const ring = ctx.ring;
@@ -301,14 +348,9 @@ export class ReplayPlan {
     const ops = data.ops;
     const end = data.opCount * OP_STRIDE;
     const exports = data.exports;
-    const fixed = this.#fixed;
-    const tableIndex = this.#tableIndex;
-    // Every set's bind group for this submission, so a dispatch looks its group up once.
+    // Every set's bind group (and detour copies) for this submission, so a dispatch looks them up once.
     const bySet = this.#bySet;
-    for (let s = 0; s < bySet.length; s++) {
-      const k = tableIndex[s] as number;
-      bySet[s] = k < 0 ? fixed[s] : (groups as GPUBindGroup[])[k];
-    }
+    const copiesBySet = this.#copiesBySet;
     const transfer = ctx.transfer;
     const profiling = ctx.profiling;
     const dynamicOffsets = this.#dynamicOffsets;
@@ -325,6 +367,13 @@ export class ReplayPlan {
         const z = ops[p + F_Z] as number;
         if (x === 0 || y === 0 || z === 0) continue;
         const exp = exports[ops[p + F_EXPORT] as number] as CompiledExport;
+        const set = ops[p + F_SET] as number;
+        const copies = copiesBySet[set];
+        if (copies !== undefined) {
+          // The uniform's bytes into its detour region, after every command before (ends the pass).
+          encodeDetours(encoding.encoder, copies);
+          pass = undefined;
+        }
         const timed = profiling === undefined ? undefined : profiling.dispatchPass(encoding, exp);
         if (timed !== undefined || pass === undefined) {
           // A timed dispatch gets a fresh pass of its own; else a run of dispatches starts on the open pass.
@@ -340,7 +389,6 @@ export class ReplayPlan {
           pipeline = exp.pipeline;
           pass.setPipeline(pipeline);
         }
-        const set = ops[p + F_SET] as number;
         const group = bySet[set] as GPUBindGroup;
         if (group !== group0) {
           group0 = group;
@@ -364,7 +412,10 @@ export class ReplayPlan {
       switch (op) {
         case OP_DISPATCH_INDIRECT: {
           const exp = exports[ops[p + F_EXPORT] as number] as CompiledExport;
-          const group = bySet[ops[p + F_SET] as number] as GPUBindGroup;
+          const set = ops[p + F_SET] as number;
+          const group = bySet[set] as GPUBindGroup;
+          const copies = copiesBySet[set];
+          if (copies !== undefined) encodeDetours(encoding.encoder, copies);
           this.#resolve(ops[p + F_PARAMS] as number, table);
           // Counts are checked on the device and read from the validator's own buffer, which the
           // dispatch never binds (WebGPU forbids indirect parameters in a writable binding).

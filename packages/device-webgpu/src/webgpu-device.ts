@@ -43,7 +43,7 @@ import { GpuSlabProvider } from './gpu-slab-provider';
 import { IndirectValidator } from './indirect-validator';
 import { GpuOpRunner } from './op-runner';
 import { OpScheduler } from './op-scheduler';
-import { PendingWork } from './pending-work';
+import { PendingWork, type TrackWork } from './pending-work';
 import { ReplayPlanner } from './plan-builder';
 import { keepExecuteArrays, keepUpdateBytes, type QueueOp } from './queue-op';
 import { ReadbackPool } from './readback-pool';
@@ -172,26 +172,28 @@ export class WebGpuDevice
     const names = this.names;
     const encoding = new GpuEncoding(gpu);
     const scopes = parts.scopes;
-    this.#ring = new UniformRing(gpu, parts.layouts.constants, this.#uniformAlignment, scopes, (promise) =>
-      this.#compiles.track(promise),
-    );
-    this.#scratch = new GpuScratch(gpu, (promise) => this.#compiles.track(promise));
+    const track: TrackWork = (promise) => this.#compiles.track(promise);
+    this.#ring = new UniformRing(gpu, parts.layouts.constants, this.#uniformAlignment, scopes, track);
+    this.#scratch = new GpuScratch(gpu, track);
+    parts.layouts.detours.track = track;
     const transfer = new TransferEncoder(gpu, encoding, this.#ring, parts.kernels, this.#scratch, scopes);
     this.#readback = new ReadbackPool(gpu, scopes);
     this.#uploads = new WriteStaging(gpu, scopes);
     this.#resident = new ResidentConstants(gpu, parts.layouts.constants, this.#uniformAlignment, scopes, {
       what: names.queueExecute,
-      track: (promise) => this.#compiles.track(promise),
+      track,
     });
     this.#indirect = new IndirectValidator(gpu, parts.kernels, this.#ring);
     const context: PlanContext = {
       gpu,
+      what: names.queueExecute,
       encoding,
       ring: this.#ring,
       transfer,
       scratch: this.#scratch,
       resident: this.#resident,
       indirect: this.#indirect,
+      detours: parts.layouts.detours,
       profiling: undefined,
     };
     this.#profiler = new GpuProfiler(gpu, this.#readback);
@@ -199,7 +201,7 @@ export class WebGpuDevice
     // (operations of this turn, not submitted yet) goes first.
     this.#slabs = new GpuSlabProvider(gpu, 'keel transient slab', undefined, () => this.#scheduler.flush(), {
       what: this.names.queueAlloca,
-      track: (promise) => this.#compiles.track(promise),
+      track,
       // Later allocas get fresh pools; the broken slab goes once its buffers are deallocated.
       failed: () => {
         if (!this.destroyed && this.lostReason === undefined) this.#pools.retire();
@@ -526,7 +528,8 @@ export class WebGpuDevice
         this.#ring.live +
         this.#scratch.live +
         this.#resident.live +
-        this.#indirect.live,
+        this.#indirect.live +
+        this.#layouts.detours.live,
       bindGroupLayouts: this.#layouts.size,
     };
   }
