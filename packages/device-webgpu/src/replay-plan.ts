@@ -285,10 +285,18 @@ export class ReplayPlan {
 
   /**
    * Every set's bind group for `table` into #bySet, and its uniform detour copies into #copiesBySet.
-   * A detour region whose creation failed fails the submission with that failure and drops the bind
-   * groups cached over it (the next submission makes new ones, over a new region).
+   * A detour region whose creation failed (known once its scopes came back, so possibly after bind
+   * groups were cached over it) drops the bind groups cached over it, and the sets are bound again,
+   * over a new region; only if that fails too does the submission fail with the failure.
    */
   #bindSets(ctx: PlanContext, table: BindingTable | undefined): void {
+    if (this.#bindSetsOnce(ctx, table) === undefined) return;
+    const failure = this.#bindSetsOnce(ctx, table);
+    if (failure !== undefined) throw failure;
+  }
+
+  /** One attempt of #bindSets: undefined, or the failure of a detour region (caches dropped). */
+  #bindSetsOnce(ctx: PlanContext, table: BindingTable | undefined): KeelError | undefined {
     if (!this.#fixedResolved) this.#resolveFixed(ctx);
     const groups = this.#tableSets > 0 ? this.#tableGroups(table, ctx) : undefined;
     const fixed = this.#fixed;
@@ -298,7 +306,7 @@ export class ReplayPlan {
       const k = tableIndex[s] as number;
       bySet[s] = k < 0 ? fixed[s] : (groups as GPUBindGroup[])[k];
     }
-    if (!this.#uniforms) return;
+    if (!this.#uniforms) return undefined;
     const detours = ctx.detours;
     const copiesBySet = this.#copiesBySet;
     const layouts = this.data.setLayouts;
@@ -312,9 +320,10 @@ export class ReplayPlan {
         this.#fixedResolved = false;
         this.#tables?.clear();
         for (const layout of layouts) layout.cache.clear();
-        throw failure;
+        return failure;
       }
     }
+    return undefined;
   }
 
   /**

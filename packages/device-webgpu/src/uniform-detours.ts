@@ -17,8 +17,9 @@
  *   by the bindings' memory ranges), so a warm submission allocates and creates nothing; a replay plan
  *   looks them up once per binding set per submission.
  * - A region buffer is created inside error scopes of its own; one whose creation failed (out of
- *   memory) carries the failure: submissions whose bind groups use it fail with it, drop their cached
- *   bind groups, and the next one gets a new region.
+ *   memory) carries the failure once they come back: the batch that used it meanwhile fails (its own
+ *   scopes catch the invalid buffer), and the next submission whose cached bind groups use it drops
+ *   them and binds anew, over a new region.
  */
 import type { KeelError } from '@keel/fence';
 import { fromGpuError, inOwnScopes } from './gpu-errors';

@@ -419,6 +419,44 @@ describe.skipIf(!probe.available)(
       });
     });
 
+    describe('a uniform detour region whose creation fails', () => {
+      it('fails only the execute that used it; the next one gets a new region and runs', async () => {
+        await withBrokenBuffers('keel uniform detour', async (d, broken) => {
+          // A uniform and a writable storage binding of two queue-allocated buffers of one slab.
+          const sum = await d.createExecutable({
+            format: 'wgsl',
+            code: `struct P { a: u32, b: u32, c: u32, d: u32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read_write> o: array<u32>;
+@compute @workgroup_size(1) fn sum() { o[0] = p.a + p.b; }`,
+            exports: [{ name: 'sum', bindingCount: 2, constantCount: 0, workgroupSize: [1, 1, 1] }],
+          });
+          const s = new TimelineSemaphore();
+          const params = d.queueAlloca(Q0, Fence.empty, at(s, 1), { usage: BufferUsage.DEFAULT }, 16);
+          const out = d.queueAlloca(Q0, at(s, 1), at(s, 2), { usage: BufferUsage.DEFAULT }, 16);
+          d.queueWrite(Q0, at(s, 2), at(s, 3), new Uint32Array([3, 4, 0, 0]), { buffer: params });
+          await s.wait(3, TIMEOUT);
+          const cb = d.createCommandBuffer({ mode: 'reusable', bindingCapacity: 2 });
+          cb.begin();
+          cb.dispatch(sum, 'sum', { workgroupCount: [1, 1, 1], bindings: [{ slot: 0 }, { slot: 1 }] });
+          cb.end();
+          const table = [{ buffer: params }, { buffer: out }];
+          broken(true);
+          d.queueExecute(Q0, at(s, 3), at(s, 4), [cb], [table]);
+          expect((await failureOf(at(s, 4)))?.code).toBe(ErrorCode.INVALID_ARGUMENT);
+          await new Promise((r) => setTimeout(r, 0)); // the region's own scope pops settle
+          broken(false);
+          const t = new TimelineSemaphore();
+          d.queueExecute(Q0, Fence.empty, at(t, 1), [cb], [table]);
+          await t.wait(1, TIMEOUT);
+          const result = new Uint32Array(1);
+          d.queueRead(Q0, at(t, 1), at(t, 2), { buffer: out, length: 4 }, result);
+          await t.wait(2, TIMEOUT);
+          expect(result[0]).toBe(7);
+        });
+      });
+    });
+
     describe('a scratch buffer whose creation fails', () => {
       it('fails only the batch that used it; later copies within one buffer get a new scratch buffer', async () => {
         await withBrokenBuffers('keel scratch', async (d, broken) => {

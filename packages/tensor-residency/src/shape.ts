@@ -3,7 +3,7 @@
  * Empty tensors (a dimension of 0) are refused: a tensor always has at least one element, so every
  * copy of it is a non-empty device buffer.
  */
-import { ErrorCode, KeelError } from '@keel/fence';
+import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 
 export type Shape = readonly number[];
 
@@ -38,9 +38,9 @@ export function checkShape(shape: unknown, what: string): { shape: Shape; elemen
   return { shape: Object.freeze([...(shape as number[])]), elements };
 }
 
-/** "[2, 3]": how messages show a shape. */
+/** "[2, 3]": how messages show a shape (a dimension that is not a number as describeValue shows it). */
 export function describeShape(shape: readonly unknown[]): string {
-  return `[${shape.map((d) => String(d)).join(', ')}]`;
+  return `[${shape.map((d) => (typeof d === 'number' ? String(d) : describeValue(d))).join(', ')}]`;
 }
 
 /** True when both shapes have the same dimensions. */

@@ -238,3 +238,11 @@ describe.each(KINDS)('residency contract (audit) on %s', (kind) => {
     await m.dispose();
   });
 });
+
+describe('shape messages (fault-injection fuzz)', () => {
+  it('a dimension that cannot be turned into a string (toString: null) is INVALID_ARGUMENT, not a TypeError', async () => {
+    for (const dim of [{ toString: null }, Object.create(null), Symbol('d')]) {
+      await expectKeelError(() => Tensor.fromHost('f32', [dim as never], []), ErrorCode.INVALID_ARGUMENT);
+    }
+  });
+});
