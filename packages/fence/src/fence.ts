@@ -81,18 +81,36 @@ function mergeAll(groups: readonly (readonly Timepoint[])[]): Timepoint[] {
 }
 
 /**
+ * The constructor's second argument: only this module has it, so `new Fence(...)` from JavaScript
+ * (where `private` does not exist) cannot build an unchecked fence.
+ */
+const MINT: object = {};
+
+/** `Fence.empty`, made on first use. */
+let empty: Fence | undefined;
+
+/**
  * An immutable set of timepoints: each semaphore appears once, with the highest value it was given.
  * Timepoints keep the order in which their semaphores first appeared. `Fence.empty` is reached
  * at once and signals nothing.
  */
 export class Fence {
-  /** The fence with no timepoints: waits resolve at once, signal and fail do nothing. */
-  static readonly empty: Fence = new Fence([]);
-
   readonly #timepoints: readonly Timepoint[];
 
-  private constructor(timepoints: Timepoint[]) {
+  /** Build fences with `Fence.of`, `Fence.join` or `fence.with`; any other caller gets INVALID_ARGUMENT. */
+  private constructor(timepoints: Timepoint[], mint: object) {
+    if (mint !== MINT) {
+      throw invalidArgument(
+        'new Fence(): the constructor is private; build a fence with Fence.of(...timepoints), Fence.join(...fences) or fence.with(semaphore, value)',
+      );
+    }
     this.#timepoints = Object.freeze(timepoints);
+  }
+
+  /** The fence with no timepoints: waits resolve at once, signal and fail do nothing (read-only). */
+  static get empty(): Fence {
+    empty ??= new Fence([], MINT);
+    return empty;
   }
 
   /**
@@ -106,7 +124,7 @@ export class Fence {
       const tp = checkTimepoint(`Fence.of: timepoint ${i}`, timepoints[i]);
       merge(out, Object.freeze(tp));
     }
-    return new Fence(out);
+    return new Fence(out, MINT);
   }
 
   /**
@@ -114,18 +132,30 @@ export class Fence {
    * commutative, associative and idempotent as a set of timepoints (order: first appearance).
    */
   static join(...fences: Fence[]): Fence {
+    return Fence.joinList(fences);
+  }
+
+  /**
+   * `Fence.join` over a list of any length (spreading a very long list into `join` overflows the
+   * stack); `waitAll` joins its fences with it.
+   *
+   * @internal
+   */
+  static joinList(fences: readonly Fence[]): Fence {
     const groups: (readonly Timepoint[])[] = [];
     for (let i = 0; i < fences.length; i++) {
       const fence = fences[i];
       if (!(fence instanceof Fence))
         throw invalidArgument(`Fence.join: argument ${i} (${describeValue(fence)}) is not a Fence`);
-      if (fence.#timepoints.length > 0) groups.push(fence.#timepoints);
+      const timepoints = fence.#timepoints;
+      // The same fence again in a row adds nothing (joining is idempotent).
+      if (timepoints.length > 0 && timepoints !== groups[groups.length - 1]) groups.push(timepoints);
     }
     if (groups.length === 0) return Fence.empty;
     if (groups.length === 1) {
       for (const fence of fences) if (fence.#timepoints === groups[0]) return fence;
     }
-    return new Fence(mergeAll(groups));
+    return new Fence(mergeAll(groups), MINT);
   }
 
   /** This fence plus `{ semaphore, value }` (a no-op copy if the semaphore already has a value ≥ it). */
@@ -133,7 +163,7 @@ export class Fence {
     const tp = Object.freeze(checkTimepoint('Fence.with', { semaphore, value }));
     const out = this.#timepoints.slice();
     merge(out, tp);
-    return new Fence(out);
+    return new Fence(out, MINT);
   }
 
   /** The timepoints (a frozen array of frozen objects). */
@@ -147,7 +177,8 @@ export class Fence {
 
   /**
    * Resolves once every timepoint is reached. Same options and errors as `Semaphore.wait`: ABORTED
-   * (cause = that semaphore's failure) as soon as one of its semaphores fails, DEADLINE_EXCEEDED,
+   * (cause = that semaphore's failure) as soon as one of its semaphores fails — also one whose
+   * timepoint was reached before it failed — DEADLINE_EXCEEDED,
    * CANCELLED; leaves nothing behind when it times out or is aborted.
    */
   wait(options?: WaitOptions): Promise<void> {
@@ -192,7 +223,8 @@ export class Fence {
 
   /**
    * The promise-free form of `wait`: `callback()` once every timepoint is reached, or
-   * `callback(failure)` at the first failure among them; at most once. Runs synchronously inside the
+   * `callback(failure)` at the first failure of any of its semaphores before that (reached timepoints
+   * included: see FenceRegistration); at most once. Runs synchronously inside the
    * signal/fail that completes it, or before `onReached` returns if already complete (see
    * `Semaphore.onReached` for re-entrancy). `cancel()` drops every registration it made.
    */
@@ -215,21 +247,61 @@ export class Fence {
   }
 }
 
-/** Counts down the timepoints of a multi-timepoint fence; fails at the first failure. */
+/** The largest payload: a registration for it runs only when its semaphore fails (or gets there). */
+const WATCH_VALUE = Number.MAX_SAFE_INTEGER;
+
+/** The first failure among the fence's semaphores, or undefined. */
+function firstFailure(timepoints: readonly Timepoint[]): KeelError | undefined {
+  for (const tp of timepoints) {
+    const failure = tp.semaphore.failure;
+    if (failure) return failure;
+  }
+  return undefined;
+}
+
+/**
+ * Counts down the timepoints of a multi-timepoint fence and completes at the first failure of any of
+ * its semaphores, also of one whose timepoint is already reached (once failed, a timeline answers every
+ * wait with its failure). While the fence is pending, each reached semaphore carries a watch: a
+ * registration at the largest payload, which in practice runs only on failure. A fence that completes
+ * during registration (all reached, or one failed) sets no watch and allocates nothing more than before;
+ * a pending timepoint costs one closure (it must know its semaphore to watch it once reached).
+ */
 class FenceRegistration implements Registration {
+  readonly #timepoints: readonly Timepoint[];
   #remaining: number;
   #callback: ReachedCallback | undefined;
+  /** Registrations of the timepoints, then the watches of reached ones. */
   readonly #registrations: Registration[] = [];
+  #onWatch: ReachedCallback | undefined;
+  /** A watch ran without failure (its semaphore reached the largest payload): check at completion. */
+  #blind = false;
 
   constructor(timepoints: readonly Timepoint[], callback: ReachedCallback) {
+    this.#timepoints = timepoints;
     this.#remaining = timepoints.length;
     this.#callback = callback;
-    const onOne = (error?: KeelError): void => this.#onOne(error);
+    const registrations = this.#registrations;
+    const onReached = (error?: KeelError): void => this.#onReached(error);
     for (const tp of timepoints) {
       if (!this.#callback) break; // completed (failed) during registration
-      this.#registrations.push(tp.semaphore.onReached(tp.value, onOne));
+      const { semaphore, value } = tp;
+      registrations.push(
+        semaphore.onReached(
+          value,
+          semaphore.value >= value ? onReached : (error) => this.#onPending(semaphore, error),
+        ),
+      );
     }
-    if (!this.#callback) this.cancel();
+    if (!this.#callback) {
+      this.cancel();
+      return;
+    }
+    // Still pending: watch the semaphores whose timepoints are already reached.
+    for (const tp of timepoints) {
+      if (!this.#callback) break;
+      if (tp.semaphore.value >= tp.value) this.#watch(tp.semaphore);
+    }
   }
 
   cancel(): void {
@@ -239,11 +311,32 @@ class FenceRegistration implements Registration {
     registrations.length = 0;
   }
 
-  #onOne(error: KeelError | undefined): void {
+  /** A timepoint that was reached at registration. */
+  #onReached(error: KeelError | undefined): void {
+    if (!this.#callback) return;
+    if (error || --this.#remaining === 0) this.#complete(error);
+  }
+
+  /** A timepoint that was pending at registration: once reached, its semaphore is watched. */
+  #onPending(semaphore: Semaphore, error: KeelError | undefined): void {
+    if (!this.#callback) return;
+    if (error || --this.#remaining === 0) this.#complete(error);
+    else this.#watch(semaphore);
+  }
+
+  #watch(semaphore: Semaphore): void {
+    this.#onWatch ??= (error) => {
+      if (error) this.#complete(error);
+      else this.#blind = true;
+    };
+    this.#registrations.push(semaphore.onReached(WATCH_VALUE, this.#onWatch));
+  }
+
+  #complete(error: KeelError | undefined): void {
     const callback = this.#callback;
     if (!callback) return;
-    if (!error && --this.#remaining > 0) return;
+    const failure = error ?? (this.#blind ? firstFailure(this.#timepoints) : undefined);
     this.cancel();
-    invoke(callback, error);
+    invoke(callback, failure);
   }
 }

@@ -4,6 +4,7 @@
  * Messages name the object and the broken rule, e.g. "binding slot 3: buffer of 64 bytes is smaller
  * than the 256 bytes recorded commands use".
  */
+import { describeValue } from './describe-value';
 
 /** The closed set of error codes. */
 export const ErrorCode = {
@@ -55,7 +56,12 @@ export class KeelError extends Error {
   constructor(code: ErrorCode, message: string, options?: KeelErrorOptions) {
     // Error reads only `cause` from its options; an undefined cause sets no `cause` property.
     super(message, options?.cause === undefined ? undefined : options);
-    if (!CODES.has(code)) throw new TypeError(`KeelError: unknown code '${String(code)}'`);
+    if (!CODES.has(code)) {
+      throw new KeelError(
+        ErrorCode.INVALID_ARGUMENT,
+        `KeelError: unknown code ${describeValue(code)} (the codes are ErrorCode's)`,
+      );
+    }
     this.code = code;
     this.name = 'KeelError';
   }
@@ -90,10 +96,18 @@ export class KeelError extends Error {
 
   /**
    * Rebuilds a KeelError from `toStructured` output (the stack of the original is kept; causes come back
-   * as Errors with their name, message and stack, or KeelErrors where they had a code).
+   * as Errors with their name, message and stack, or KeelErrors where they had a code). Never throws:
+   * what is not a structured error (not an object with a string `message`) comes back as a KeelError
+   * INTERNAL that says so; an unknown code as INTERNAL; a malformed cause link as an Error describing it.
    */
   static fromStructured(data: StructuredKeelError): KeelError {
-    return rebuild(data, CODES.has(data.code) ? data.code : ErrorCode.INTERNAL) as KeelError;
+    if (typeof data !== 'object' || data === null || typeof data.message !== 'string') {
+      return new KeelError(
+        ErrorCode.INTERNAL,
+        `KeelError.fromStructured: ${describeValue(data)} is not a structured KeelError { code, message } (what KeelError.toStructured returns)`,
+      );
+    }
+    return rebuild(data, CODES.has(data.code) ? data.code : ErrorCode.INTERNAL, 0) as KeelError;
   }
 }
 
@@ -142,16 +156,28 @@ function structuredCause(value: unknown, depth: number): StructuredCause | undef
   );
 }
 
-/** A KeelError where `code` is a known code, else an Error named `data.name`; causes likewise. */
-function rebuild(data: StructuredKeelError | StructuredCause, code = data.code): Error {
-  const cause = data.cause && rebuild(data.cause);
+/**
+ * A KeelError where `code` is a known code, else an Error named `data.name`; causes likewise, at most
+ * MAX_CAUSE_DEPTH of them (a cyclic chain ends there). Fields of the wrong type are not copied.
+ */
+function rebuild(data: StructuredKeelError | StructuredCause, code: unknown, depth: number): Error {
+  const link: unknown = data.cause;
+  const cause =
+    link === undefined || depth >= Limit.MAX_CAUSE_DEPTH ? undefined : rebuildCause(link, depth + 1);
   const options = cause && { cause };
+  const message = typeof data.message === 'string' ? data.message : describeValue(data.message);
+  const name: unknown = (data as StructuredCause).name;
   const error =
-    code !== undefined && CODES.has(code)
-      ? new KeelError(code, data.message, options)
-      : Object.assign(new Error(data.message, options), { name: (data as StructuredCause).name });
-  if (data.stack !== undefined) error.stack = data.stack;
+    typeof code === 'string' && CODES.has(code)
+      ? new KeelError(code as ErrorCode, message, options)
+      : Object.assign(new Error(message, options), { name: typeof name === 'string' ? name : 'Error' });
+  if (typeof data.stack === 'string') error.stack = data.stack;
   return error;
+}
+
+function rebuildCause(link: unknown, depth: number): Error {
+  if (typeof link !== 'object' || link === null) return new Error(describeValue(link));
+  return rebuild(link as StructuredCause, (link as StructuredCause).code, depth);
 }
 
 /** The cloneable form of a KeelError. */

@@ -27,7 +27,7 @@ export function waitAll(fences: readonly Fence[], options?: WaitOptions): Promis
   const invalid = checkFences('waitAll', fences);
   return invalid
     ? Promise.reject(invalid)
-    : waitForFences('waitAll', [Fence.join(...fences)], options).then(ignore);
+    : waitForFences('waitAll', [Fence.joinList(fences)], options).then(ignore);
 }
 
 /**

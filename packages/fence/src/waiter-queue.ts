@@ -131,14 +131,19 @@ export abstract class TimedWait implements AbortSubscriber {
   /** Ends the wait (leaves the queue, drops registrations, releases) and rejects with `error`. */
   abstract end(error: KeelError): void;
 
-  /** Starts the deadline and the abort subscription of checked options. */
+  /**
+   * Starts the deadline and the abort subscription of checked options — unless the wait has already
+   * settled: a semaphore's waiter is queued before it is armed, and can be settled in between (by a
+   * signal from another thread that the queue's `pending` hook picks up, or by an options getter).
+   */
   arm(options: WaitOptions | undefined): void {
     const timeoutMs = options?.timeoutMs;
+    const signal = options && abortSignalOf(options);
+    if (!this.live) return;
     if (timeoutMs !== undefined && timeoutMs !== Infinity) {
       this.#timeoutMs = this.#remainingMs = timeoutMs;
       TimedWait.#onTimer(this);
     }
-    const signal = options && abortSignalOf(options);
     if (signal) {
       this.#signal = signal;
       subscribeAbort(signal, this);

@@ -110,6 +110,51 @@ describe('Fence construction', () => {
     expect(() => Fence.join(Fence.empty, {} as never)).toThrow(/argument 1.*not a Fence/);
   });
 
+  it('the constructor cannot be called directly (from JavaScript): INVALID_ARGUMENT naming Fence.of', () => {
+    const Ctor = Fence as unknown as new (timepoints: unknown[]) => Fence;
+    for (const timepoints of [
+      [
+        { semaphore: a, value: -3 },
+        { semaphore: {}, value: 'x' },
+      ],
+      [],
+      undefined,
+    ]) {
+      let caught: unknown;
+      try {
+        new Ctor(timepoints as unknown[]);
+      } catch (error) {
+        caught = error;
+      }
+      expect(KeelError.is(caught, ErrorCode.INVALID_ARGUMENT)).toBe(true);
+      expect((caught as KeelError).message).toContain('Fence.of');
+    }
+  });
+
+  it('Fence.empty cannot be replaced', () => {
+    const empty = Fence.empty;
+    expect(() => {
+      (Fence as { empty: unknown }).empty = 5;
+    }).toThrow(TypeError);
+    expect(Fence.empty).toBe(empty);
+    expect(Fence.empty.isEmpty).toBe(true);
+  });
+
+  it('joins a list too long to spread (what waitAll does) without overflowing the stack', () => {
+    const f = Fence.of({ semaphore: a, value: 1 });
+    const g = Fence.of({ semaphore: a, value: 2 }, { semaphore: b, value: 1 });
+    const many = new Array<Fence>(300_000).fill(f);
+    many[150_000] = g;
+    // joinList is the body of Fence.join (internal: the variadic form spreads its list onto the stack).
+    expect(values(Fence.joinList(many))).toEqual([
+      ['a', 2],
+      ['b', 1],
+    ]);
+    expect(Fence.joinList(new Array<Fence>(300_000).fill(f))).toBe(f);
+    expect(values(Fence.join(f, g, f))).toEqual(values(Fence.joinList([f, g, f])));
+    expect(() => Fence.joinList([f, 5 as never])).toThrow(/Fence.join: argument 1/);
+  });
+
   it('accepts a semaphore of a duplicated package copy through the global brand, and nothing unbranded', () => {
     const { label, value, failure, pendingWaitCount } = a;
     const lookalike = { label, value, failure, pendingWaitCount };

@@ -12,8 +12,40 @@ describe('KeelError', () => {
     expect(e.name).toBe('KeelError');
   });
 
-  it('rejects codes outside the closed set', () => {
-    expect(() => new KeelError('NOPE' as ErrorCode, 'x')).toThrow(TypeError);
+  it('rejects codes outside the closed set with INVALID_ARGUMENT naming the code', () => {
+    let caught: unknown;
+    try {
+      new KeelError('NOPE' as ErrorCode, 'x');
+    } catch (error) {
+      caught = error;
+    }
+    expect(KeelError.is(caught, ErrorCode.INVALID_ARGUMENT)).toBe(true);
+    expect((caught as KeelError).message).toContain('"NOPE"');
+  });
+
+  it('fromStructured turns what is not a structured error into a KeelError INTERNAL that says so', () => {
+    for (const data of [null, undefined, 5, 'text', {}, { code: 'ABORTED' }, { message: 7 }]) {
+      const error = KeelError.fromStructured(data as never);
+      expect(KeelError.is(error, ErrorCode.INTERNAL)).toBe(true);
+      expect(error.message).toMatch(/^KeelError\.fromStructured: .* is not a structured KeelError/);
+    }
+  });
+
+  it('fromStructured keeps what it can of a malformed or cyclic cause chain', () => {
+    const cyclic: { code: string; message: string; cause?: unknown } = { code: 'ABORTED', message: 'loop' };
+    cyclic.cause = cyclic;
+    const error = KeelError.fromStructured(cyclic as never);
+    expect(KeelError.is(error, ErrorCode.ABORTED)).toBe(true);
+    let depth = 0;
+    for (let e: unknown = error.cause; e instanceof Error; e = e.cause) depth++;
+    expect(depth).toBe(4);
+    const odd = KeelError.fromStructured({ code: 'DATA_LOSS', message: 'm', stack: 5, cause: 'x' } as never);
+    expect(odd.code).toBe('DATA_LOSS');
+    expect(odd.message).toBe('m');
+    expect(odd.stack).not.toBe(5);
+    expect((odd.cause as Error).message).toBe('"x"');
+    // An unknown code (a newer copy's) is still INTERNAL with the message kept.
+    expect(KeelError.fromStructured({ code: 'NEWER' as never, message: 'kept' }).message).toBe('kept');
   });
 
   it('is() recognises errors of a duplicated copy through the global brand', () => {

@@ -5,7 +5,16 @@
  */
 import { setMaxListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
-import { ErrorCode, Fence, KeelError, type Semaphore, waitAll, waitAny } from '../src/index';
+import {
+  ErrorCode,
+  Fence,
+  KeelError,
+  type Semaphore,
+  SharedTimelineSemaphore,
+  TimelineSemaphore,
+  waitAll,
+  waitAny,
+} from '../src/index';
 import { keepAliveHolders } from '../src/keep-alive';
 import { kinds, rejection, track } from './helpers';
 
@@ -194,11 +203,53 @@ describe.each(kinds)('$name', (kind) => {
     expectNothingLeft(a, b);
     fence.onReached(cb);
     a.signal(1);
-    expect(a.pendingWaitCount + b.pendingWaitCount).toBe(1);
+    // b's timepoint, and the watch on a's failure (a is reached, the fence still pending).
+    expect(a.pendingWaitCount + b.pendingWaitCount).toBe(2);
     b.fail(new KeelError(ErrorCode.INTERNAL, 'x'));
     expect(cb).toHaveBeenCalledOnce();
     expect(KeelError.is(cb.mock.calls[0]?.[0], ErrorCode.INTERNAL)).toBe(true);
     expectNothingLeft(a, b);
+  });
+});
+
+describe('a wait settled before it is armed', () => {
+  it('a signal from inside wait() (an options getter) leaves no abort listener and no timer', async () => {
+    const s = new TimelineSemaphore(0, { label: 's' });
+    const spied = spiedSignal();
+    let reads = 0;
+    const options = {
+      get timeoutMs(): number {
+        if (++reads === 3) s.signal(1); // the read in arm(), after the waiter is queued
+        return 10_000;
+      },
+      abortSignal: spied.signal,
+    };
+    const w = track(s.wait(1, options));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(reads).toBe(3);
+    expect(w.state).toBe('resolved');
+    expect(spied.add).not.toHaveBeenCalled();
+    expectNothingLeft(s);
+  });
+
+  it('a shared wait settled inside wait() by a signal through another object (another thread) subscribes to nothing', async () => {
+    const s = new SharedTimelineSemaphore(0, { label: 'race' });
+    const other = SharedTimelineSemaphore.fromHandle(s.handle); // what a worker holds
+    const spied = spiedSignal();
+    let reads = 0;
+    const options = {
+      get timeoutMs(): number {
+        // After the reached check, before the waiter is queued: as a worker's signal landing there.
+        if (++reads === 2) other.signal(1);
+        return 10_000;
+      },
+      abortSignal: spied.signal,
+    };
+    const w = track(s.wait(1, options));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(w.state).toBe('resolved');
+    expect(spied.add).not.toHaveBeenCalled();
+    expectNothingLeft(s, other);
   });
 });
 

@@ -2,6 +2,7 @@
  * SharedTimelineSemaphore across threads. The worker fixtures import the built package
  * (../../dist/index.js): build before running these tests.
  */
+import { getEventListeners } from 'node:events';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -313,6 +314,30 @@ describe('SharedTimelineSemaphore across threads', () => {
     }[];
     for (const r of results) expect(r.lowered).toBe(0);
     expect(s.value).toBe(end);
+  });
+
+  it('waits settled by a worker signalling in a loop leave no abort listener behind', {
+    timeout: 10_000,
+  }, async () => {
+    // A signal from the worker can land inside wait(), after its reached check: the waiter is then
+    // settled as it is queued, and must not subscribe to the AbortSignal afterwards.
+    const s = new SharedTimelineSemaphore(0, { label: 'loop' });
+    const stop = new SharedArrayBuffer(4);
+    const w = spawn('signal-loop.mjs', { handle: s.handle, stop });
+    await new Promise((resolve) => w.worker.once('online', resolve));
+    const controller = new AbortController();
+    let leakedAfter = -1;
+    const until = performance.now() + 1500;
+    for (let n = 1; performance.now() < until; n++) {
+      await w.guard(s.wait(s.value + 1, { abortSignal: controller.signal, timeoutMs: 5000 }));
+      if (getEventListeners(controller.signal, 'abort').length > 0) {
+        leakedAfter = n;
+        break;
+      }
+    }
+    Atomics.store(new Int32Array(stop), 0, 1);
+    expect(leakedAfter).toBe(-1);
+    expect(s.pendingWaitCount).toBe(0);
   });
 
   it('a pending shared wait keeps a worker alive until another thread signals it (200 ms later)', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, Fence, KeelError, waitAll, waitAny } from '../src/index';
+import { ErrorCode, Fence, KeelError, TimelineSemaphore, waitAll, waitAny } from '../src/index';
 import { flush, kinds, rejection, track } from './helpers';
 
 describe.each(kinds)('waitAll / waitAny over $name', (kind) => {
@@ -110,5 +110,42 @@ describe.each(kinds)('waitAll / waitAny over $name', (kind) => {
     expect(KeelError.is(e3, ErrorCode.INVALID_ARGUMENT)).toBe(true);
     const e4 = await rejection(waitAny([Fence.empty], { timeoutMs: -5 }));
     expect(e4.message).toMatch(/timeoutMs/);
+  });
+});
+
+describe('waitAll over a very long list', () => {
+  const a = new TimelineSemaphore(0, { label: 'a' });
+  const b = new TimelineSemaphore(0, { label: 'b' });
+
+  it('returns a promise (no synchronous RangeError) and times out with DEADLINE_EXCEEDED', async () => {
+    const fences = new Array<Fence>(300_000).fill(Fence.of({ semaphore: a, value: 1 }));
+    let promise: Promise<void> | undefined;
+    expect(() => {
+      promise = waitAll(fences, { timeoutMs: 20 });
+    }).not.toThrow();
+    const error = await rejection(promise as Promise<void>);
+    expect(KeelError.is(error, ErrorCode.DEADLINE_EXCEEDED)).toBe(true);
+    expect(error.message).toContain("'a' 0/1");
+    expect(a.pendingWaitCount).toBe(0);
+  });
+
+  it('resolves once every fence of the list is reached', async () => {
+    const fences = new Array<Fence>(300_000).fill(Fence.of({ semaphore: a, value: 2 }));
+    fences[200_000] = Fence.of({ semaphore: b, value: 1 });
+    const w = track(waitAll(fences, { timeoutMs: 5000 }));
+    a.signal(2);
+    await flush();
+    expect(w.state).toBe('pending');
+    b.signal(1);
+    await flush();
+    expect(w.state).toBe('resolved');
+  });
+
+  it('rejects INVALID_ARGUMENT naming the first entry that is not a fence', async () => {
+    const fences = new Array<unknown>(300_000).fill(Fence.empty);
+    fences[299_999] = 7;
+    const error = await rejection(waitAll(fences as Fence[]));
+    expect(KeelError.is(error, ErrorCode.INVALID_ARGUMENT)).toBe(true);
+    expect(error.message).toContain('fences[299999]');
   });
 });
