@@ -14,7 +14,6 @@
  * timed runs (the figure most favourable to any kernel, so the floor is a true lower bound).
  */
 import { Worker } from 'node:worker_threads';
-import wabtInit from 'wabt';
 
 const CHAINS = 12;
 const UNROLL = 4;
@@ -46,6 +45,8 @@ function wat(relaxed: boolean): string {
 
 /** The kernel's module: relaxed SIMD where this engine compiles it (see relaxed-simd.ts), else plain. */
 export async function fmaPeakModule(): Promise<{ bytes: Uint8Array; relaxed: boolean }> {
+  // Loaded here, not at import: the suite's other sides (and the GPU machine's entry) never load it.
+  const { default: wabtInit } = await import('wabt');
   const wabt = await wabtInit();
   for (const relaxed of [true, false]) {
     const parsed = wabt.parseWat('fma-peak.wat', wat(relaxed), { simd: true, relaxed_simd: relaxed });
