@@ -7,16 +7,8 @@
  * timeout, so a non-conforming device fails cases instead of hanging the run.
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import type { CtsCase, CtsTag } from './case';
-import { allocaCases } from './cases/alloca';
-import { dispatchCases } from './cases/dispatch';
-import { hostCallCases, stressCases } from './cases/host-stress';
-import { reuseCases } from './cases/reuse';
-import { semaphoreCases } from './cases/semaphores';
-import { traceCases } from './cases/trace';
-import { transferCases } from './cases/transfers';
-import { unhandledFailureCases } from './cases/unhandled-failure';
-import { validationCases } from './cases/validation';
+import type { CtsTag } from './case';
+import { CTS_CASES } from './cases/all';
 import {
   type CreateCtsDevice,
   CtsContext,
@@ -24,20 +16,6 @@ import {
   type CtsDeviceOptions,
   type RefMode,
 } from './context';
-
-/** Every case of the suite, in the order they run. */
-export const CTS_CASES: readonly CtsCase[] = Object.freeze([
-  ...semaphoreCases,
-  ...allocaCases,
-  ...transferCases,
-  ...dispatchCases,
-  ...reuseCases,
-  ...hostCallCases,
-  ...unhandledFailureCases,
-  ...stressCases,
-  ...validationCases,
-  ...traceCases,
-]);
 
 export interface ConformanceOptions {
   /** Run only cases with at least one of these tags (default: every case). */

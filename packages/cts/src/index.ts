@@ -8,6 +8,7 @@ export {
   expectRejection,
 } from './assertions';
 export type { CaseExtras, CtsCase, CtsTag } from './case';
+export { CTS_CASES } from './cases/all';
 export {
   Binder,
   type CreateCtsDevice,
@@ -19,7 +20,7 @@ export {
   f32Bits,
   type RefMode,
 } from './context';
-export { type ConformanceOptions, CTS_CASES, defineDeviceConformance } from './define-device-conformance';
+export { type ConformanceOptions, defineDeviceConformance } from './define-device-conformance';
 export {
   CTS_KERNEL_EXPORTS,
   CTS_WORKGROUP_SIZE,
@@ -27,4 +28,5 @@ export {
   type CtsKernelSources,
   WORKGROUP_ID_MARKER,
 } from './kernels';
+export { type CaseOutcome, runConformanceCases } from './run-cases';
 export { chromeTraceProblems, type ParsedTraceEvent, traceEventsOf } from './trace-schema';
