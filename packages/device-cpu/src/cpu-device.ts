@@ -49,7 +49,7 @@ import { type BufferOwner, CpuBuffer } from './cpu-buffer';
 import { bindKernels, CpuExecutable, moduleUrl } from './cpu-executable';
 import type { CpuPlan } from './cpu-plan';
 import { CpuPlanner } from './cpu-planner';
-import { createProfileRing, ProfileReader, type ProfileRing } from './cpu-profiler';
+import { createProfileRing, ProfileReader } from './cpu-profiler';
 import { CpuRunLoop } from './cpu-run-loop';
 import { Operation } from './operation';
 import { MAX_WORKGROUP_COUNT } from './plan-format';
@@ -462,26 +462,33 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   // ---------------------------------------------------------------------------------------------------
   // Traces (hal Trace; startTrace is the driver kit's)
 
-  /** Per queue: its dispatch profile ring, made at the first trace that wants dispatch times. */
-  private readonly rings: (ProfileRing | undefined)[] = [];
-
   protected override traceTiming(options: TraceOptions): 'cpu-wall' | 'none' {
     return options.dispatches === false ? 'none' : 'cpu-wall';
   }
 
-  /** Hands each queue's executors a profile ring while a trace wants dispatch times. */
+  /**
+   * Has each queue's executors write a profile ring (made at the first trace that wants dispatch
+   * times) while a trace wants dispatch times, and until the executes it recorded have completed.
+   */
   protected override traceChanged(recorder: driver.TraceRecorder, recording: boolean): void {
     if (!recorder.dispatches) return;
     const task = this.mode === 'task';
+    this.loop.profiling = recording;
     for (let q = 0; q < this.info.queueCount; q++) {
-      const executors = task ? this.workersPerQueue : 1;
-      let ring = this.rings[q];
-      if (recording) {
-        ring ??= createProfileRing(executors, task);
-        this.rings[q] = ring;
-        this.loop.profiles[q] = new ProfileReader(ring, executors);
+      if (!recording) {
+        this.loop.pauseProfile(q);
+        continue;
       }
-      (task ? this.tasks : this.loop.syncQueues)[q]?.setProfile(recording ? ring : undefined);
+      let reader = this.loop.profiles[q];
+      if (!reader) {
+        const executors = task ? this.workersPerQueue : 1;
+        const queue = (task ? this.tasks : this.loop.syncQueues)[q];
+        reader = new ProfileReader(createProfileRing(executors, task), executors, (ring) =>
+          queue?.setProfile(ring),
+        );
+        this.loop.profiles[q] = reader;
+      }
+      reader.resume();
     }
     this.loop.namer ??= (executable, entry) => {
       const e = this.executables[executable];

@@ -10,9 +10,16 @@
  * the clock every thread shares. In task mode the memory is a SharedArrayBuffer posted to the workers
  * ('profile' message, ordered with the executes); sync mode uses plain ArrayBuffers.
  *
- * At an execute's completion the main thread reads the entries of that operation (`collect`) and
- * hands the recorder one event per dispatch (earliest start to latest end over the executors, named
- * by the export) and one per executor share (the worker tracks, which show idle time).
+ * At an execute's completion the main thread reads the entries of that operation (`collect`, by its
+ * seq) and hands the recorder one event per dispatch (earliest start to latest end over the
+ * executors, named by the export) and one per executor share (the worker tracks, which show idle time).
+ *
+ * One reader per queue, made with its ring and kept for the device's life, so that its read cursor
+ * goes on across traces: an execute of a stopped trace that completes while the next trace records
+ * still finds its entries. The reader also switches the executors' writing on (`resume`, when a trace
+ * with dispatches starts) and off (`pause`): the run loop pauses a queue only once no trace with
+ * dispatches records and no execute of one is pending on it, so an execute called while a trace
+ * recorded is timed even when it runs after `stop()`.
  */
 import type { TraceRecorder } from '@keel/hal/driver';
 import { newMemory } from './byte-ops';
@@ -82,25 +89,49 @@ interface Span {
   workers: number;
 }
 
-/** The main thread's reader of one queue's ring. */
+/** The main thread's side of one queue's ring: its reader, and the switch of the executors' writing. */
 export class ProfileReader {
   /** Entries consumed, per executor (from those written when reading started). */
   readonly #read: Int32Array;
   readonly #ring: ProfileRing;
+  /** Hands the queue's executors the ring (start writing) or nothing (stop). */
+  readonly #setRing: (ring: ProfileRing | undefined) => void;
+  #writing = false;
 
-  constructor(ring: ProfileRing, executors: number) {
+  constructor(ring: ProfileRing, executors: number, setRing: (ring: ProfileRing | undefined) => void) {
     this.#ring = ring;
+    this.#setRing = setRing;
     // Aligned int32 reads of shared memory are tear-free (the counts may be stale, as with Atomics.load).
     this.#read = ring.counts.slice(0, executors);
   }
 
+  /** Whether the executors write the ring (from their next dispatch on). */
+  get writing(): boolean {
+    return this.#writing;
+  }
+
+  /** The executors write the ring from their next dispatch (nothing changes when they already do). */
+  resume(): void {
+    if (this.#writing) return;
+    this.#writing = true;
+    this.#setRing(this.#ring);
+  }
+
+  /** The executors stop writing the ring from their next dispatch. */
+  pause(): void {
+    if (!this.#writing) return;
+    this.#writing = false;
+    this.#setRing(undefined);
+  }
+
   /**
-   * Emits the dispatch events of execute `op` (entries whose seq is `seq`; -1 takes every unread one)
-   * into `trace`, on queue `queue`'s tracks.
+   * Emits the dispatch events of execute `op` (the entries of its seq on its queue's executors; none
+   * when it never reached them) into `trace`, on queue `op.queue`'s tracks.
    */
-  collect(op: Operation, seq: number, trace: TraceRecorder, namer: KernelNamer): void {
+  collect(op: Operation, trace: TraceRecorder, namer: KernelNamer): void {
     const plans = op.plans;
-    if (!plans) return;
+    const seq = op.seq;
+    if (!plans || seq < 0) return;
     const { data, counts } = this.#ring;
     // Per (plan, command): the kernel, earliest start, latest end, executors; per entry, its share.
     const spans = new Map<number, Span>();
@@ -111,8 +142,8 @@ export class ProfileReader {
       for (; at < written; at++) {
         const o = (w * PROFILE_CAPACITY + (at % PROFILE_CAPACITY)) * ENTRY_STRIDE;
         const entrySeq = data[o]!;
-        if (seq >= 0 && entrySeq > seq) break; // a later operation's entry: read it at its completion
-        if (seq >= 0 && entrySeq < seq) continue; // an operation completed before tracing read it
+        if (entrySeq > seq) break; // a later operation's entry: read it at its completion
+        if (entrySeq < seq) continue; // an operation no trace reads (untraced, or traced without dispatches)
         const plan = data[o + 1]!;
         const command = data[o + 2]!;
         const start = data[o + 4]!;
@@ -154,7 +185,7 @@ export class ProfileReader {
       });
     }
     for (const [s, worker, start, end] of shares) {
-      trace.worker(queue, worker, s.name, start, end, { executable: s.executable, execute });
+      trace.worker(queue, worker, s.name, start, end, { executable: s.executable, execute, queue, worker });
     }
   }
 }

@@ -37,8 +37,10 @@ export class CpuRunLoop implements OperationSink {
   readonly tasks: TaskQueue[] = [];
   /** Sync mode: one inline queue per device queue (empty in task mode). */
   readonly syncQueues: SyncQueue<Operation>[] = [];
-  /** Per queue: the reader of its dispatch profile ring while traces want dispatch times. */
+  /** Per queue: the reader of its dispatch profile ring, made at the first trace with dispatch times. */
   readonly profiles: (ProfileReader | undefined)[] = [];
+  /** A trace with dispatch times records (set by the device): profile rings stay written. */
+  profiling = false;
   /** Names kernels in trace events (set by the device). */
   namer: KernelNamer | undefined;
   /** Operations not completed yet. */
@@ -60,6 +62,20 @@ export class CpuRunLoop implements OperationSink {
     this.gone = true;
     for (const queue of this.syncQueues) queue.stop();
     for (const op of [...this.#pending]) this.complete(op, reason);
+  }
+
+  /**
+   * Stops the writing of queue `queue`'s profile ring unless an execute of a trace with dispatch times
+   * is still pending on it (that execute's completion calls this again). Called when such a trace
+   * stops and, after that, when such an execute completes: never on an untraced path.
+   */
+  pauseProfile(queue: number): void {
+    const reader = this.profiles[queue];
+    if (!reader?.writing) return;
+    for (const op of this.#pending) {
+      if (op.queue === queue && op.kind === OpKind.EXECUTE && op.trace?.dispatches) return;
+    }
+    reader.pause();
   }
 
   /** Tracks `op` and registers it on its wait fence. */
@@ -176,8 +192,9 @@ export class CpuRunLoop implements OperationSink {
     if (trace) {
       // A traced operation hands its trace its dispatch times (if any), then its own event.
       const reader = this.profiles[op.queue];
-      if (op.kind === OpKind.EXECUTE && reader && this.namer) {
-        reader.collect(op, this.tasks.length ? op.seq : -1, trace, this.namer);
+      if (op.kind === OpKind.EXECUTE && reader && this.namer && trace.dispatches) {
+        reader.collect(op, trace, this.namer);
+        if (!this.profiling) this.pauseProfile(op.queue);
       }
       trace.opDone(op, error);
     }

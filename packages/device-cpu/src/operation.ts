@@ -26,7 +26,7 @@ export class Operation extends QueueRecord<CpuBuffer> {
   state = OperationState.WAITING;
   /** Buffers retained until completion (released exactly once). */
   buffers: CpuBuffer[] | undefined;
-  /** Sequence number on its queue's workers (task-mode executes). */
+  /** Executes: sequence number on its queue's executors (workers or sync queue), -1 until it runs. */
   seq = -1;
   /** Executes: the plans of its command buffers, in order. */
   plans: CpuPlan[] | undefined;

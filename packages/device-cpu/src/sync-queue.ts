@@ -23,7 +23,7 @@ export type SyncRunDone<T> = (token: T, error: unknown) => void;
 /** A run's arguments, kept while an earlier run is suspended. */
 type WaitingRun<T> = [plans: readonly PlanRuntime[], tables: readonly Float64Array[], token: T];
 
-export class SyncQueue<T> {
+export class SyncQueue<T extends { seq: number }> {
   readonly #control = new Int32Array(CTL_WORDS);
   readonly #executor: Executor;
   #seq = 0;
@@ -63,7 +63,8 @@ export class SyncQueue<T> {
 
   /**
    * Runs the plans with their resolved tables and calls `done(token, outcome)` (a kernel that threw or
-   * rejected, or a command that could not run): inside this call unless a kernel is async.
+   * rejected, or a command that could not run): inside this call unless a kernel is async. When the
+   * run starts, `token.seq` is set to its sequence number (the seq of its profile entries).
    */
   run(plans: readonly PlanRuntime[], tables: readonly Float64Array[], token: T): void {
     if (this.#stopped) return;
@@ -73,6 +74,7 @@ export class SyncQueue<T> {
     }
     const seq = this.#seq;
     this.#seq = (seq + 1) | 0;
+    token.seq = seq;
     this.#control[CTL_FAILED_BASE + (seq & RING_MASK)] = 0;
     this.#error = undefined;
     const pending = this.#executor.execute(seq, plans, tables, undefined);

@@ -49,7 +49,7 @@
  * shared with Keel, in the same turn, reach the caller's scopes or uncaptured-error handler.
  *
  * Loss. `failAll` fails the signals of every deferred, batched, in-flight and future operation
- * (UNAVAILABLE when the device is lost or destroyed). A read whose staging buffer is still being mapped
+ * (UNAVAILABLE when the device is lost or destroyed), traced ones reporting to their trace first. A read whose staging buffer is still being mapped
  * keeps it until the map settles; `whenSettled()` resolves once no map, completion request or scope
  * pop is pending, so the device can destroy buffers and the GPUDevice with nothing in flight.
  *
@@ -69,7 +69,7 @@ import {
 } from '@keel/hal/driver';
 import { describeError, type ErrorScopes, fromGpuError } from './gpu-errors';
 import { InflightRing } from './inflight-ring';
-import { AfterScopes, OpKind, QueueOp } from './queue-op';
+import { AfterScopes, OpKind, QueueOp, runsOnGpuOrder, signalsOnGpuOrder } from './queue-op';
 import { type BatchEncoder, Batcher, type BatchHost } from './submit-batch';
 
 /** What the device does to run operations: encode them into a batch and submit it (op-runner.ts). */
@@ -113,16 +113,6 @@ function report(error: unknown): void {
   queueMicrotask(() => {
     throw error;
   });
-}
-
-/** Operations that may be submitted on GPU-ordered waits (they only add GPU work). */
-function runsOnGpuOrder(kind: number): boolean {
-  return kind !== OpKind.HOST_CALL && kind !== OpKind.BARRIER;
-}
-
-/** Operations whose signals become GPU-ordered once submitted (their effects are GPU work only). */
-function signalsOnGpuOrder(kind: number): boolean {
-  return kind !== OpKind.HOST_CALL && kind !== OpKind.READ && kind !== OpKind.BARRIER;
 }
 
 export class OpScheduler implements BatchHost {
@@ -588,13 +578,16 @@ export class OpScheduler implements BatchHost {
 
   // --- loss ----------------------------------------------------------------------------------------------
 
-  /** Fails every pending and future operation with `error`. Idempotent (the first error stays). */
+  /**
+   * Fails every pending and future operation with `error` (a traced one reports its failure to its
+   * trace first, as every completion does). Idempotent (the first error stays).
+   */
   failAll(error: KeelError): void {
     if (this.#lost !== undefined) return;
     this.#lost = error;
-    const toFail: Fence[] = [];
+    const toFail: QueueOp[] = [];
     const drop = (op: QueueOp): void => {
-      toFail.push(op.signal);
+      toFail.push(op);
       this.#runner.releaseStaging(op);
     };
     // The open batch is dropped (its scopes are still popped: the scope stack is the GPUDevice's).
@@ -602,21 +595,22 @@ export class OpScheduler implements BatchHost {
     for (const op of this.#deferred) {
       op.deferred = false;
       op.registration?.cancel();
-      toFail.push(op.signal);
+      toFail.push(op);
     }
     this.#deferred.clear();
     this.#inflight.stop(drop);
     for (const op of this.#outside) {
       op.registration?.cancel();
       op.registration = undefined;
-      toFail.push(op.signal);
+      toFail.push(op);
       // A read whose staging buffer is still being mapped keeps it until the map settles (#mapSettled).
       if (!op.mapping) this.#runner.releaseStaging(op);
     }
     this.#outside.clear();
     this.#pool.length = 0;
-    for (const fence of toFail) {
-      const thrown = failTimepoints(fence, error);
+    for (const op of toFail) {
+      if (op.trace !== undefined) this.#runner.traceDone(op, error);
+      const thrown = failTimepoints(op.signal, error);
       if (thrown !== undefined) report(thrown);
     }
     this.onIdle?.();

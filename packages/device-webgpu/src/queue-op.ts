@@ -1,7 +1,7 @@
 /**
  * The record of one queue operation while it waits, runs and completes: the driver kit's QueueRecord
  * (hal/driver) plus WebGPU's staging state and the submission batch whose error scopes it awaits
- * (submit-batch.ts). Records are pooled by the
+ * (submit-batch.ts), and what each kind may do on GPU order (`runsOnGpuOrder`, `signalsOnGpuOrder`). Records are pooled by the
  * scheduler (op-scheduler.ts), and their callbacks are bound once per record, so the hot path
  * (an operation whose waits are ready) allocates no record and no closure.
  */
@@ -13,6 +13,16 @@ import type { SubmitBatch } from './submit-batch';
 import type { WebGpuBuffer } from './webgpu-buffer';
 
 export { OpKind };
+
+/** Operations that may be submitted on GPU-ordered waits (they only add GPU work; op-scheduler.ts). */
+export function runsOnGpuOrder(kind: number): boolean {
+  return kind !== OpKind.HOST_CALL && kind !== OpKind.BARRIER;
+}
+
+/** Operations whose signals become GPU-ordered once submitted (their effects are GPU work only). */
+export function signalsOnGpuOrder(kind: number): boolean {
+  return kind !== OpKind.HOST_CALL && kind !== OpKind.READ && kind !== OpKind.BARRIER;
+}
 
 /** What an operation does once its batch's error scopes are popped (an enum: esbuild inlines it). */
 export enum AfterScopes {

@@ -2,7 +2,8 @@
  * WebGPU traces (the shared contract is the conformance suite's `trace.*` cases): with
  * `timestamp-query` (Dawn on lavapipe has it; the device requests it) every dispatch is timed by GPU
  * timestamps in its own pass and the results stay right; with `gpuTimestamps: false` dispatches are
- * host estimates, marked as such; a device without the feature falls back the same way.
+ * host estimates, marked as such; a device without the feature falls back the same way; operations
+ * that device loss fails are in the trace with their error.
  */
 
 import { chromeTraceProblems, traceEventsOf } from '@keel/cts';
@@ -120,6 +121,36 @@ describe.skipIf(!probe.available)('webgpu traces', () => {
     expect(trace.dispatchTiming).toBe('none');
     expect(traceEventsOf(json, 'dispatch')).toHaveLength(0);
     expect(traceEventsOf(json, 'queue').filter((e) => e.name === 'queueExecute')).toHaveLength(2);
+  });
+
+  it('reports the operations that device loss fails, with args.error', async () => {
+    const lost = await createWebGpuDevice({ onUnhandledFailure: () => {} });
+    try {
+      const buffer = lost.createBuffer({ byteLength: 64, usage: BufferUsage.DEFAULT });
+      const gate = new TimelineSemaphore();
+      const s = new TimelineSemaphore();
+      const trace = lost.startTrace();
+      // One in the open submission batch (not submitted yet), one deferred behind a host wait.
+      lost.queueFill(Q0, Fence.empty, Fence.of({ semaphore: s, value: 1 }), { buffer }, 1, 4);
+      lost.queueFill(
+        Q0,
+        Fence.of({ semaphore: gate, value: 1 }),
+        Fence.of({ semaphore: s, value: 2 }),
+        { buffer },
+        2,
+        4,
+      );
+      lost.gpuDevice.destroy();
+      await lost.lost;
+      await expect(s.wait(2, { timeoutMs: 5000 })).rejects.toThrow();
+      const json = JSON.parse(JSON.stringify(await trace.toChromeTrace())) as unknown;
+      expect(chromeTraceProblems(json)).toEqual([]);
+      const fills = traceEventsOf(json, 'queue').filter((e) => e.name === 'queueFill');
+      expect(fills).toHaveLength(2);
+      for (const fill of fills) expect(fill.args?.error).toMatch(/^UNAVAILABLE: /);
+    } finally {
+      await lost.destroy();
+    }
   });
 });
 

@@ -2,10 +2,12 @@
  * Traces (hal Trace, `device.startTrace`): the export is well-formed Chrome trace event JSON, holds
  * every queue operation with its bytes, and one dispatch entry per dispatch named by its export; the
  * options are checked; one trace records at a time; dispose stops it; operations after the stop are
- * not recorded.
+ * not recorded; an operation called while a trace recorded reports its completion (and its
+ * dispatches) even when it runs after `stop()`, and its failure when the device is destroyed first;
+ * every trace of one device has the device's pid, another device's traces another one.
  */
 import { ErrorCode, Fence } from '@keel/fence';
-import type { Trace } from '@keel/hal';
+import { BufferUsage, QueueAffinity, type Trace } from '@keel/hal';
 import { check, checkEqual, expectKeelError } from '../assertions';
 import { defineCase } from '../case';
 import type { CtsContext } from '../context';
@@ -18,6 +20,25 @@ function start(
   const startTrace = ctx.device.startTrace;
   check(typeof startTrace === 'function', 'the device implements startTrace');
   return ctx.device.startTrace!(options);
+}
+
+/** A reusable command buffer of negate then double over `n` i32 (2 dispatches) and its table. */
+async function negateDouble(ctx: CtsContext, n: number) {
+  const exe = await ctx.executable('negateDouble');
+  const a = ctx.buffer(n * 4);
+  const b = ctx.buffer(n * 4);
+  const binder = ctx.binder();
+  const cb = ctx.record('reusable');
+  cb.dispatch(exe, 'negate', { workload: [n], constants: [n], bindings: [binder.ref(a), binder.ref(b)] });
+  cb.barrier();
+  cb.dispatch(exe, 'double', { workload: [n], constants: [n], bindings: [binder.ref(b), binder.ref(a)] });
+  cb.end();
+  return { cb, table: binder.table() };
+}
+
+/** The pid of every event of `json` (one entry per distinct pid). */
+function pidsOf(json: unknown): Set<number> {
+  return new Set((json as { traceEvents: { pid: number }[] }).traceEvents.map((e) => e.pid));
 }
 
 /** Runs write → execute(negate, double) ×`executes` → fill → copy → read on queue 0. */
@@ -132,6 +153,111 @@ export const traceCases = [
         1,
         'queueWrite events between start and stop',
       );
+    },
+  }),
+  defineCase({
+    id: 'trace.after-stop',
+    title: 'an execute called while a trace recorded, run after stop(), reports itself and its dispatches',
+    tags: ['trace'],
+    recordsCommands: true,
+    async run(ctx) {
+      const { cb, table } = await negateDouble(ctx, 64);
+      const gate = ctx.semaphore();
+      const { fence } = ctx.fresh();
+      const trace = start(ctx);
+      ctx.device.queueExecute(ctx.queue(0), Fence.of({ semaphore: gate, value: 1 }), fence, [cb], [table]);
+      trace.stop();
+      gate.signal(1);
+      await ctx.wait(fence);
+      const json = JSON.parse(JSON.stringify(await trace.toChromeTrace())) as unknown;
+      const problems = chromeTraceProblems(json);
+      check(problems.length === 0, `trace schema: ${problems.slice(0, 5).join('; ')}`);
+      checkEqual(
+        traceEventsOf(json, 'queue').filter((e) => e.name === 'queueExecute').length,
+        1,
+        'queueExecute events',
+      );
+      const dispatches = traceEventsOf(json, 'dispatch');
+      checkEqual(
+        dispatches
+          .map((d) => d.name)
+          .sort()
+          .join(','),
+        'double,negate',
+        'dispatch events of the execute that ran after stop()',
+      );
+    },
+  }),
+  defineCase({
+    id: 'trace.destroyed',
+    title: 'an operation pending when the device is destroyed is in the trace with its error',
+    tags: ['trace', 'lifecycle'],
+    recordsCommands: false,
+    async run(_ctx, extra) {
+      const handle = await extra.createDevice();
+      const device = handle.device;
+      try {
+        const buffer = device.createBuffer({ byteLength: 64, usage: BufferUsage.DEFAULT });
+        const gate = device.createSemaphore(0);
+        const signal = device.createSemaphore(0);
+        const trace = device.startTrace!();
+        device.queueFill(
+          QueueAffinity.of(0),
+          Fence.of({ semaphore: gate, value: 1 }),
+          Fence.of({ semaphore: signal, value: 1 }),
+          { buffer },
+          0,
+          4,
+        );
+        const failure = signal.wait(1, { timeoutMs: 5000 }).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        await device.destroy();
+        const error = await failure;
+        check(error !== undefined, 'the pending queueFill failed when the device was destroyed');
+        const json = JSON.parse(JSON.stringify(await trace.toChromeTrace())) as unknown;
+        const problems = chromeTraceProblems(json);
+        check(problems.length === 0, `trace schema: ${problems.slice(0, 5).join('; ')}`);
+        const fills = traceEventsOf(json, 'queue').filter((e) => e.name === 'queueFill');
+        checkEqual(fills.length, 1, 'queueFill events of the destroyed device');
+        const message = fills[0]?.args?.error;
+        check(
+          typeof message === 'string' && message.startsWith('UNAVAILABLE'),
+          `the queueFill event's args.error names UNAVAILABLE (got ${JSON.stringify(message)})`,
+        );
+      } finally {
+        await device.destroy();
+      }
+    },
+  }),
+  defineCase({
+    id: 'trace.pid',
+    title: "every trace of a device exports the device's pid; another device's traces another pid",
+    tags: ['trace'],
+    recordsCommands: false,
+    async run(ctx, extra) {
+      const traceOf = async (device: CtsContext['device']): Promise<Set<number>> => {
+        const trace = device.startTrace!();
+        const signal = device.createSemaphore(0);
+        device.queueBarrier(QueueAffinity.of(0), Fence.empty, Fence.of({ semaphore: signal, value: 1 }));
+        await signal.wait(1, { timeoutMs: ctx.timeoutMs });
+        trace.stop();
+        return pidsOf(await trace.toChromeTrace());
+      };
+      start(ctx).stop();
+      const first = await traceOf(ctx.device);
+      const second = await traceOf(ctx.device);
+      checkEqual(first.size, 1, 'pids in one trace');
+      checkEqual([...second].join(), [...first].join(), 'pid of a second trace of the same device');
+      const handle = await extra.createDevice();
+      try {
+        const other = await traceOf(handle.device);
+        checkEqual(other.size, 1, "pids in the other device's trace");
+        check(!other.has([...first][0]!), "another device's trace has another pid");
+      } finally {
+        await handle.device.destroy();
+      }
     },
   }),
 ];

@@ -47,11 +47,13 @@ export { directCode, directIndex, isSlotCode, REF_STRIDE, RefTableBuilder } from
 export { RunList } from './run-list';
 export {
   type DispatchTiming,
+  newTracePid,
   TRACE_OPTION_RULES,
   TRACK_DISPATCH,
   TRACK_QUEUE,
   TRACK_WAIT,
   TRACK_WORKER,
+  TRACK_WORKERS_PER_QUEUE,
   TraceRecorder,
   traceNow,
 } from './trace-recorder';

@@ -42,7 +42,13 @@ import {
 import type { Trace, TraceOptions } from '../trace';
 import { invalid } from './invalid';
 import { OpKind, type QueueRecord } from './queue-record';
-import { type DispatchTiming, TRACE_OPTION_RULES, TraceRecorder, traceBusy } from './trace-recorder';
+import {
+  type DispatchTiming,
+  newTracePid,
+  TRACE_OPTION_RULES,
+  TraceRecorder,
+  traceBusy,
+} from './trace-recorder';
 
 /** The Device methods whose messages name the device (see `QueueFront.names`). */
 export const FRONT_METHODS = [
@@ -95,6 +101,8 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
   protected readonly range: ByteRange = { offset: 0, length: 0 };
   /** The trace recording now (startTrace), else undefined: the one branch tracing costs when off. */
   protected tracer: TraceRecorder | undefined;
+  /** The `pid` of this device's trace exports, taken at its first trace (0 before). */
+  private tracePid = 0;
   private queueMask = -1;
   private readonly allocaRequest: AllocaRequest = { params: NO_PARAMS, usage: 0, size: 0, pool: 'tlsf' };
   // Declared, assigned in the constructor (the build then emits no field definition besides).
@@ -152,7 +160,9 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     this.checkUsable('startTrace');
     const checked = checkOptions<TraceOptions>(what, options, TRACE_OPTION_RULES);
     if (this.tracer) throw traceBusy(what);
-    const recorder = new TraceRecorder(this.info, checked, this.traceTiming(checked), (r) => {
+    if (this.tracePid === 0) this.tracePid = newTracePid();
+    const timing = this.traceTiming(checked);
+    const recorder = new TraceRecorder(this.info, checked, timing, this.tracePid, (r) => {
       if (this.tracer !== r) return;
       this.tracer = undefined;
       this.traceChanged(r, false);

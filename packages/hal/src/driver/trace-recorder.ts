@@ -21,17 +21,24 @@ import type { OptionRules } from '../options';
 import type { ChromeTrace, Trace, TraceEvent, TraceOptions } from '../trace';
 import { OP_NAMES, OpKind, type QueueRecord } from './queue-record';
 
-/** Track ids (`tid`): queue q's operations, its dispatches, CPU worker w of queue q, its waits. */
+/**
+ * Track ids (`tid`), disjoint for every queue q < 32 (hal's QueueAffinity holds 32 queues), worker
+ * w < TRACK_WORKERS_PER_QUEUE and lane < 9: queue q's operations `q`, its dispatches `10000 + q`, its
+ * waits `30000 + q`, worker w of queue q `100000 + 1000·q + w`; lane l of any of them adds
+ * `1000000·l`. Queue q's operations: `TRACK_QUEUE + q`.
+ */
 export const TRACK_QUEUE = 0;
 /** Queue q's dispatches: `TRACK_DISPATCH + q`. */
 export const TRACK_DISPATCH = 10000;
-/** CPU worker w of queue q: `TRACK_WORKER + 100·q + w`. */
-export const TRACK_WORKER = 20000;
 /** Queue q's waits: `TRACK_WAIT + q`. */
 export const TRACK_WAIT = 30000;
-/** Overlapping events of one track spill into lanes: `tid + Lane.STRIDE × lane` (at most Lane.MAX). */
+/** Worker w of queue q: `TRACK_WORKER + TRACK_WORKERS_PER_QUEUE·q + w`. */
+export const TRACK_WORKER = 100000;
+/** Worker tracks per queue (a device's worker index must stay below it). */
+export const TRACK_WORKERS_PER_QUEUE = 1000;
+/** Overlapping events of one track spill into lanes: `tid + Lane.STRIDE × lane` (lane < Lane.MAX). */
 enum Lane {
-  STRIDE = 1000,
+  STRIDE = 1_000_000,
   MAX = 9,
 }
 
@@ -76,12 +83,17 @@ interface GpuEvent {
 
 let nextPid = 1;
 
+/** A new process id for trace exports: a device takes one at its first trace and keeps it. */
+export function newTracePid(): number {
+  return nextPid++;
+}
+
 export class TraceRecorder implements Trace {
   // Declared, assigned in the constructor (the build then emits no field definition besides).
   /** Epoch ms when the trace started (ts 0 of the export). */
   declare readonly originMs: number;
   declare readonly dispatchTiming: DispatchTiming;
-  /** The export's `pid` (one per recorder, so traces of several devices merge). */
+  /** The export's `pid`: the device's (every trace of one device has it; traces of several merge). */
   declare readonly pid: number;
   /** Events kept at most (the `maxEvents` option). */
   declare readonly maxEvents: number;
@@ -102,6 +114,7 @@ export class TraceRecorder implements Trace {
     info: DeviceInfo,
     options: TraceOptions,
     dispatchTiming: DispatchTiming,
+    pid: number,
     onStop: (recorder: TraceRecorder) => void,
   ) {
     this.originMs = traceNow();
@@ -110,7 +123,7 @@ export class TraceRecorder implements Trace {
     this.dispatches = options.dispatches !== false;
     this.dispatchTiming = this.dispatches ? dispatchTiming : 'none';
     this.maxEvents = options.maxEvents ?? 1_000_000;
-    this.pid = nextPid++;
+    this.pid = pid;
     this.#onStop = onStop;
   }
 
@@ -204,9 +217,12 @@ export class TraceRecorder implements Trace {
     this.add(name, 'dispatch', TRACK_DISPATCH + queue, start, end, args);
   }
 
-  /** One CPU worker's share of a dispatch (its first workgroup's start to its last one's end). */
+  /**
+   * One CPU worker's share of a dispatch (its first workgroup's start to its last one's end); `worker`
+   * is below TRACK_WORKERS_PER_QUEUE.
+   */
   worker(queue: number, worker: number, name: string, start: number, end: number, args?: Args): void {
-    this.add(name, 'worker', TRACK_WORKER + 100 * queue + worker, start, end, args);
+    this.add(name, 'worker', TRACK_WORKER + TRACK_WORKERS_PER_QUEUE * queue + worker, start, end, args);
   }
 
   /** One dispatch timed by GPU timestamps (ns, raw), submitted at host time `submitted` (ms). */
@@ -302,11 +318,11 @@ export function traceBusy(what: string): KeelError {
 
 function trackName(tid: number, lane: number, timing: DispatchTiming): string {
   const suffix = lane === 0 ? '' : ` (lane ${lane + 1})`;
-  if (tid >= TRACK_WAIT) return `queue ${tid - TRACK_WAIT} waits${suffix}`;
   if (tid >= TRACK_WORKER) {
-    const q = Math.floor((tid - TRACK_WORKER) / 100);
-    return `queue ${q} worker ${(tid - TRACK_WORKER) % 100}${suffix}`;
+    const q = Math.floor((tid - TRACK_WORKER) / TRACK_WORKERS_PER_QUEUE);
+    return `queue ${q} worker ${(tid - TRACK_WORKER) % TRACK_WORKERS_PER_QUEUE}${suffix}`;
   }
+  if (tid >= TRACK_WAIT) return `queue ${tid - TRACK_WAIT} waits${suffix}`;
   if (tid >= TRACK_DISPATCH) return `queue ${tid - TRACK_DISPATCH} dispatches (${timing})${suffix}`;
   return `queue ${tid - TRACK_QUEUE}${suffix}`;
 }
