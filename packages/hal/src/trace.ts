@@ -7,11 +7,12 @@
  * (`{ "traceEvents": [...] }`) that Perfetto (ui.perfetto.dev) and `chrome://tracing` open.
  *
  * Every exported event is a complete event: `ph: 'X'`, `ts` and `dur` in microseconds (finite,
- * `dur` ≥ 0, `ts` relative to the moment the trace started), `pid` the device, `tid` the track:
- * queue q's operations on `tid` q, its dispatches on `tid` 10000 + q, CPU worker w of queue q on
- * 20000 + 100 × q + w, the time operations of queue q waited for their wait fences (from the call to
- * the moment they could start) on 30000 + q; events that overlap on one track spill into extra lanes
- * (`tid` + 1000 × lane, at most 9 lanes).
+ * `dur` ≥ 0, `ts` relative to the moment the trace started), `pid` the device (the same for every
+ * trace of it), `tid` the track: queue q's operations on `tid` q, its dispatches on `tid` 10000 + q,
+ * CPU worker w of queue q on 100000 + 1000 × q + w, the time operations of queue q waited for their
+ * wait fences (from the call to the moment they could start) on 30000 + q; events that overlap on one
+ * track spill into extra lanes (`tid` + 1000000 × lane, at most 9 lanes); no two tracks share a tid
+ * (the driver kit's `TRACK_*` constants).
  * `cat` says what an event is ('queue', 'wait', 'dispatch', 'worker'); a dispatch's `args.execute`
  * numbers the traced execute it belongs to (1, 2, … in submission order per queue) and `args.timing` says where a
  * dispatch time comes from ('gpu-timestamp', 'cpu-wall', or 'host-estimate' when the adapter has no
