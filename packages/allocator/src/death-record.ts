@@ -34,7 +34,17 @@ export class DeathRecord<M> {
   declare readonly capacity: number;
   declare readonly frontier: Fence;
 
-  constructor(block: Block<M>, capacity: number, frontier: Fence, signal: Fence | undefined) {
+  /** The allocation whose dealloca made it (messages name it: `describe()`). */
+  declare readonly allocation: { describe(): string };
+
+  constructor(
+    allocation: { describe(): string },
+    block: Block<M>,
+    capacity: number,
+    frontier: Fence,
+    signal: Fence | undefined,
+  ) {
+    this.allocation = allocation;
     this.block = block;
     this.capacity = capacity;
     this.frontier = frontier;

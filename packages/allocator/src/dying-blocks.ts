@@ -12,6 +12,7 @@
  * whose `capacity` is at least `n` and whose block's offset is a multiple of `alignment`.
  */
 import type { Fence, Semaphore } from '@keel/fence';
+import type { Block } from './block';
 import type { DeathRecord } from './death-record';
 import { fenceDominates } from './dominance';
 import { IntrusiveList } from './intrusive-list';
@@ -66,10 +67,16 @@ export class DyingBlocks<M> {
     this.bytes -= r.block.byteLength;
   }
 
-  /** Forgets every record (destroy: their blocks go with the pool; `bytes` keeps its last value). */
-  clear(): void {
+  /**
+   * Forgets every record and returns their blocks (destroy: they go with the pool, or back to a pool
+   * the allocator keeps; `bytes` keeps its last value).
+   */
+  clear(): Block<M>[] {
+    const blocks: Block<M>[] = [];
+    for (let r = this.#age.head; r; r = r.next) blocks.push(r.block);
     this.#buckets.clear();
     this.#age.clear();
+    return blocks;
   }
 
   /**

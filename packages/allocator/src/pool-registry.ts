@@ -11,7 +11,7 @@
  * or pending. That check runs at each later `allocator` call.
  */
 import type { Fence, KeelError } from '@keel/fence';
-import { type Buffer, QueueAffinity } from '@keel/hal';
+import { type Buffer, describeValue, QueueAffinity } from '@keel/hal';
 import { invalid, madeByCreateBuffer } from '@keel/hal/driver';
 import type { Allocation } from './allocation';
 import { QueueAllocation } from './allocation';
@@ -94,7 +94,8 @@ export class PoolRegistry<M> {
   /**
    * A device's queueDealloca after the queue front's checks: releases `allocation` (the allocation of
    * `buffer`) through its owner on `queue`, ordered after `wait`, signalling `signal`. INVALID_ARGUMENT
-   * naming `what` when `buffer` has no allocation (createBuffer made it) or another device's.
+   * naming `what` when `buffer` has no allocation (createBuffer made it) or another device's, or when
+   * `queue` is not a queue index (0..31).
    */
   dealloca(
     queue: number,
@@ -105,6 +106,9 @@ export class PoolRegistry<M> {
     what: string,
   ): void {
     if (allocation === undefined) throw madeByCreateBuffer(buffer, what);
+    if (!Number.isInteger(queue) || queue < 0 || queue > 31) {
+      throw invalid(`${what}: queue index ${describeValue(queue)} is outside 0..31`);
+    }
     this.ownerOf(allocation, what).dealloca(QueueAffinity.of(queue), wait, signal, allocation);
   }
 

@@ -3,6 +3,11 @@
  * name, alignment, budget, provider, counters, the argument and ownership checks of reserve and
  * release, trim/destroy's life cycle), slab records, block records, counters. Not exported from the
  * package.
+ *
+ * Creation checks: the provider must have createSlab and destroySlab functions (and resizeSlab, if
+ * present, a function), the budget at least the alignment (every block takes one alignment unit).
+ * A provider's destroySlab is called exactly once per slab even when it throws: the slab counts as
+ * given back and the exception is reported once the call's bookkeeping is done (see dropSlab).
  */
 import { describeValue, ErrorCode, KeelError, type OptionRule, type OptionRules } from '@keel/hal';
 import { invalid } from '@keel/hal/driver';
@@ -191,12 +196,20 @@ export abstract class PoolBase<M> implements Pool<M> {
   protected budget: number;
   /** @internal */
   protected dead = false;
+  /** The first exception of `destroySlab` not reported yet (see dropSlab). */
+  #dropFailed = false;
+  #dropFailure: unknown = undefined;
 
   constructor(type: string, provider: SlabProvider<M>, options: PoolOptions) {
     // "TlsfPool" → kind 'tlsf'.
     this.kind = type.slice(0, -4).toLowerCase() as PoolKind;
     this.label = poolLabel(this.kind, options.label);
     this.what = `${type} '${this.label}'`;
+    if (!isSlabProvider(provider)) {
+      throw invalid(
+        `${this.what}: provider must be a SlabProvider (createSlab and destroySlab functions, resizeSlab a function if present)`,
+      );
+    }
     this.provider = provider;
     this.alignment = options.alignment ?? 16;
     checkAlignment(this.what, '', this.alignment);
@@ -204,6 +217,12 @@ export abstract class PoolBase<M> implements Pool<M> {
     if (!Number.isSafeInteger(budget) && budget !== Infinity) {
       throw invalid(
         `${this.what}: budget ${describeValue(budget)} must be a positive integer number of bytes or Infinity`,
+      );
+    }
+    if (budget < this.alignment) {
+      // Every block, a zero-byte one included, takes at least one alignment unit.
+      throw invalid(
+        `${this.what}: budget ${budget} must be at least the alignment (${this.alignment} bytes): every block takes at least one alignment unit`,
       );
     }
     this.budget = budget;
@@ -245,6 +264,8 @@ export abstract class PoolBase<M> implements Pool<M> {
     if (block) {
       block.slab.live++;
       this.tally.reserved(byteLength);
+    } else {
+      this.#reportDropFailure(op);
     }
     return block;
   }
@@ -265,6 +286,7 @@ export abstract class PoolBase<M> implements Pool<M> {
     own.handle = -1;
     own.slab.live--;
     this.tally.released(own.byteLength);
+    this.#reportDropFailure('release');
   }
 
   resetPeaks(): void {
@@ -274,6 +296,7 @@ export abstract class PoolBase<M> implements Pool<M> {
   trim(): void {
     this.alive('trim');
     this.compact();
+    this.#reportDropFailure('trim');
   }
 
   destroy(): void {
@@ -283,6 +306,7 @@ export abstract class PoolBase<M> implements Pool<M> {
     // Every block is gone.
     this.tally.liveBytes = 0;
     this.tally.liveBlocks = 0;
+    this.#reportDropFailure('destroy');
   }
 
   /** @internal Throws FAILED_PRECONDITION if the pool was destroyed. */
@@ -332,10 +356,41 @@ export abstract class PoolBase<M> implements Pool<M> {
     return true;
   }
 
-  /** @internal Gives a slab back to the provider. */
+  /**
+   * @internal Gives a slab back to the provider: counted as given back whatever `destroySlab` does
+   * (it is called exactly once per slab, never again). What it throws is kept and reported as INTERNAL
+   * by the public call once its bookkeeping is done (#reportDropFailure), so a loop over slabs (trim,
+   * destroy) gives every slab back and no counter is left half-updated.
+   */
   protected dropSlab(slab: SlabRecord<M>): void {
     this.tally.shrunk(slab.byteLength, 1);
-    this.provider.destroySlab(slab.memory);
+    try {
+      this.provider.destroySlab(slab.memory);
+    } catch (cause) {
+      if (!this.#dropFailed) {
+        this.#dropFailed = true;
+        this.#dropFailure = cause;
+      }
+    }
+  }
+
+  /**
+   * Throws, as INTERNAL naming the pool and `op` (cause: what it threw), the first exception the
+   * provider's `destroySlab` threw since the last report. A reserve that gave empty slabs back to make
+   * room reports it only when it returns no block (else the block would be lost); a later release, trim
+   * or destroy reports it then.
+   */
+  #reportDropFailure(op: string): void {
+    if (!this.#dropFailed) return;
+    const cause = this.#dropFailure;
+    this.#dropFailed = false;
+    this.#dropFailure = undefined;
+    const reason = cause instanceof Error ? cause.message : describeValue(cause);
+    throw new KeelError(
+      ErrorCode.INTERNAL,
+      `${this.what}: ${op}: the slab provider threw while destroying a slab (${reason}); the slab counts as given back and is not destroyed again`,
+      { cause },
+    );
   }
 
   /**
@@ -354,6 +409,16 @@ export abstract class PoolBase<M> implements Pool<M> {
   protected abstract compact(): void;
   /** @internal What destroy does (once): give every slab back. */
   protected abstract freeAll(): void;
+}
+
+/** True when `value` has the shape of a SlabProvider (resizeSlab is optional). */
+function isSlabProvider(value: unknown): boolean {
+  const p = value as Partial<SlabProvider<unknown>> | null | undefined;
+  return (
+    typeof p?.createSlab === 'function' &&
+    typeof p.destroySlab === 'function' &&
+    (p.resizeSlab === undefined || typeof p.resizeSlab === 'function')
+  );
 }
 
 /** `value` rounded up to a multiple of `alignUnits`. */

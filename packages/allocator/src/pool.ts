@@ -49,6 +49,9 @@ export interface PoolStats {
  * - `trim()` gives every slab without live blocks back to the provider.
  * - `destroy()` gives every slab back; live blocks become invalid. Any later call is FAILED_PRECONDITION
  *   (`destroy` itself is idempotent).
+ * - A provider whose `destroySlab` throws (release, trim, destroy) is INTERNAL, reported once the call
+ *   is done: the slab counts as given back, every other slab is still given back, nothing is counted
+ *   twice and `destroySlab` is never called again for it.
  */
 export interface Pool<M> {
   readonly kind: PoolKind;

@@ -12,15 +12,19 @@
  *   the request is left for others.
  * - (a) frontier reached: free memory the pool already holds (blocks return to the pool when their
  *   frontier is reached).
- * - (c) growth: the pool grows within its budget.
+ * - (c) growth: the pool grows within its budget (a slab provider that throws, out of memory, counts
+ *   as no growth: rule d still applies).
  * - (d) wait: the earliest pending dealloca whose block fits is taken and the alloca's wait becomes the
  *   join of its wait and that frontier; if no pending block fits, the request queues (FIFO) and is
  *   served as soon as memory returns (any request that fits is served; a large request does not block
  *   smaller ones behind it).
  *
  * The alloca's `signalFence` is signalled once its (effective) wait is reached and it has a block. Only a
- * request larger than the pool can ever hold (`pool.maxBlockBytes`) fails: RESOURCE_EXHAUSTED, thrown
- * synchronously by `alloca` (nothing is enqueued or signalled), like every argument error.
+ * request larger than the pool can ever hold (`pool.maxBlockBytes`; a zero-byte request takes one
+ * alignment unit) fails: RESOURCE_EXHAUSTED, thrown synchronously by `alloca` (nothing is enqueued or
+ * signalled), like every argument error; so does a request whose pool's provider failed at growth
+ * while no pending dealloca frees a block that fits. Affinity 0 (QueueAffinity.NONE) and bad alloca
+ * options are INVALID_ARGUMENT.
  *
  * `dealloca(affinity, wait, signalFence, allocation)` makes the allocation unusable at once (a second
  * dealloca is FAILED_PRECONDITION) and tags its block with the death frontier `wait` (joined with the
@@ -38,37 +42,41 @@
  *   quarantine). Exception: if the frontier failed only because the alloca itself failed before anyone
  *   could use the block (its signal is part of the frontier), the block goes back as in the first case.
  * - `destroy()` fails every pending alloca and dealloca signal with UNAVAILABLE, drops queued requests
- *   and destroys the pool (unless `destroyPool: false`); any later call is FAILED_PRECONDITION.
+ *   and destroys the pool; with `destroyPool: false` it gives back to the pool every block it holds
+ *   (live and pending allocations', dying ones; not quarantined ones: give-back.ts). Any later call is
+ *   FAILED_PRECONDITION.
  *
  * All waiting uses the fences' promise-free `onReached`: work happens synchronously inside the
  * `signal`/`fail` that reaches a fence. Signalling the caller's fences skips timepoints already passed
  * (as every queue operation does); an exception a semaphore still throws goes to `onError` (default: one
  * console warning per allocator). Nothing is ever thrown from a microtask.
  *
- * Why one file at ~610 lines: it is one concept, the engine behind `alloca`/`dealloca`, and about a
+ * Why one file at ~650 lines: it is one concept, the engine behind `alloca`/`dealloca`, and about a
  * sixth of it is this contract. The parts that stand alone live in their own files: the dying-block
  * index of rules b and d (dying-blocks.ts), the intrusive lists of the FIFO and the age order
  * (intrusive-list.ts), allocations (allocation.ts), death records (death-record.ts), fence dominance
- * (dominance.ts), pool support (pool-support.ts) and the statistics' shape (allocator-stats.ts).
+ * (dominance.ts), pool support (pool-support.ts), the argument checks and synchronous errors
+ * (queue-allocator-checks.ts) and the statistics' shape (allocator-stats.ts).
  */
 import { describeValue, Fence, type Registration } from '@keel/fence';
 import { checkOptions, ErrorCode, KeelError, type OptionRules, QueueAffinity } from '@keel/hal';
-import {
-  abortedBy,
-  checkQueueFences,
-  failTimepoints,
-  invalid,
-  isFence,
-  signalPendingTimepoints,
-} from '@keel/hal/driver';
+import { abortedBy, failTimepoints, invalid, isFence, signalPendingTimepoints } from '@keel/hal/driver';
 import { type Allocation, type AllocationSource, QueueAllocation } from './allocation';
 import type { AllocatorStats, QueueStats } from './allocator-stats';
 import type { Block } from './block';
 import { DeathRecord } from './death-record';
 import { DyingBlocks } from './dying-blocks';
+import { giveBack } from './give-back';
 import { IntrusiveList } from './intrusive-list';
 import type { Pool } from './pool';
 import { checkAlignment, checkByteLength, LABEL, POSITIVE, PoolBlock, poolLabel } from './pool-support';
+import {
+  checkAllocaOptions,
+  checkPool,
+  growthFailed,
+  throwCallError,
+  tooLarge,
+} from './queue-allocator-checks';
 
 export interface QueueAllocatorOptions {
   /** A name for error messages. */
@@ -80,7 +88,10 @@ export interface QueueAllocatorOptions {
   readonly reuseSlack?: number;
   /** Dominated candidates examined per wait timepoint (default 32): keeps rule b O(1). */
   readonly maxCandidates?: number;
-  /** `destroy()` also destroys the pool (default true). */
+  /**
+   * `destroy()` also destroys the pool (default true). With false it gives the blocks it holds back to
+   * the pool instead (live, pending and dying allocations' blocks; quarantined ones stay reserved).
+   */
   readonly destroyPool?: boolean;
   /**
    * Receives exceptions a semaphore throws while the allocator signals or fails the caller's fences
@@ -175,19 +186,21 @@ export class QueueAllocator<M> {
   // What destroy must fail.
   readonly #pending = new Set<QueueAllocation<M>>();
   readonly #open = new Set<Open>();
+  /** With `destroyPool: false`: the allocations that own their block (destroy gives them back). */
+  #owning: Set<QueueAllocation<M>> | undefined;
 
   constructor(pool: Pool<M>, options?: QueueAllocatorOptions) {
     // checkOptions makes sure of every option's type and range.
     const o = checkOptions<QueueAllocatorOptions>('QueueAllocator', options, OPTION_RULES);
     this.label = poolLabel('allocator', o.label);
     this.#what = `QueueAllocator '${this.label}'`;
-    if (typeof pool?.reserve !== 'function') {
-      throw invalid(`${this.#what}: pool must be a Pool`);
-    }
+    checkPool(pool, this.#what);
     this.pool = pool;
     this.#slack = o.reuseSlack ?? 2;
     this.#dying = new DyingBlocks(o.maxCandidates ?? 32);
     this.#destroyPool = o.destroyPool ?? true;
+    // Only an allocator that keeps its pool needs to know which allocations hold a block (destroy).
+    if (!this.#destroyPool) this.#owning = new Set();
     this.#onError = o.onError ?? warnOnce(this.#what);
   }
 
@@ -230,8 +243,9 @@ export class QueueAllocator<M> {
   /**
    * Allocates `byteLength` bytes (0 is legal) for use after `wait`; signals `signalFence` once the memory is
    * usable. Returns at once. Throws (nothing enqueued, nothing signalled): INVALID_ARGUMENT for bad
-   * arguments, RESOURCE_EXHAUSTED for a request larger than the pool can ever hold (or a slab provider
-   * that fails), FAILED_PRECONDITION after `destroy()`.
+   * arguments, RESOURCE_EXHAUSTED for a request larger than the pool can ever hold (or whose pool's slab
+   * provider fails while no pending dealloca frees a block that fits), FAILED_PRECONDITION after
+   * `destroy()`.
    */
   alloca(
     affinity: QueueAffinity,
@@ -242,16 +256,13 @@ export class QueueAllocator<M> {
   ): Allocation<M> {
     this.#checkCall('alloca', affinity, wait, signalFence);
     checkByteLength(this.#what, 'alloca', byteLength);
+    checkAllocaOptions(options, this.#what);
     const pool = this.pool;
     const alignment = options?.alignment ?? pool.alignment;
     if (alignment !== pool.alignment) checkAlignment(this.#what, 'alloca', alignment);
     const label = options?.label;
-    if (byteLength > pool.maxBlockBytes) {
-      throw new KeelError(
-        ErrorCode.RESOURCE_EXHAUSTED,
-        `${this.#what}: alloca${label === undefined ? '' : ` '${label}'`}: ${byteLength} bytes exceed what ${pool.kind} pool '${pool.label}' can ever hold (${pool.maxBlockBytes} bytes)`,
-      );
-    }
+    // A zero-byte block still takes room (an alignment unit): a pool that can hold nothing refuses it.
+    if ((byteLength || 1) > pool.maxBlockBytes) throw tooLarge(this.#what, label, byteLength, pool);
     const a = new QueueAllocation<M>(this, affinity >>> 0, wait, signalFence, byteLength, alignment, label);
     this.#assign(a, true);
     this.#allocas++;
@@ -304,6 +315,7 @@ export class QueueAllocator<M> {
     a.state = 'deallocated';
     if (a.held) {
       a.owns = false;
+      this.#owning?.delete(a);
       this.#kill(a, a.held, frontier, signalFence);
     } else {
       // No block yet: the dealloca takes it over once it is assigned (#give).
@@ -314,8 +326,11 @@ export class QueueAllocator<M> {
 
   /**
    * Fails every pending alloca and dealloca with `reason` (a lost device's loss; default UNAVAILABLE
-   * "the allocator was destroyed"), drops queued requests and (unless `destroyPool: false`) destroys
-   * the pool. Idempotent; any later alloca/dealloca is FAILED_PRECONDITION.
+   * "the allocator was destroyed"), drops queued requests and destroys the pool, or, with
+   * `destroyPool: false`, gives the blocks it holds back to the pool (live and pending allocations'
+   * included: they can no longer be deallocated; quarantined ones stay reserved). Pending fences are
+   * failed even if the pool throws (a provider's destroySlab), which is then rethrown. Idempotent; any
+   * later alloca/dealloca is FAILED_PRECONDITION.
    */
   destroy(reason?: KeelError): void {
     if (this.#destroyed) return;
@@ -324,6 +339,7 @@ export class QueueAllocator<M> {
     const error =
       reason ?? new KeelError(ErrorCode.UNAVAILABLE, `${this.#what}: the allocator was destroyed`);
     const toFail: (Fence | undefined)[] = [];
+    const owned = this.#owning && [...this.#owning].map((a) => a.held as Block<M>);
     for (const a of this.#pending) {
       a.reg?.cancel();
       a.state = 'failed';
@@ -340,9 +356,13 @@ export class QueueAllocator<M> {
       toFail.push(r.signal);
     }
     this.#open.clear();
-    this.#dying.clear();
-    if (this.#destroyPool) this.pool.destroy();
-    for (const fence of toFail) if (fence) this.#complete(fence, error);
+    const dying = this.#dying.clear();
+    try {
+      if (this.#destroyPool) this.pool.destroy();
+      else giveBack(this.pool, owned ?? [], dying);
+    } finally {
+      for (const fence of toFail) if (fence) this.#complete(fence, error);
+    }
   }
 
   // --- internals -------------------------------------------------------------------------------------
@@ -362,14 +382,11 @@ export class QueueAllocator<M> {
     }
   }
 
+  /** The checks every call starts with: cheap tests here, messages built only by `throwCallError`. */
   #checkCall(op: string, affinity: QueueAffinity, wait: Fence, signal: Fence): void {
-    if (this.#destroyed || !QueueAffinity.isValid(affinity) || !isFence(wait) || !isFence(signal)) {
-      const what = `${this.#what}: ${op}`;
-      if (this.#destroyed) {
-        throw new KeelError(ErrorCode.FAILED_PRECONDITION, `${what}: the allocator was destroyed`);
-      }
-      QueueAffinity.check(affinity, what);
-      checkQueueFences(wait, signal, what);
+    const dead = this.#destroyed;
+    if (dead || affinity === 0 || !QueueAffinity.isValid(affinity) || !isFence(wait) || !isFence(signal)) {
+      throwCallError(this.#what, op, dead, affinity, wait, signal);
     }
   }
 
@@ -401,21 +418,32 @@ export class QueueAllocator<M> {
       this.#give(a, block, atCall ? 'frontier-reached' : 'waited');
       return true;
     }
-    block = this.pool.reserve(n, alignment);
+    // A provider that fails (out of memory) is no reason to fail at the call while rule d can serve it.
+    let growthError: unknown;
+    let growthThrew = false;
+    try {
+      block = this.pool.reserve(n, alignment);
+    } catch (error) {
+      if (!atCall) throw error;
+      growthThrew = true;
+      growthError = error;
+    }
     if (block) {
       if (atCall) this.#growths++;
       this.#give(a, block, atCall ? 'grown' : 'waited');
       return true;
     }
     if (!atCall) return false;
-    this.#waits++;
     const earliest = this.#dying.findEarliest(n, alignment, this.#limit(n));
     if (earliest) {
+      this.#waits++;
       a.wait = Fence.join(a.wait, earliest.frontier);
       this.#take(a, earliest, 'waited');
       return true;
     }
+    if (growthThrew) throw growthFailed(this.#what, a.label, growthError);
     // Queue it (FIFO).
+    this.#waits++;
     a.queued = true;
     this.#fifo.push(a);
     return false;
@@ -448,6 +476,7 @@ export class QueueAllocator<M> {
       return;
     }
     a.owns = true;
+    this.#owning?.add(a);
     this.#count(a, true);
   }
 
@@ -496,6 +525,7 @@ export class QueueAllocator<M> {
     if (block) {
       if (a.owns) {
         a.owns = false;
+        this.#owning?.delete(a);
         this.#settle(block, a.from);
       } else if (a.death) {
         // Its dealloca's frontier includes the alloca's signal, which fails now: nobody used the block.
@@ -541,7 +571,7 @@ export class QueueAllocator<M> {
 
   /** Tags `block` with its death frontier. */
   #kill(a: QueueAllocation<M>, block: Block<M>, frontier: Fence, signal: Fence | undefined): void {
-    const r = new DeathRecord<M>(block, capacityOf(block), frontier, signal);
+    const r = new DeathRecord<M>(a, block, capacityOf(block), frontier, signal);
     a.death = r;
     this.#dying.add(r);
     this.#open.add(r);
@@ -562,7 +592,12 @@ export class QueueAllocator<M> {
     }
     const signal = r.signal;
     r.signal = undefined;
-    if (signal) this.#complete(signal, error && abortedBy(error, `${this.#what}: dealloca`));
+    if (signal) {
+      this.#complete(
+        signal,
+        error && abortedBy(error, `${this.#what}: dealloca of ${r.allocation.describe()}`),
+      );
+    }
   }
 
   /** Takes `a` out of the FIFO of queued requests (if it is in it). */

@@ -2,7 +2,10 @@
  * Slab providers: where pools get their memory. A pool asks its provider for large slabs and hands out
  * blocks (ranges) of them; the provider decides what a slab is (an ArrayBuffer, a SharedArrayBuffer, a
  * GPUBuffer, ...). Providers are called only when a pool grows, trims or is destroyed, never per block.
+ * The two providers here take `{ maxByteLength? }` (checked by checkOptions: unknown keys, a value that
+ * is not a positive safe integer are INVALID_ARGUMENT naming the provider).
  */
+import { checkOptions, type OptionRules } from '@keel/hal';
 
 /**
  * Creates and destroys slabs of memory of type `M`.
@@ -11,7 +14,8 @@
  *   pool's alignment). It may throw (out of memory, a limit of the platform): the pool turns that into a
  *   RESOURCE_EXHAUSTED KeelError whose cause is the thrown value.
  * - `destroySlab(memory)` is called exactly once per created slab, when the pool gives it back (trim,
- *   a passthrough release, destroy). The pool never touches the memory afterwards.
+ *   a passthrough release, destroy). The pool never touches the memory afterwards, even if it throws
+ *   (the pool then reports INTERNAL, cause the thrown value, and counts the slab as given back).
  * - `resizeSlab(memory, byteLength)` (optional) resizes a slab in place, keeping its contents and its
  *   identity (views of it stay valid): IREE's "reserve address space, commit as needed" on the CPU. It
  *   returns false when it cannot (past the reserved maximum, or shrinking where only growth is
@@ -23,6 +27,9 @@ export interface SlabProvider<M> {
   destroySlab(memory: M): void;
   resizeSlab?(memory: M, byteLength: number): boolean;
 }
+
+/** The options of both providers. */
+const SLAB_OPTION_RULES: OptionRules = { maxByteLength: { type: 'integer', min: 1 } };
 
 export interface ResizableSlabOptions {
   /**
@@ -39,8 +46,12 @@ export class ArrayBufferSlabProvider implements SlabProvider<ArrayBuffer> {
   /** Present only when slabs are resizable (absent, not `undefined`: `exactOptionalPropertyTypes`). */
   declare readonly resizeSlab?: (memory: ArrayBuffer, byteLength: number) => boolean;
 
-  constructor(options: ResizableSlabOptions = {}) {
-    this.maxByteLength = options.maxByteLength;
+  constructor(options?: ResizableSlabOptions) {
+    this.maxByteLength = checkOptions<ResizableSlabOptions>(
+      'ArrayBufferSlabProvider',
+      options,
+      SLAB_OPTION_RULES,
+    ).maxByteLength;
     if (this.maxByteLength !== undefined) this.resizeSlab = resizeArrayBuffer;
   }
 
@@ -70,8 +81,12 @@ export class SharedArrayBufferSlabProvider implements SlabProvider<SharedArrayBu
   /** Present only when slabs are resizable (absent, not `undefined`: `exactOptionalPropertyTypes`). */
   declare readonly resizeSlab?: (memory: SharedArrayBuffer, byteLength: number) => boolean;
 
-  constructor(options: ResizableSlabOptions = {}) {
-    this.maxByteLength = options.maxByteLength;
+  constructor(options?: ResizableSlabOptions) {
+    this.maxByteLength = checkOptions<ResizableSlabOptions>(
+      'SharedArrayBufferSlabProvider',
+      options,
+      SLAB_OPTION_RULES,
+    ).maxByteLength;
     if (this.maxByteLength !== undefined) this.resizeSlab = growSharedArrayBuffer;
   }
 

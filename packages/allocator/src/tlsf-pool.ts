@@ -31,7 +31,7 @@
  * files. Shared pool plumbing lives in pool-support.ts.
  */
 import { checkOptions, ErrorCode, KeelError, type OptionRules } from '@keel/hal';
-import { growTypedArray, invalid } from '@keel/hal/driver';
+import { growTypedArray } from '@keel/hal/driver';
 import {
   alignUp,
   POOL_OPTION_RULES,
@@ -151,9 +151,6 @@ export class TlsfPool<M> extends PoolBase<M> {
   constructor(provider: SlabProvider<M>, options?: TlsfPoolOptions) {
     const o = checkOptions<TlsfPoolOptions>('TlsfPool', options, TLSF_OPTION_RULES);
     super('TlsfPool', provider, o);
-    if (typeof provider?.createSlab !== 'function') {
-      throw invalid(`${this.what}: provider must be a SlabProvider`);
-    }
     // checkOptions made sure every size below is a positive (smallThreshold: non-negative) safe integer.
     const unit = this.alignment;
     const unitsOf = (bytes: number): number => Math.min(MAX_UNITS, Math.ceil(bytes / unit));

@@ -36,7 +36,7 @@ describe('creation checks', () => {
     ],
     [
       () => new TlsfPool({ createSlab: 1 } as never, { label: 't' }),
-      /^INVALID_ARGUMENT: TlsfPool 't': provider must be a SlabProvider$/,
+      /^INVALID_ARGUMENT: TlsfPool 't': provider must be a SlabProvider \(createSlab and destroySlab functions, resizeSlab a function if present\)$/,
     ],
     [
       () => new RingPool(provider, { label: 'r' } as never),
@@ -44,7 +44,7 @@ describe('creation checks', () => {
     ],
     [
       () => new QueueAllocator(null as never, { label: 'q' }),
-      /^INVALID_ARGUMENT: QueueAllocator 'q': pool must be a Pool$/,
+      /^INVALID_ARGUMENT: QueueAllocator 'q': pool must be a Pool \(/,
     ],
     [
       () => new QueueAllocator(new TlsfPool(provider), { reuseSlack: 0.5 }),

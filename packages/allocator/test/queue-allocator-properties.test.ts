@@ -162,7 +162,7 @@ function runProgram(pool: Pool<ArrayBuffer>, ops: readonly Op[]): Outcome {
     const signal = nextSignal(queue);
     t.frontier = wait;
     t.deallocated = true;
-    allocator.dealloca(queue, wait, signal, t.a);
+    allocator.dealloca(1 << queue, wait, signal, t.a); // a mask (affinity 0 is INVALID_ARGUMENT)
   };
   const step = (pick: number): void => {
     if (runnable.length === 0) return;
