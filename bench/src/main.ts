@@ -27,8 +27,9 @@ if (values.help) {
 const wanted = positionals[0];
 const selected: Suite[] = wanted === undefined ? [...suites] : suites.filter((s) => s.name === wanted);
 if (selected.length === 0) {
-  process.stderr.write(`unknown suite '${wanted}'\n${usage()}`);
-  process.exit(2);
+  // One line, exit 1 (a user mistake): `pnpm bench --help` describes the suites.
+  process.stderr.write(`unknown suite '${wanted}'; the suites: ${suites.map((s) => s.name).join(', ')}\n`);
+  process.exit(1);
 }
 
 const results: SuiteResult[] = [];

@@ -5,6 +5,11 @@
  * package) it runs the suites the package can run on its own (bench-packaged.ts: the `mlp` suite's Keel
  * sides), with the same JSON output; another suite name there is refused in one line naming what it can
  * run. `--packaged` takes the package's own path in a checkout too.
+ *
+ * The options of the package's suite (`--device`, `--rounds`, `--steps`) mean nothing to the
+ * repository's runner (it takes a suite and `--json`): in a checkout without `--packaged` they are
+ * refused in one line (exit 1) rather than dropped, which would run the full suite. An unknown suite
+ * is refused by the runner in one line (exit 1). A runner killed by a signal exits 128 + its number.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -13,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { type Command, Option } from 'commander';
 import { formatBenchResult, PACKAGED_SUITES, runPackagedMlp } from './bench-packaged';
 import { positiveInteger } from './demo';
+import { exitCodeOf } from './exit-codes';
 
 /** The runner's path inside a checkout. */
 export const BENCH_RUNNER = path.join('bench', 'src', 'main.ts');
@@ -39,8 +45,20 @@ export function runBench(root: string, args: readonly string[]): Promise<number>
       stdio: 'inherit',
     });
     child.on('error', reject);
-    child.on('exit', (code, signal) => resolve(code ?? (signal === null ? 1 : 128)));
+    child.on('exit', (code, signal) => resolve(exitCodeOf(code, signal)));
   });
+}
+
+/** Options only the package's own suite takes: [commander key, flag]. */
+const PACKAGED_ONLY_OPTIONS: readonly (readonly [string, string])[] = [
+  ['device', '--device'],
+  ['rounds', '--rounds'],
+  ['steps', '--steps'],
+];
+
+/** "--a", "--a and --b", "--a, --b and --c". */
+function listed(items: readonly string[]): string {
+  return items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
 }
 
 interface BenchOptions {
@@ -96,10 +114,19 @@ export function benchCommand(parent: Command): Command {
     )
     .option('--rounds <n>', "package's mlp suite: rounds per device", positiveInteger(1000))
     .option('--steps <n>', "package's mlp suite: timed steps per run", positiveInteger(100_000))
-    .action(async (suite: string | undefined, options: BenchOptions) => {
+    .action(async (suite: string | undefined, options: BenchOptions, command: Command) => {
       const root = options.packaged
         ? undefined
         : findBenchRoot([process.cwd(), path.dirname(fileURLToPath(import.meta.url))]);
+      const packagedOnly = PACKAGED_ONLY_OPTIONS.filter(
+        ([key]) => command.getOptionValueSource(key) === 'cli',
+      ).map(([, flag]) => flag);
+      if (root !== undefined && packagedOnly.length > 0) {
+        process.stderr.write(
+          `keel bench: ${listed(packagedOnly)} ${packagedOnly.length === 1 ? 'is an option' : 'are options'} of the package's own mlp suite, which a checkout runs only with --packaged (the repository's runner takes a suite name and --json)\n`,
+        );
+        process.exit(1);
+      }
       if (root === undefined) {
         const code = await runPackaged(suite, options);
         // Dawn can keep the loop alive after its device is destroyed; everything is printed, so exit.

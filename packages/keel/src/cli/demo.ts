@@ -8,10 +8,14 @@
  * `--trace FILE` writes a device trace (Chrome trace event JSON: queue operations, waits, transfers and
  * per-dispatch times; Perfetto and chrome://tracing open it) of the last `--trace-steps` steps
  * (default 5) to FILE.
+ * The path is checked before training (its folder exists and is writable, it is not a folder); when a
+ * device is lost inside the traced steps the file holds each device's part, one pid per device.
  * `--devices LIST` trains data-parallel over several devices (`trainMlpDataParallel`) and prints where
- * the scheduler placed each operation of the last step.
+ * the scheduler placed each operation of the last step; `--trace` and `--trace-steps` are for one
+ * device and are refused there, as `--trace-steps` is without `--trace`.
  */
-import { writeFileSync } from 'node:fs';
+import { accessSync, constants, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 
 import { KeelError } from '@keel/fence';
 import type { ChromeTrace, Device } from '@keel/hal';
@@ -41,6 +45,28 @@ export function positiveInteger(max: number): (value: string) => number {
     }
     return n;
   };
+}
+
+/**
+ * The `--trace` parser: a file the demo can write once training is done, checked before it starts:
+ * not a folder, in an existing writable folder, writable if it exists. Else a message naming why.
+ */
+export function writableFile(value: string): string {
+  const file = path.resolve(value);
+  const dir = path.dirname(file);
+  const stat = statSync(file, { throwIfNoEntry: false });
+  if (stat?.isDirectory()) throw new InvalidArgumentError('it is a folder; expected a file to write.');
+  const dirStat = statSync(dir, { throwIfNoEntry: false });
+  if (dirStat === undefined) throw new InvalidArgumentError(`folder '${dir}' does not exist.`);
+  if (!dirStat.isDirectory()) throw new InvalidArgumentError(`'${dir}' is not a folder.`);
+  try {
+    accessSync(stat === undefined ? dir : file, constants.W_OK);
+  } catch {
+    throw new InvalidArgumentError(
+      stat === undefined ? `folder '${dir}' is not writable.` : 'the file is not writable.',
+    );
+  }
+  return value;
 }
 
 /**
@@ -81,11 +107,25 @@ export function writeTraceFile(
   firstStep: number,
   lastStep: number,
 ): string {
-  writeFileSync(file, `${JSON.stringify(trace)}\n`);
+  try {
+    writeFileSync(file, `${JSON.stringify(trace)}\n`);
+  } catch (error) {
+    throw new Error(
+      `--trace: cannot write ${file}: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
   const dispatches = trace.traceEvents.filter((e) => e.cat === 'dispatch').length;
   const steps = firstStep === lastStep ? `step ${firstStep}` : `steps ${firstStep}-${lastStep}`;
-  return `trace of ${steps} written to ${file}: ${trace.traceEvents.length} events, ${dispatches} dispatch entries (${String(trace.otherData.dispatchTiming)}); open it in https://ui.perfetto.dev or chrome://tracing`;
+  const devices = trace.otherData.devices;
+  const across =
+    typeof devices === 'number' && devices > 1
+      ? `; ${devices} devices, one pid each (a device was lost and replaced during these steps; the redone steps appear on both)`
+      : '';
+  return `trace of ${steps} written to ${file}: ${trace.traceEvents.length} events, ${dispatches} dispatch entries (${String(trace.otherData.dispatchTiming)})${across}; open it in https://ui.perfetto.dev or chrome://tracing`;
 }
+
+/** "1 step", "8 steps". */
+const stepCount = (n: number): string => `${n} step${n === 1 ? '' : 's'}`;
 
 /** `keel demo --devices LIST`: data-parallel training over the listed devices. */
 async function runDataParallelDemo(options: DemoOptions, spec: string): Promise<void> {
@@ -94,7 +134,7 @@ async function runDataParallelDemo(options: DemoOptions, spec: string): Promise<
   const steps = options.steps ?? (entries.some((e) => e.kind === 'webgpu') ? DEFAULT_STEPS.webgpu : 200);
   const model = describeModel({ config: { ...REFERENCE_MLP, batch: options.batch } });
   out.write(
-    `keel demo: training the reference MLP (${model}) for ${steps} steps, data-parallel on ${spec} (global batch ${options.batch})\n`,
+    `keel demo: training the reference MLP (${model}) for ${stepCount(steps)}, data-parallel on ${spec} (global batch ${options.batch})\n`,
   );
   const reporter = createProgressReporter({ steps, stream: out });
   try {
@@ -109,9 +149,7 @@ async function runDataParallelDemo(options: DemoOptions, spec: string): Promise<
       onStep: (p) => reporter.update(p),
     });
     reporter.stop();
-    out.write(
-      `\ntrained ${result.steps} step${result.steps === 1 ? '' : 's'}\n${formatDataParallelSummary(result)}\n`,
-    );
+    out.write(`\ntrained ${stepCount(result.steps)}\n${formatDataParallelSummary(result)}\n`);
   } catch (error) {
     reporter.stop();
     throw error;
@@ -122,7 +160,9 @@ async function runDemo(options: DemoOptions): Promise<void> {
   const out = process.stdout;
   const steps = options.steps ?? DEFAULT_STEPS[options.device];
   const model = describeModel({ config: { ...REFERENCE_MLP, batch: options.batch } });
-  out.write(`keel demo: training the reference MLP (${model}) for ${steps} steps on ${options.device}\n`);
+  out.write(
+    `keel demo: training the reference MLP (${model}) for ${stepCount(steps)} on ${options.device}\n`,
+  );
   if (options.loseDeviceAt !== undefined && options.checkpointEvery === undefined) {
     throw new Error(
       '--lose-device-at needs --checkpoint-every (without a mirror a lost device ends the run)',
@@ -154,13 +194,13 @@ async function runDemo(options: DemoOptions): Promise<void> {
         out.write(
           `\ndevice lost after step ${e.lostAfterStep} (${e.reason}); new device ${e.deviceName}: resuming at step ${e.resumeAtStep} ${
             e.fromMirror ? 'from the last mirror' : 'from the initial parameters (no mirror yet)'
-          }, ${e.stepsRedone} step${e.stepsRedone === 1 ? '' : 's'} redone\n`,
+          }, ${stepCount(e.stepsRedone)} redone\n`,
         );
         reporter = createProgressReporter({ steps, stream: out });
       },
     });
     reporter.stop();
-    out.write(`\ntrained ${result.steps} step${result.steps === 1 ? '' : 's'}\n${formatSummary(result)}\n`);
+    out.write(`\ntrained ${stepCount(result.steps)}\n${formatSummary(result)}\n`);
     if (options.trace !== undefined) {
       if (result.trace === undefined) throw new Error(`the ${result.backend} device recorded no trace`);
       const first = Math.max(1, steps - options.traceSteps + 1);
@@ -206,6 +246,7 @@ export function demoCommand(parent: Command): Command {
     .option(
       '--trace <file>',
       'write a device trace of the last training steps to <file> (Chrome trace event JSON: queue operations, waits, transfers, per-dispatch GPU/worker times; open it in ui.perfetto.dev or chrome://tracing)',
+      writableFile,
     )
     .option(
       '--trace-steps <n>',
@@ -215,6 +256,13 @@ export function demoCommand(parent: Command): Command {
     )
     .action(async (options: DemoOptions, command: Command) => {
       try {
+        const traceSteps = command.getOptionValueSource('traceSteps') === 'cli';
+        if (options.devices !== undefined && (options.trace !== undefined || traceSteps)) {
+          throw new Error('--trace and --trace-steps are for one device; leave them out with --devices');
+        }
+        if (options.trace === undefined && traceSteps) {
+          throw new Error('--trace-steps needs --trace (the file the trace of the last steps is written to)');
+        }
         if (options.devices !== undefined) {
           if (command.getOptionValueSource('device') === 'cli') {
             throw new Error(

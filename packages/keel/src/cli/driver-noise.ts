@@ -7,6 +7,7 @@
  * so terminals, progress bars and exit codes behave as before). Any other stderr line passes through.
  */
 import { spawn } from 'node:child_process';
+import { exitCodeOf } from './exit-codes';
 
 /** Set in the child so that it does not spawn again. */
 export const FILTERED_ENV = 'KEEL_CLI_STDERR_FILTERED';
@@ -55,7 +56,10 @@ export function shouldFilter(argv: readonly string[], env: NodeJS.ProcessEnv): b
   );
 }
 
-/** Runs this CLI again as a child with stderr filtered; resolves with the exit code to use. */
+/**
+ * Runs this CLI again as a child with stderr filtered; resolves with the exit code to use: the child's,
+ * or 128 + the signal's number when a signal ended it (Ctrl-C: 130, SIGTERM: 143), as without the filter.
+ */
 export function runFiltered(argv: readonly string[]): Promise<number> {
   return new Promise((resolve, reject) => {
     const [node, ...rest] = argv;
@@ -80,7 +84,7 @@ export function runFiltered(argv: readonly string[]): Promise<number> {
       process.off('SIGTERM', onTerm);
       const rest = filter.end();
       if (rest !== '') process.stderr.write(rest);
-      resolve(code ?? (signal === null ? 1 : 128));
+      resolve(exitCodeOf(code, signal));
     });
   });
 }

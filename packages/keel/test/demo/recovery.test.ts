@@ -38,4 +38,26 @@ describe('keel demo survives a lost CPU device', { timeout: 180_000 }, () => {
     expect(without.status).toBe(1);
     expect(without.stderr).toContain('--lose-device-at needs --checkpoint-every');
   });
+
+  it('a loss before the first mirror: the summary says the run resumed from the initial parameters', () => {
+    const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+    const args = [
+      'demo',
+      '--steps',
+      '4',
+      '--batch',
+      '32',
+      '--checkpoint-every',
+      '5',
+      '--lose-device-at',
+      '1',
+    ];
+    const run = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', timeout: 60_000 });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain('resuming at step 1 from the initial parameters (no mirror yet)');
+    expect(run.stdout).toMatch(
+      /recovery +1 device lost and replaced; resumed at step 1 from the initial parameters \(no mirror yet\)/,
+    );
+    expect(run.stdout).not.toContain('from the last mirror');
+  });
 });

@@ -2,7 +2,8 @@
  * `keel demo --trace FILE` on the CPU device (the built CLI, spawned as a user runs it) and the option
  * behind it (`trainMlp`'s `traceSteps`): the file is Chrome trace event JSON that Perfetto opens (every
  * event a complete event with name/ph/ts/dur/pid/tid, finite numbers, dur ≥ 0), with one execute per
- * traced step and one dispatch entry per recorded dispatch of each, named by the MLP's kernel exports.
+ * traced step and one dispatch entry per recorded dispatch of each, named by the MLP's kernel exports;
+ * with a device lost inside the traced steps, the file holds each device's part (one pid per device).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -71,6 +72,43 @@ describe('keel demo --trace', () => {
     expect(dispatches % 3).toBe(0);
     checkStepTrace(trace, 3, dispatches / 3);
     expect(dispatches).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('a device lost inside the traced steps: the file holds the lost device and its replacement, one pid each', async () => {
+    const file = path.join(tmp, 'recovered.json');
+    const r = await run([
+      'demo',
+      '--steps',
+      '8',
+      '--batch',
+      '32',
+      '--checkpoint-every',
+      '2',
+      '--lose-device-at',
+      '5',
+      '--trace',
+      file,
+      '--trace-steps',
+      '5',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const resumed = Number(/resuming at step (\d+)/.exec(r.stdout)?.[1]);
+    expect(resumed).toBeGreaterThanOrEqual(4);
+    expect(r.stdout).toContain(`trace of steps 4-8 written to ${file}: `);
+    expect(r.stdout).toContain(
+      '; 2 devices, one pid each (a device was lost and replaced during these steps',
+    );
+    const trace = JSON.parse(readFileSync(file, 'utf8')) as { otherData: Record<string, unknown> };
+    expect(chromeTraceProblems(trace)).toEqual([]);
+    expect(trace.otherData.devices).toBe(2);
+    const executes = traceEventsOf(trace, 'queue').filter((e) => e.name === 'queueExecute');
+    const byPid = new Map<number, number>();
+    for (const e of executes) byPid.set(e.pid, (byPid.get(e.pid) ?? 0) + 1);
+    expect(byPid.size).toBe(2);
+    // The lost device traced from step 4 to the loss; the replacement every step from where it resumed.
+    const [lost, replacement] = [...byPid.entries()].sort(([a], [b]) => a - b).map(([, n]) => n);
+    expect(lost).toBeGreaterThanOrEqual(1);
+    expect(replacement).toBe(8 - resumed + 1);
   }, 120_000);
 
   it('is refused with a clear message for a bad --trace-steps', async () => {

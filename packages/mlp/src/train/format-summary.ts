@@ -1,5 +1,10 @@
-/** The human-readable summary `keel demo` prints after training (from a TrainMlpResult). */
-import type { TrainMlpResult } from './train-result';
+/**
+ * The human-readable summary `keel demo` prints after training (from a TrainMlpResult): a pure
+ * function of the result, one fact per line. Per-step figures are per batch uploaded (redone steps
+ * included), totals per direction include every byte the run moved (checkpoint mirrors too), and the
+ * allocator's peaks say when they are the device's rather than the run's (`transient.peaksSince`).
+ */
+import type { CheckpointReport, TrainMlpResult } from './train-result';
 
 /** "2.71 MB", "800 B": decimal units, three significant digits. */
 export function formatBytes(bytes: number): string {
@@ -21,6 +26,18 @@ export function describeModel(result: Pick<TrainMlpResult, 'config'>): string {
 }
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/**
+ * "resumed at step 31 from the last mirror", "resumed at step 1 from the initial parameters (no mirror
+ * yet)", or per recovery when they differ.
+ */
+function resumedText(cp: CheckpointReport): string {
+  const from = (mirror: boolean | undefined): string =>
+    mirror === false ? 'from the initial parameters (no mirror yet)' : 'from the last mirror';
+  const kinds = new Set(cp.resumedAt.map((_, i) => cp.resumedFromMirror[i] !== false));
+  if (kinds.size <= 1) return `resumed at step ${cp.resumedAt.join(', ')} ${from(cp.resumedFromMirror[0])}`;
+  return `resumed at ${cp.resumedAt.map((step, i) => `step ${step} ${from(cp.resumedFromMirror[i])}`).join(', ')}`;
+}
 
 /** The summary, one fact per line, labels aligned. */
 export function formatSummary(r: TrainMlpResult): string {
@@ -48,13 +65,15 @@ export function formatSummary(r: TrainMlpResult): string {
         (r.checkpoint?.recoveries ?? 0) > 0 ? 'once per device' : 'once'
       }, batches ${formatBytes(
         t.batchesToDevice,
-      )} (${formatBytes(t.batchesToDevice / r.steps)}/step, upload queue, double-buffered)`,
+      )} (${formatBytes(t.batchesToDevice / Math.max(1, t.batchUploads))}/step${
+        t.batchUploads === r.steps ? '' : `, ${plural(t.batchUploads, 'upload')}: redone steps included`
+      }, upload queue, double-buffered)`,
     ],
     [
       'device → host',
       `${formatBytes(t.deviceToHost)}: weights ${formatBytes(t.weightsToHost)} once at the end, loss ${formatBytes(
         t.lossToHost,
-      )} (4 B/step)`,
+      )} (4 B/step)${t.checkpointsToHost > 0 ? `, checkpoints ${formatBytes(t.checkpointsToHost)} (parameter mirrors)` : ''}`,
     ],
     [
       'residency',
@@ -86,7 +105,11 @@ export function formatSummary(r: TrainMlpResult): string {
       'allocator',
       `${plural(a.allocas, 'alloca')} / ${plural(a.deallocas, 'dealloca')} of a ${formatBytes(r.transient.arenaBytes)} arena; peak live ${formatBytes(
         a.peakLiveBytes,
-      )}, peak reserved ${formatBytes(a.peakReservedBytes)}`,
+      )}, peak reserved ${formatBytes(a.peakReservedBytes)}${
+        r.transient.peaksSince === 'device'
+          ? ' (peaks since the device was created, earlier work included)'
+          : ''
+      }`,
     ]);
     lines.push([
       '',
@@ -108,7 +131,7 @@ export function formatSummary(r: TrainMlpResult): string {
       'recovery',
       cp.recoveries === 0
         ? 'no device lost'
-        : `${plural(cp.recoveries, 'device')} lost and replaced; resumed at step ${cp.resumedAt.join(', ')} from the last mirror; ${plural(
+        : `${plural(cp.recoveries, 'device')} lost and replaced; ${resumedText(cp)}; ${plural(
             cp.stepsRedone,
             'step',
           )} redone${cp.stepsUnreported > 0 ? `, the loss of ${plural(cp.stepsUnreported, 'step')} never reached the host (NaN)` : ''}`,

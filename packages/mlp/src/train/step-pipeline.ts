@@ -94,6 +94,11 @@ export class StepPipeline {
   /** Bytes read by the loss reads so far. */
   readBytes = 0;
 
+  /** Batches uploaded so far (`uploadBatch` calls). */
+  get uploads(): number {
+    return this.#uploaded;
+  }
+
   constructor(device: Device, layout: StepLayout, commandBuffer: CommandBuffer) {
     this.#device = device;
     this.#layout = layout;

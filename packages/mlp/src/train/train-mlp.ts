@@ -27,8 +27,10 @@
  * device error of a step (the run stops at the first failed step and rethrows it; with
  * `checkpointEvery`, a lost device is recovered from instead, up to MAX_RECOVERIES times).
  */
+
+import type { AllocatorStats } from '@keel/allocator';
 import { ErrorCode, KeelError } from '@keel/fence';
-import { type ChromeTrace, type Device, QueueAffinity, type Trace } from '@keel/hal';
+import { type ChromeTrace, type Device, QueueAffinity } from '@keel/hal';
 import {
   type AcquireRequest,
   ensureOnHost,
@@ -46,9 +48,17 @@ import { mlpExecutableSource, openTrainingDevice } from './open-device';
 import { type RecordedStep, recordStep } from './record-step';
 import { planStepLayout, type StepLayout } from './step-layout';
 import { COMPUTE_QUEUE, LOSS_SLOTS, StepPipeline, UPLOAD_QUEUE } from './step-pipeline';
+import {
+  type ActiveTrace,
+  finalTracePart,
+  lostTracePart,
+  mergeTraceParts,
+  startTracePart,
+  type TracePart,
+} from './trace-parts';
 import { resolveTrainOptions, type TrainMlpOptions, trainCancelled } from './train-options';
 import type { CheckpointReport, TrainMlpResult } from './train-result';
-import { transientAllocatorStats } from './transient-allocator-stats';
+import { allocatorStatsSince, peaksSince, transientAllocatorStats } from './transient-allocator-stats';
 
 /** The median of the numbers that are not NaN (steps whose loss never arrived after a device loss). */
 function median(values: readonly number[]): number {
@@ -64,6 +74,8 @@ interface Segment {
   readonly layout: StepLayout;
   readonly recorded: RecordedStep;
   readonly pipeline: StepPipeline;
+  /** The transient allocator's statistics before the run's first operation on the device. */
+  readonly allocatorBefore: AllocatorStats | undefined;
 }
 
 /** The parameters as Tensors named like the program's buffers, in `names` order. */
@@ -125,9 +137,14 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
   let tensors: Tensor<'f32'>[] = [];
   /** Without checkpoints: the parameters' leases for the whole run (released after the last step). */
   let runLeases: TensorLeases | undefined;
-  /** With `traceSteps`: the trace of the last steps (started before the first of them is submitted). */
-  let trace: Trace | undefined;
+  /**
+   * With `traceSteps`: the trace of the last steps recording on the current device (started before
+   * the first of them is submitted); the parts recorded by lost devices are in `traceParts`.
+   */
+  let trace: ActiveTrace | undefined;
+  const traceParts: TracePart[] = [];
   const openSegment = async (device: Device): Promise<Segment> => {
+    const allocatorBefore = transientAllocatorStats(device);
     const executable = await device.createExecutable(
       mlpExecutableSource(device, options.cpuKernelUrl, options.wgslTiling),
     );
@@ -138,6 +155,7 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
       layout,
       recorded,
       pipeline: new StepPipeline(device, layout, recorded.commandBuffer),
+      allocatorBefore,
     };
     segments.push(segment);
     return segment;
@@ -178,6 +196,7 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
     /** Steps whose loss was reported (the highest reported step, from 1). */
     let reported = 0;
     const resumedAt: number[] = [];
+    const resumedFromMirror: boolean[] = [];
     let stepsRedone = 0;
     let stepsUnreported = 0;
     // Trains steps `from` .. steps-1 on `segment`'s device.
@@ -202,8 +221,9 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
           await p.drain().catch(() => {});
           throw trainCancelled(signal, reported);
         }
-        if (from + j === traceFrom && trace === undefined)
-          trace = seg.device.startTrace?.(options.traceOptions);
+        // The trace starts at the first traced step, or where a replacement device resumes inside them.
+        if (traceFrom !== undefined && from + j >= traceFrom && trace === undefined)
+          trace = startTracePart(seg.device, options.traceOptions, from + j + 1);
         if (runLeases !== undefined) {
           p.submitStep(j, runLeases);
         } else {
@@ -237,6 +257,11 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
         if (checkpointEvery === undefined || resumedAt.length >= MAX_RECOVERIES || signal?.aborted)
           throw error;
         if (!(await wasLost(lostDevice, error))) throw error;
+        // The lost device's part of the trace; the replacement records the rest.
+        if (trace !== undefined) {
+          traceParts.push(lostTracePart(trace, reported));
+          trace = undefined;
+        }
         // The device is gone: drop what lived there, open a new one, re-home the parameters from
         // their last mirror and resume at the step that mirror holds.
         try {
@@ -260,6 +285,7 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
         }
         stepsUnreported += Math.max(0, restored.step - reported);
         resumedAt.push(restored.step + 1);
+        resumedFromMirror.push(restored.fromMirror);
         options.onRecovery?.({
           recovery: resumedAt.length,
           lostAfterStep: reported,
@@ -276,12 +302,15 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
       }
     }
     const trainMs = last - t0;
-    trace?.stop();
+    // An abort that came after the last submission (while the last losses were read) is honoured too.
+    if (signal?.aborted) throw trainCancelled(signal, reported);
+    trace?.trace.stop();
 
     runLeases?.release(segment.pipeline.executed(segment.pipeline.submitted));
     const trained = await ensureOnHost(tensors);
     await segment.pipeline.drain();
-    const chromeTrace: ChromeTrace | undefined = await trace?.toChromeTrace();
+    if (trace !== undefined) traceParts.push(await finalTracePart(trace, steps));
+    const chromeTrace: ChromeTrace | undefined = mergeTraceParts(traceParts);
     const byName = new Map(segment.layout.params.map((name, i) => [name, trained[i]!.slice()]));
     const params: MlpParams = {
       weights: config.layers.slice(1).map((_, i) => byName.get(weightName(i))!),
@@ -299,6 +328,19 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
     const replays = segments.reduce((n, s) => n + s.pipeline.submitted, 0);
     const batchesToDevice = segments.reduce((n, s) => n + s.pipeline.uploadedBytes, 0);
     const lossToHost = segments.reduce((n, s) => n + s.pipeline.readBytes, 0);
+    const batchUploads = segments.reduce((n, s) => n + s.pipeline.uploads, 0);
+    const checkpoint =
+      checkpointEvery === undefined
+        ? undefined
+        : checkpointReport(
+            checkpointEvery,
+            managers,
+            resumedAt,
+            resumedFromMirror,
+            stepsRedone,
+            stepsUnreported,
+          );
+    const checkpointsToHost = checkpoint?.mirroredBytes ?? 0;
     const device = segment.device;
     return {
       config,
@@ -315,9 +357,11 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
         weightsToDevice: residency.hostToDeviceBytes,
         weightsToHost: residency.deviceToHostBytes,
         batchesToDevice,
+        batchUploads,
         lossToHost,
+        checkpointsToHost,
         hostToDevice: residency.hostToDeviceBytes + batchesToDevice,
-        deviceToHost: residency.deviceToHostBytes + lossToHost,
+        deviceToHost: residency.deviceToHostBytes + lossToHost + checkpointsToHost,
       },
       parameterTensors: tensors.length,
       residency,
@@ -329,19 +373,20 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
         replays,
         commandsReplayed: commandsRecorded * replays,
       },
-      transient: { arenaBytes: segment.layout.arenaBytes, allocator: transientAllocatorStats(device) },
+      transient: {
+        arenaBytes: segment.layout.arenaBytes,
+        allocator: allocatorStatsSince(segment.allocatorBefore, transientAllocatorStats(device)),
+        peaksSince: peaksSince(segment.allocatorBefore),
+      },
       params,
-      checkpoint:
-        checkpointEvery === undefined
-          ? undefined
-          : checkpointReport(checkpointEvery, managers, resumedAt, stepsRedone, stepsUnreported),
+      checkpoint,
       ...(chromeTrace === undefined ? {} : { trace: chromeTrace }),
     };
   } catch (error) {
     // Surface the root cause of an aborted chain (a failed step fails everything after it).
     throw KeelError.is(error, ErrorCode.ABORTED) && KeelError.is(error.cause) ? error.cause : error;
   } finally {
-    trace?.stop();
+    trace?.trace.stop();
     await cleanUp(ownedDevices, managers.at(-1), runLeases, segments.at(-1), tensors);
   }
 }
@@ -350,6 +395,7 @@ function checkpointReport(
   every: number,
   managers: readonly ResidencyManager[],
   resumedAt: readonly number[],
+  resumedFromMirror: readonly boolean[],
   stepsRedone: number,
   stepsUnreported: number,
 ): CheckpointReport {
@@ -365,6 +411,7 @@ function checkpointReport(
     stepsRedone,
     stepsUnreported,
     resumedAt,
+    resumedFromMirror,
   };
 }
 

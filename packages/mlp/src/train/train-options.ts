@@ -7,6 +7,7 @@ import type { CpuDeviceMode } from '@keel/device-cpu';
 import type { WebGpuDeviceOptions } from '@keel/device-webgpu';
 import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 import { checkOptions, type Device, type OptionRules, type TraceOptions } from '@keel/hal';
+import { TRACE_OPTION_RULES } from '@keel/hal/driver';
 import { checkGemmTiling, type GemmTiling } from '../webgpu/gemm-tiling';
 import type { RecoveryEvent, StepProgress } from './step-progress';
 
@@ -104,8 +105,9 @@ export interface TrainMlpOptions {
   /** With `checkpointEvery`: called after each recovery, before training resumes. */
   readonly onRecovery?: (event: RecoveryEvent) => void;
   /**
-   * Stops the run: checked before the device is opened and at every step boundary (before each
-   * submission). Once it is aborted, the run waits for the steps already submitted, destroys what it
+   * Stops the run: checked before the device is opened, at every step boundary (before each
+   * submission) and once more after the last loss arrived (so an abort during the last steps is not
+   * lost). Once it is aborted, the run waits for the steps already submitted, destroys what it
    * opened (and releases what it made on a caller's device), and rejects with KeelError CANCELLED
    * (cause = the signal's reason). Default: undefined, the run ends after `steps`.
    */
@@ -115,10 +117,14 @@ export interface TrainMlpOptions {
    * right before the first of them is submitted, stopped once the last loss is read back; the result's
    * `trace` holds the Chrome trace event JSON (what `keel demo --trace FILE` writes). Default:
    * undefined, no trace. On a caller's device that already records a trace, the run fails with
-   * FAILED_PRECONDITION.
+   * FAILED_PRECONDITION. A device lost inside the traced steps (`checkpointEvery`) keeps its part and
+   * the replacement records the rest: the trace holds both, one pid per device.
    */
   readonly traceSteps?: number;
-  /** With `traceSteps`: the trace's options (hal TraceOptions, e.g. `gpuTimestamps: false`). */
+  /**
+   * With `traceSteps`: the trace's options (hal TraceOptions, e.g. `gpuTimestamps: false`), checked
+   * with the other options against `startTrace`'s rules (INVALID_ARGUMENT naming `traceOptions`).
+   */
   readonly traceOptions?: TraceOptions;
 }
 
@@ -143,15 +149,51 @@ function integerIn(value: unknown, what: string, min: number, max: number): numb
   return value;
 }
 
+/** The Device members a run calls: an object without every one of them is not a Keel Device. */
+const DEVICE_METHODS = [
+  'createBuffer',
+  'createExecutable',
+  'createCommandBuffer',
+  'queueAlloca',
+  'queueDealloca',
+  'queueExecute',
+  'queueRead',
+  'queueWrite',
+  'flush',
+  'destroy',
+] as const;
+
+/**
+ * True for an object shaped like a Keel Device (hal's `Device`): an `info` with a backend, a name, a
+ * queue count, limits and features, a `lost` promise, and the methods the run calls. Checked with the
+ * options, so a stand-in is refused as INVALID_ARGUMENT before anything runs on it.
+ */
+export function isDeviceLike(value: unknown): value is Device {
+  if (typeof value !== 'object' || value === null) return false;
+  const d = value as Readonly<Record<string, unknown>>;
+  const info = d.info as Readonly<Record<string, unknown>> | null | undefined;
+  if (typeof info !== 'object' || info === null) return false;
+  const lost = d.lost as { readonly then?: unknown } | null | undefined;
+  return (
+    typeof info.backend === 'string' &&
+    typeof info.name === 'string' &&
+    Number.isSafeInteger(info.queueCount) &&
+    typeof info.limits === 'object' &&
+    info.limits !== null &&
+    Array.isArray(info.features) &&
+    typeof lost === 'object' &&
+    lost !== null &&
+    typeof lost.then === 'function' &&
+    DEVICE_METHODS.every((m) => typeof d[m] === 'function')
+  );
+}
+
 /** Every option `trainMlp` takes (an unknown key or a wrong type is INVALID_ARGUMENT). */
 const TRAIN_OPTION_RULES: OptionRules = {
   device: {
     type: 'custom',
     expected: "'cpu', 'webgpu' or a Keel Device",
-    check: (v) =>
-      v === 'cpu' ||
-      v === 'webgpu' ||
-      (typeof v === 'object' && v !== null && typeof (v as Partial<Device>).info === 'object'),
+    check: (v) => v === 'cpu' || v === 'webgpu' || isDeviceLike(v),
   },
   steps: { type: 'integer', min: 1, max: MAX_STEPS },
   batch: { type: 'integer', min: 1, max: MAX_BATCH },
@@ -224,6 +266,9 @@ export function resolveTrainOptions(rawOptions: TrainMlpOptions): ResolvedTrainO
     options.checkpointEvery === undefined
       ? undefined
       : integerIn(options.checkpointEvery, 'checkpointEvery', 1, MAX_STEPS);
+  // startTrace's own rules, checked now rather than when the trace starts (near the end of the run).
+  if (options.traceOptions !== undefined)
+    checkOptions<TraceOptions>("trainMlp: option 'traceOptions'", options.traceOptions, TRACE_OPTION_RULES);
   const traceFrom = options.traceSteps === undefined ? undefined : Math.max(0, steps - options.traceSteps);
   return { steps, batch, warmup, pregeneratedBatches, checkpointEvery, traceFrom };
 }

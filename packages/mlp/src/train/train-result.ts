@@ -6,15 +6,28 @@ import type { MlpConfig, MlpParams } from '../model';
 
 /** Bytes moved between host and device, per direction and per kind of data. */
 export interface TransferTotals {
-  /** Parameters: uploaded by the ResidencyManager (once, before the first step). */
+  /**
+   * Parameters: uploaded by the ResidencyManager (once before the first step, and once onto each
+   * device that replaced a lost one).
+   */
   readonly weightsToDevice: number;
   /** Parameters: read back by `ensureOnHost` (once, after the last step). */
   readonly weightsToHost: number;
-  /** Batches (x and labels), queueWrite on the upload queue, every step. */
+  /** Batches (x and labels), queueWrite on the upload queue, every step (redone steps included). */
   readonly batchesToDevice: number;
+  /**
+   * Batches uploaded: one per step, plus those of steps redone after a recovery and those uploaded
+   * ahead to a device that was then lost (`batchesToDevice / batchUploads` is one batch's bytes).
+   */
+  readonly batchUploads: number;
   /** The loss, 4 bytes per step, queueRead on the compute queue. */
   readonly lossToHost: number;
-  /** Sums per direction. */
+  /**
+   * With `checkpointEvery`: the parameter mirrors read back to host memory (`checkpoint.mirroredBytes`,
+   * on the upload queue, off the critical path); 0 otherwise.
+   */
+  readonly checkpointsToHost: number;
+  /** Sums per direction: every byte the run moved that way, checkpoint mirrors included. */
   readonly hostToDevice: number;
   readonly deviceToHost: number;
 }
@@ -37,8 +50,21 @@ export interface CommandCounts {
 export interface TransientMemory {
   /** Bytes of one step's arena (activations, gradients, per-row loss). */
   readonly arenaBytes: number;
-  /** The device allocator's statistics after the run (undefined when the device exposes none). */
+  /**
+   * The device allocator's statistics for the run (undefined when the device exposes none): counters
+   * (allocas, deallocas, reuses, growths, waits, failures, the pool's reserves and releases) count the
+   * run's own operations, also on a caller's device used before; live, dying and reserved bytes are
+   * the values after the run; the peaks are the device's, see `peaksSince`. After a recovery: the last
+   * device's.
+   */
   readonly allocator: AllocatorStats | undefined;
+  /**
+   * What `allocator`'s peaks (`peakLiveBytes`, `peakReservedBytes`) cover: 'run' when the allocator had
+   * allocated nothing before the run (a device the run opened, or a fresh one of the caller's), so they
+   * are the run's peaks; 'device' on a caller's device used before: the device's peaks since it was
+   * created (devices cannot reset them), which may come from that earlier work.
+   */
+  readonly peaksSince: 'run' | 'device';
 }
 
 /** What the mirror did and how the run survived lost devices (`checkpointEvery` runs only). */
@@ -64,6 +90,11 @@ export interface CheckpointReport {
   readonly stepsUnreported: number;
   /** The step (from 1) each recovery resumed at. */
   readonly resumedAt: readonly number[];
+  /**
+   * Per recovery (same order as `resumedAt`): true when the parameters came from the last mirror,
+   * false when none had landed and the run restarted from the initial parameters.
+   */
+  readonly resumedFromMirror: readonly boolean[];
 }
 
 export interface TrainMlpResult {
@@ -100,7 +131,10 @@ export interface TrainMlpResult {
   /**
    * With `traceSteps`: the device trace (hal Trace, Chrome trace event JSON) of the last `traceSteps`
    * steps, from the submission of the first of them to the read-back of the last loss; undefined
-   * otherwise (or when the device cannot trace).
+   * otherwise (or when the device cannot trace). When a device was lost inside those steps, every
+   * device of the run that trained some of them recorded its part and the parts are merged: one `pid`
+   * per device, `otherData.devices` the number of devices, `otherData.processes` (pid → role, e.g.
+   * "cpu: from step 4, lost after step 5"); the steps redone on the replacement appear on both.
    */
   readonly trace?: ChromeTrace;
 }

@@ -117,4 +117,34 @@ describe('trainMlp abortSignal', { timeout: 60_000 }, () => {
     ]);
     expect(lost).toBe(true);
   });
+
+  it('an abort after the last submission (while the last losses are read) still rejects CANCELLED', async () => {
+    const device = createCpuDevice({ mode: 'sync', queues: 2 });
+    try {
+      const controller = new AbortController();
+      const seen: number[] = [];
+      const e = await rejection(
+        trainMlp({
+          device,
+          steps: 3,
+          batch: 16,
+          cpuKernelUrl: CPU_KERNELS,
+          abortSignal: controller.signal,
+          onStep: (p) => {
+            seen.push(p.step);
+            if (p.step === 1) controller.abort();
+          },
+        }),
+      );
+      expect(e.code).toBe(ErrorCode.CANCELLED);
+      expect(e.cause).toBe(controller.signal.reason);
+      // The three steps were submitted before the abort (overlap): their losses still arrived.
+      expect(seen).toEqual([1, 2, 3]);
+      expect(device.heldQueueBytes()).toBe(0);
+      const r = await trainMlp({ device, steps: 2, batch: 16, cpuKernelUrl: CPU_KERNELS });
+      expect(r.losses).toHaveLength(2);
+    } finally {
+      await device.destroy();
+    }
+  });
 });

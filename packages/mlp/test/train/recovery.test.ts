@@ -12,7 +12,7 @@ import { ErrorCode, KeelError } from '@keel/fence';
 import type { Device } from '@keel/hal';
 import { describe, expect, it } from 'vitest';
 import { loseDevice } from '../../src/train/device-loss';
-import { formatSummary } from '../../src/train/format-summary';
+import { formatBytes, formatSummary } from '../../src/train/format-summary';
 import type { RecoveryEvent, StepProgress } from '../../src/train/step-progress';
 import { trainMlp } from '../../src/train/train-mlp';
 import type { TrainMlpOptions } from '../../src/train/train-options';
@@ -161,6 +161,66 @@ describe('trainMlp survives a lost CPU device', { timeout: 180_000 }, () => {
       expect(KeelError.is(error, ErrorCode.INVALID_ARGUMENT), String(error)).toBe(true);
       expect((error as Error).message).toMatch(pattern);
     }
+  });
+});
+
+describe('what a recovered run reports', { timeout: 120_000 }, () => {
+  it('traceSteps: the lost device keeps its part of the trace and the replacement records the rest (one pid each)', async () => {
+    const steps = 8;
+    const run = await trainLosingDevice(
+      { device: 'cpu', steps, batch: 32, workers: 1, checkpointEvery: 2, traceSteps: 6 },
+      4,
+    );
+    const e = run.events[0]!;
+    const trace = run.result.trace!;
+    expect(trace.otherData.devices).toBe(2);
+    const executes = trace.traceEvents.filter((t) => t.name === 'queueExecute');
+    const pids = [...new Set(executes.map((t) => t.pid))];
+    expect(pids).toHaveLength(2);
+    const [lostPid, newPid] = pids.sort((x, y) => x - y) as [number, number];
+    // The replacement traced every step from where it resumed (inside the window) to the last one.
+    expect(executes.filter((t) => t.pid === newPid)).toHaveLength(steps - e.resumeAtStep + 1);
+    // The lost device traced the window's steps it ran: from step 3 to the loss.
+    expect(executes.filter((t) => t.pid === lostPid).length).toBeGreaterThanOrEqual(1);
+    const dispatchPids = new Set(trace.traceEvents.filter((t) => t.cat === 'dispatch').map((t) => t.pid));
+    expect(dispatchPids).toEqual(new Set([lostPid, newPid]));
+    const processes = trace.otherData.processes as Record<string, string>;
+    expect(processes[String(lostPid)]).toMatch(/from step 3, lost after step \d+/);
+    expect(processes[String(newPid)]).toBe(`${e.deviceName}: steps ${e.resumeAtStep}-${steps}`);
+    // One clock: sorted, the replacement's events after the lost device's first one.
+    const ts = trace.traceEvents.map((t) => t.ts);
+    expect(ts).toEqual([...ts].sort((x, y) => x - y));
+  });
+
+  it('the summary says a recovery without a landed mirror resumed from the initial parameters', async () => {
+    const run = await trainLosingDevice({ device: 'cpu', steps: 4, batch: 32, checkpointEvery: 5 }, 1);
+    expect(run.events[0]).toMatchObject({ fromMirror: false, resumeAtStep: 1 });
+    expect(run.result.checkpoint!.resumedFromMirror).toEqual([false]);
+    const summary = formatSummary(run.result);
+    expect(summary).toContain('resumed at step 1 from the initial parameters (no mirror yet)');
+    expect(summary).not.toContain('from the last mirror');
+  });
+
+  it('bytes per direction include the checkpoint mirrors; the per-step batch is one batch after a recovery', async () => {
+    const plain = await trainMlp({ device: 'cpu', steps: 12, batch: 32, cpuKernelUrl: CPU_KERNELS });
+    const oneBatch = plain.transfers.batchesToDevice / 12;
+    expect(plain.transfers.batchUploads).toBe(12);
+    expect(plain.transfers.checkpointsToHost).toBe(0);
+    const run = await trainLosingDevice({ device: 'cpu', steps: 12, batch: 32, checkpointEvery: 3 }, 7);
+    const t = run.result.transfers;
+    const cp = run.result.checkpoint!;
+    expect(cp.mirroredBytes).toBeGreaterThan(0);
+    expect(t.checkpointsToHost).toBe(cp.mirroredBytes);
+    expect(t.deviceToHost).toBe(t.weightsToHost + t.lossToHost + cp.mirroredBytes);
+    expect(t.batchUploads).toBeGreaterThan(12);
+    expect(t.batchesToDevice).toBe(oneBatch * t.batchUploads);
+    const summary = formatSummary(run.result);
+    expect(summary).toContain(`${formatBytes(t.deviceToHost)}: weights `);
+    expect(summary).toContain(`, checkpoints ${formatBytes(cp.mirroredBytes)} (parameter mirrors)`);
+    expect(summary).toContain(
+      `(${formatBytes(oneBatch)}/step, ${t.batchUploads} uploads: redone steps included`,
+    );
+    expect(formatSummary(plain)).toContain(`(${formatBytes(oneBatch)}/step, upload queue, double-buffered)`);
   });
 });
 

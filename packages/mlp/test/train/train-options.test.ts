@@ -1,8 +1,15 @@
-/** Issue 15: trainMlp refuses bad options instead of guessing (moved from the umbrella's tests). */
+/**
+ * Issue 15: trainMlp refuses bad options instead of guessing (moved from the umbrella's tests), before
+ * opening a device or running a step: a `device` that is not a Keel Device, `traceOptions` that
+ * `startTrace` would refuse.
+ */
+import { createCpuDevice } from '@keel/device-cpu';
 import { KeelError } from '@keel/fence';
 import { describe, expect, it } from 'vitest';
 import { trainMlp } from '../../src/train/train-mlp';
 import type { TrainMlpOptions } from '../../src/train/train-options';
+
+const CPU_KERNELS = new URL('../../dist/kernels/mlp-cpu.js', import.meta.url);
 
 async function rejection(promise: Promise<unknown>): Promise<KeelError> {
   try {
@@ -41,6 +48,62 @@ describe('trainMlp options', () => {
       const e = await rejection(trainMlp(options as TrainMlpOptions));
       expect(e.code).toBe('INVALID_ARGUMENT');
       expect(e.message).toMatch(message);
+    }
+  });
+
+  it('refuses a device that is not a Keel Device with INVALID_ARGUMENT naming the option', async () => {
+    const real = createCpuDevice({ mode: 'sync', queues: 2 });
+    try {
+      const fakes: unknown[] = [
+        {},
+        { info: {} },
+        { info: { backend: 'cpu', queueCount: 2, name: 'x' } },
+        // Everything but the methods: a copy of a real device's info.
+        { info: real.info, lost: real.lost },
+        [],
+      ];
+      for (const device of fakes) {
+        const e = await rejection(
+          trainMlp({ device, steps: 1, cpuKernelUrl: CPU_KERNELS } as unknown as TrainMlpOptions),
+        );
+        expect(e.code).toBe('INVALID_ARGUMENT');
+        expect(e.message).toMatch(
+          /^trainMlp: option 'device' must be 'cpu', 'webgpu' or a Keel Device, got /,
+        );
+      }
+    } finally {
+      await real.destroy();
+    }
+  });
+
+  it('checks traceOptions with the other options, naming traceOptions, before any step', async () => {
+    const cases: [object, RegExp][] = [
+      [{ bogus: 1 }, /^trainMlp: option 'traceOptions': unknown option 'bogus'/],
+      [{ maxEvents: -1 }, /^trainMlp: option 'traceOptions': option 'maxEvents' must be an integer in \[1, /],
+      [{ gpuTimestamps: 'no' }, /^trainMlp: option 'traceOptions': option 'gpuTimestamps' must be a boolean/],
+    ];
+    for (const [traceOptions, message] of cases) {
+      let started = false;
+      let stepped = 0;
+      const e = await rejection(
+        trainMlp({
+          steps: 30,
+          batch: 16,
+          cpuKernelUrl: CPU_KERNELS,
+          traceSteps: 1,
+          traceOptions: traceOptions as TrainMlpOptions['traceOptions'],
+          onStart: () => {
+            started = true;
+          },
+          onStep: () => {
+            stepped++;
+          },
+        }),
+      );
+      expect(e.code).toBe('INVALID_ARGUMENT');
+      expect(e.message).toMatch(message);
+      expect(started).toBe(false);
+      expect(stepped).toBe(0);
     }
   });
 });
