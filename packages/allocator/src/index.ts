@@ -6,7 +6,8 @@ export { PassthroughPool, type PassthroughPoolOptions } from './passthrough-pool
 export type { Pool, PoolKind, PoolStats } from './pool';
 export { ALLOCA_POOLS, PoolRegistry, type PoolRegistryOptions } from './pool-registry';
 export type { PoolOptions } from './pool-support';
-export { type QueueAllocaOptions, QueueAllocator, type QueueAllocatorOptions } from './queue-allocator';
+export { QueueAllocator } from './queue-allocator';
+export type { QueueAllocaOptions, QueueAllocatorOptions } from './queue-allocator-options';
 export { RingPool, type RingPoolOptions } from './ring-pool';
 export { ArrayBufferSlabProvider, SharedArrayBufferSlabProvider, type SlabProvider } from './slab-provider';
 export { TlsfPool, type TlsfPoolOptions } from './tlsf-pool';

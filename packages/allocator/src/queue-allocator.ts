@@ -51,15 +51,16 @@
  * (as every queue operation does); an exception a semaphore still throws goes to `onError` (default: one
  * console warning per allocator). Nothing is ever thrown from a microtask.
  *
- * Why one file at ~650 lines: it is one concept, the engine behind `alloca`/`dealloca`, and about a
+ * Why one file at ~600 lines: it is one concept, the engine behind `alloca`/`dealloca`, and about a
  * sixth of it is this contract. The parts that stand alone live in their own files: the dying-block
  * index of rules b and d (dying-blocks.ts), the intrusive lists of the FIFO and the age order
  * (intrusive-list.ts), allocations (allocation.ts), death records (death-record.ts), fence dominance
  * (dominance.ts), pool support (pool-support.ts), the argument checks and synchronous errors
- * (queue-allocator-checks.ts) and the statistics' shape (allocator-stats.ts).
+ * (queue-allocator-checks.ts), its options (queue-allocator-options.ts) and the statistics' shape
+ * (allocator-stats.ts).
  */
 import { describeValue, Fence, type Registration } from '@keel/fence';
-import { checkOptions, ErrorCode, KeelError, type OptionRules, QueueAffinity } from '@keel/hal';
+import { checkOptions, ErrorCode, KeelError, QueueAffinity } from '@keel/hal';
 import { abortedBy, failTimepoints, invalid, isFence, signalPendingTimepoints } from '@keel/hal/driver';
 import { type Allocation, type AllocationSource, QueueAllocation } from './allocation';
 import type { AllocatorStats, QueueStats } from './allocator-stats';
@@ -69,7 +70,7 @@ import { DyingBlocks } from './dying-blocks';
 import { giveBack } from './give-back';
 import { IntrusiveList } from './intrusive-list';
 import type { Pool } from './pool';
-import { checkAlignment, checkByteLength, LABEL, POSITIVE, PoolBlock, poolLabel } from './pool-support';
+import { checkAlignment, checkByteLength, PoolBlock, poolLabel } from './pool-support';
 import {
   checkAllocaOptions,
   checkPool,
@@ -77,47 +78,12 @@ import {
   throwCallError,
   tooLarge,
 } from './queue-allocator-checks';
-
-export interface QueueAllocatorOptions {
-  /** A name for error messages. */
-  readonly label?: string;
-  /**
-   * Rule b and d take a dying block of at most this many times the requested size (default 2), so a
-   * small request does not pin a large block.
-   */
-  readonly reuseSlack?: number;
-  /** Dominated candidates examined per wait timepoint (default 32): keeps rule b O(1). */
-  readonly maxCandidates?: number;
-  /**
-   * `destroy()` also destroys the pool (default true). With false it gives the blocks it holds back to
-   * the pool instead (live, pending and dying allocations' blocks; quarantined ones stay reserved).
-   */
-  readonly destroyPool?: boolean;
-  /**
-   * Receives exceptions a semaphore throws while the allocator signals or fails the caller's fences
-   * (a timepoint already passed is not one: it is left alone, as by every queue operation). Default: one
-   * console warning per allocator. Never called for the allocator's own errors; its state is never
-   * affected, and an exception of `onError` itself is dropped.
-   */
-  readonly onError?: (error: unknown) => void;
-}
-
-/** Options of one alloca. */
-export interface QueueAllocaOptions {
-  /** Alignment of the block's offset, a power of two; defaults to the pool's alignment. */
-  readonly alignment?: number;
-  /** A name for error messages. */
-  readonly label?: string;
-}
-
-/** The options QueueAllocator takes (unknown keys, wrong types and ranges are INVALID_ARGUMENT). */
-const OPTION_RULES: OptionRules = {
-  label: LABEL,
-  reuseSlack: { type: 'number', min: 1 },
-  maxCandidates: POSITIVE,
-  destroyPool: { type: 'boolean' },
-  onError: { type: 'function' },
-};
+import {
+  OPTION_RULES,
+  type QueueAllocaOptions,
+  type QueueAllocatorOptions,
+  warnOnce,
+} from './queue-allocator-options';
 
 interface MutableQueueStats {
   allocas: number;
@@ -132,19 +98,6 @@ interface MutableQueueStats {
 interface Open {
   readonly signal: Fence | undefined;
   reg: Registration | undefined;
-}
-
-/** The default `onError`: one console warning per allocator (never a throw from a microtask). */
-function warnOnce(what: string): (error: unknown) => void {
-  let warned = false;
-  return (error: unknown): void => {
-    if (warned) return;
-    warned = true;
-    globalThis.console?.warn(
-      `${what}: a semaphore threw while completing a fence (further ones are not reported):`,
-      error,
-    );
-  };
 }
 
 /** The bytes a pool keeps behind a block (what a later request may reuse). */
