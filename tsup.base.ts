@@ -1,19 +1,28 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Options } from 'tsup';
+
+const SHIMS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'scripts/tsup-shims');
 
 /**
  * Shared tsup settings: one bundle per entry, declarations, sourcemaps. Package entries are built twice,
  * ESM (`.js`, `.d.ts`) for `import` and bundlers and CommonJS (`.cjs`, `.d.cts`) for `require()` on
- * Node 20, whose `require(esm)` is behind a flag (CONTRIBUTING.md § Module formats). `shims` gives the
- * CommonJS build `import.meta.url` (workers and kernel modules resolve beside the bundle); dynamic
- * `import()` stays `import()` in both. Entries loaded only by URL (the CPU device's worker, kernel
+ * Node 20, whose `require(esm)` is behind a flag (CONTRIBUTING.md § Module formats). The CommonJS build
+ * of a package whose code reads `import.meta.url` (`importMetaUrl: true`: the CPU device's worker
+ * script and the MLP's kernel module resolve beside the bundle) gets it from scripts/tsup-shims: on Node `pathToFileURL(__filename)` (tsup's own shim does
+ * not percent-encode, so `#` or `%` in the install path broke it), in browser builds the current
+ * script or the worker's location (tsup's reads `__filename` outside a page: a ReferenceError in a Web
+ * Worker). Dynamic `import()` stays `import()` in both. Entries loaded only by URL (the CPU device's worker, kernel
  * modules) and the CLI pass `formats: ['esm']`. Node built-ins keep their `node:` prefix in the output
  * (tsup 8 strips it by default), so consumers' bundlers recognise them as Node built-ins.
  */
 export function packageBuild(
   entry: Record<string, string> = { index: 'src/index.ts' },
-  { formats = ['esm', 'cjs'] }: { formats?: ('esm' | 'cjs')[] } = {},
+  {
+    formats = ['esm', 'cjs'],
+    importMetaUrl = false,
+  }: { formats?: ('esm' | 'cjs')[]; importMetaUrl?: boolean } = {},
 ): Options {
   return {
     entry,
@@ -26,8 +35,14 @@ export function packageBuild(
     target: 'es2022',
     splitting: false,
     treeshake: true,
-    shims: formats.includes('cjs'),
+    shims: false,
     removeNodeProtocol: false,
+    esbuildOptions(esbuild, context) {
+      if (!importMetaUrl || context.format !== 'cjs') return;
+      const shim = esbuild.platform === 'browser' ? 'import-meta-url.browser.js' : 'import-meta-url.node.js';
+      esbuild.define = { ...esbuild.define, 'import.meta.url': '__keelImportMetaUrl' };
+      esbuild.inject = [...(esbuild.inject ?? []), path.join(SHIMS, shim)];
+    },
   };
 }
 
@@ -44,9 +59,10 @@ export function browserBuild(
     formats = ['esm'],
     dts = false,
     clean = false,
-  }: { formats?: ('esm' | 'cjs')[]; dts?: boolean; clean?: boolean } = {},
+    importMetaUrl = false,
+  }: { formats?: ('esm' | 'cjs')[]; dts?: boolean; clean?: boolean; importMetaUrl?: boolean } = {},
 ): Options {
-  const base = packageBuild(entry, { formats });
+  const base = packageBuild(entry, { formats, importMetaUrl });
   return {
     ...base,
     dts: dts ? base.dts : false,

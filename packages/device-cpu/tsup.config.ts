@@ -35,8 +35,8 @@ function node(options: Options): Options {
 }
 
 export default defineConfig([
-  browser(packageBuild()),
+  browser(packageBuild(undefined, { importMetaUrl: true })),
   browser({ ...packageBuild({ worker: 'src/worker.ts' }, { formats: ['esm'] }), dts: false, clean: false }),
-  node(packageBuild()),
+  node(packageBuild(undefined, { importMetaUrl: true })),
   node({ ...packageBuild({ worker: 'src/worker.ts' }, { formats: ['esm'] }), dts: false }),
 ]);

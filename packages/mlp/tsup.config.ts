@@ -9,8 +9,16 @@ import { mlpWasmPlugin } from './scripts/mlp-wasm.ts';
  * literal `new URL('./kernels/mlp-cpu.js', import.meta.url)` finds the kernel module from either.
  */
 export default defineConfig([
-  browserBuild({ index: 'src/index.ts' }, { formats: ['esm', 'cjs'], dts: true, clean: true }),
-  { ...packageBuild({ 'index.node': 'src/index.ts' }), dts: false, clean: false, platform: 'node' },
+  browserBuild(
+    { index: 'src/index.ts' },
+    { formats: ['esm', 'cjs'], dts: true, clean: true, importMetaUrl: true },
+  ),
+  {
+    ...packageBuild({ 'index.node': 'src/index.ts' }, { importMetaUrl: true }),
+    dts: false,
+    clean: false,
+    platform: 'node',
+  },
   // The CPU kernel module (loaded by URL in CPU device workers), with the WebAssembly GEMM built in.
   {
     ...packageBuild({ 'kernels/mlp-cpu': 'src/cpu/kernels.ts' }, { formats: ['esm'] }),

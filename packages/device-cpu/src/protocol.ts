@@ -86,8 +86,15 @@ export type ToWorker =
   | ExecuteMessage
   | ProfileMessage;
 
+/**
+ * The brand on every message a worker sends: kernels run in the worker and may post messages of their
+ * own to the parent (progress, logs), which the queue ignores rather than mistakes for the protocol.
+ */
+export const FROM_WORKER = 'keel/device-cpu worker';
+
 /** The result of a LoadMessage. */
 export interface LoadedMessage {
+  readonly from: typeof FROM_WORKER;
   readonly t: 'loaded';
   readonly id: number;
   readonly error?: StructuredKeelError;
@@ -95,9 +102,20 @@ export interface LoadedMessage {
 
 /** Operation `seq` failed (sent once per operation, before it completes). */
 export interface FailedMessage {
+  readonly from: typeof FROM_WORKER;
   readonly t: 'failed';
   readonly seq: number;
   readonly error: StructuredKeelError;
 }
 
 export type FromWorker = LoadedMessage | FailedMessage;
+
+/** Whether `message` is one of Keel's (a kernel's own message is not: see FROM_WORKER). */
+export function isFromWorker(message: unknown): message is FromWorker {
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    (message as { from?: unknown }).from === FROM_WORKER &&
+    ((message as { t?: unknown }).t === 'loaded' || (message as { t?: unknown }).t === 'failed')
+  );
+}

@@ -24,7 +24,7 @@ import type { CpuRunLoop } from './cpu-run-loop';
 import type { Operation } from './operation';
 import { platform } from './platform/current';
 import type { WorkerThread } from './platform/platform';
-import type { FromWorker, ToWorker, WorkerInit } from './protocol';
+import { isFromWorker, type ToWorker, type WorkerInit } from './protocol';
 
 interface PendingLoad {
   remaining: number;
@@ -95,7 +95,7 @@ export class TaskQueue {
     for (let w = 0; w < workerCount; w++) {
       const init: WorkerInit = { workerIndex: w, control: controlMemory, timeline: this.timeline.handle };
       const worker = platform.spawnWorker(init, `keel-cpu q${index} w${w}`, {
-        onMessage: (message: FromWorker) => this.#onMessage(message),
+        onMessage: (message: unknown) => this.#onMessage(message),
         onError: (what: string) => this.#workerDied(w, what),
         onExit: (code: number) => {
           this.live--;
@@ -149,7 +149,9 @@ export class TaskQueue {
     });
   }
 
-  #onMessage(message: FromWorker): void {
+  #onMessage(message: unknown): void {
+    // A kernel's own message to the parent (progress, logs) is not Keel's: ignored.
+    if (!isFromWorker(message)) return;
     if (message.t === 'loaded') {
       const load = this.#loads.get(message.id);
       if (!load) return;

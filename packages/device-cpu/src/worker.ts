@@ -23,7 +23,7 @@ import {
 import { withKernelImportHint } from './kernel-import-hint';
 import { connectParent } from './platform/current-worker';
 import type { ParentChannel } from './platform/platform';
-import type { FromWorker, LoadMessage, ToWorker } from './protocol';
+import { FROM_WORKER, type FromWorker, type LoadMessage, type ToWorker } from './protocol';
 
 // Set once the platform adapter has the worker's init data (see connectParent at the end).
 let parent!: ParentChannel;
@@ -45,7 +45,7 @@ const host: ExecutorHost = {
     return kernels[executable]?.[entry];
   },
   reportFailure(seq: number, error: unknown): void {
-    post({ t: 'failed', seq, error: KeelError.toStructured(error) });
+    post({ from: FROM_WORKER, t: 'failed', seq, error: KeelError.toStructured(error) });
   },
   reportComplete(seq: number): void {
     timeline.signal(seq + 1);
@@ -83,9 +83,14 @@ async function load(message: LoadMessage): Promise<void> {
       });
     }
     kernels[message.id] = loaded;
-    post({ t: 'loaded', id: message.id });
+    post({ from: FROM_WORKER, t: 'loaded', id: message.id });
   } catch (error) {
-    post({ t: 'loaded', id: message.id, error: KeelError.toStructured(withKernelImportHint(error)) });
+    post({
+      from: FROM_WORKER,
+      t: 'loaded',
+      id: message.id,
+      error: KeelError.toStructured(withKernelImportHint(error)),
+    });
   }
 }
 

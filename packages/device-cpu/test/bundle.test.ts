@@ -71,3 +71,30 @@ describe('dist/index.js as a file (a checker bundling each package entry directl
     expect(text).toMatch(/new Worker\(new URL\("\.\/worker\.js", import\.meta\.url\)/);
   });
 });
+
+describe('the CommonJS browser build (require through a bundler)', () => {
+  it('loads in a Web Worker-like scope (no document, no __filename): import.meta.url is the worker location', async () => {
+    const result = await build({
+      stdin: {
+        contents:
+          "const cpu = require('@keel/device-cpu'); globalThis.__loaded = typeof cpu.createCpuDevice;",
+        resolveDir: PACKAGE_DIR,
+        loader: 'js',
+      },
+      bundle: true,
+      platform: 'browser',
+      format: 'iife',
+      write: false,
+      logLevel: 'silent',
+    });
+    const text = result.outputFiles[0]!.text;
+    expect(text).not.toMatch(/getImportMetaUrl|new URL\(`file:\$\{__filename\}`\)/);
+    // A worker's global scope: `self` with a location, no `document`, no CommonJS `__filename`.
+    const { runInNewContext } = await import('node:vm');
+    const scope: Record<string, unknown> = { URL, Atomics, SharedArrayBuffer, console };
+    scope.self = Object.assign(scope, { location: { href: 'https://example.test/app/worker-bundle.js' } });
+    scope.globalThis = scope;
+    runInNewContext(text, scope);
+    expect(scope.__loaded).toBe('function');
+  });
+});

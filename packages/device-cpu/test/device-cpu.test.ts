@@ -251,6 +251,30 @@ describe('device-cpu task mode', () => {
     await d.destroy();
   });
 
+  it("ignores a kernel's own messages to the parent thread (progress, null, look-alikes of its protocol)", async () => {
+    const d = device('task', 1, 1);
+    const exe = await d.createExecutable({
+      format: 'js-module',
+      url: new URL('./fixtures/chatty-kernels.js', import.meta.url),
+      exports: [{ name: 'chatty', bindingCount: 1, constantCount: 0 }],
+    });
+    const out = d.createBuffer({ byteLength: 16, usage: STORAGE });
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => uncaught.push(error);
+    process.prependListener('uncaughtException', onUncaught);
+    try {
+      for (let i = 0; i < 3; i++) {
+        expect(await dispatch(d, exe, 'chatty', [4, 1, 1], [], [{ buffer: out }])).toBeUndefined();
+      }
+      expect(Array.from(await read(d, out))).toEqual([1, 2, 3, 4]);
+      await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      process.removeListener('uncaughtException', onUncaught);
+    }
+    expect(uncaught).toEqual([]);
+    expect(d.liveWorkers).toBe(1);
+  });
+
   it('an uncaught exception in a worker (outside a kernel call) loses the device', async () => {
     const d = device('task', 1, 1);
     const exe = await kernels(d);

@@ -33,7 +33,7 @@ import type { Binding, BindingTable } from '@keel/hal';
 import { invalid } from '@keel/hal/driver';
 import type { BindingLayout } from './binding-layouts';
 import type { GpuEncoding } from './gpu-encoding';
-import { alignUp, type GpuMemory } from './gpu-memory';
+import type { GpuMemory } from './gpu-memory';
 import type { GpuProfiler } from './gpu-profiler';
 import type { GpuScratch } from './gpu-scratch';
 import type { IndirectValidator } from './indirect-validator';
@@ -218,16 +218,26 @@ export class ReplayPlan {
     const layout = data.setLayouts[s] as BindingLayout;
     const first = data.setFirstRef[s] as number;
     const count = data.setCount[s] as number;
+    const exp = data.exports[data.setExports[s] as number] as CompiledExport;
     for (let i = 0; i < count; i++) {
       this.#resolve(first + i, table);
       const memory = this.#memory as GpuMemory;
       const offset = this.#offset;
-      const size = Math.min(Math.max(4, alignUp(this.#length, 4)), memory.size - offset);
+      // The binding covers whole 32-bit words of the caller's range and never a byte past it (as the
+      // CPU device's ⌊byteLength / 4⌋-element views): rounding up would expose the next allocation
+      // of a slab, or bytes of the caller's buffer outside the range. WebGPU binds no empty range.
+      const length = this.#length;
+      const size = Math.min(length - (length & 3), memory.size - offset);
+      if (size <= 0) {
+        this.#memory = undefined;
+        throw invalid(
+          `${ctx.what}: ${data.label}: dispatch of export '${exp.name}': binding ${i} covers ${length} bytes; WebGPU binds at least one 32-bit word (4 bytes), and a binding never reaches past its range`,
+        );
+      }
       layout.setBinding(i, memory, offset, size);
     }
     this.#memory = undefined;
     // Only on a miss of the plan's own caches: failures name the device, operation and dispatch.
-    const exp = data.exports[data.setExports[s] as number] as CompiledExport;
     return layout.bindGroup(ctx.gpu, `${ctx.what}: ${data.label}: dispatch of export '${exp.name}'`);
   }
 

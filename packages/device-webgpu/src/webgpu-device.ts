@@ -86,7 +86,7 @@ export interface WebGpuDeviceStats {
   readonly errorScopePops: number;
   /** Operations per logical queue. */
   readonly operationsPerQueue: readonly number[];
-  /** Operations deferred behind waits that were not ready at the call. */
+  /** Operations deferred behind waits not ready at the call (allocas, deallocas: allocatorStats()). */
   readonly deferred: number;
   /** Replay plans built. */
   readonly plansBuilt: number;
@@ -101,7 +101,7 @@ export interface WebGpuDeviceStats {
   readonly readback: { readonly created: number; readonly reused: number };
   /** `queueWrite`'s staging buffer (write-staging.ts; the names predate it: `remapping` is always 0). */
   readonly upload: UploadPoolStats;
-  /** Operations not completed yet. */
+  /** Operations not completed yet (queueAlloca/queueDealloca excepted: see `deferred`). */
   readonly pending: number;
   /**
    * GPUBuffers Keel created on this device and has not destroyed yet (dedicated buffers, slabs,

@@ -11,10 +11,10 @@
  * storage in one dispatch, and Keel's pooled buffers are ranges of shared GPUBuffers, so every storage
  * binding is bound read-write; the kernel's code is unchanged (it only reads).
  *
- * It also reads each entry point's `@workgroup_size` where its arguments are integer literals (an
- * override or a constant expression is not evaluated), so that the device can check an export's
- * declared `workgroupSize` against the shader's: the workload's default workgroup count is computed from
- * the declared size, so a mismatch would silently skip or repeat work.
+ * It also reads each entry point's `@workgroup_size` where its arguments are integer literals or
+ * `const`/`override` names declared with one (other expressions are not evaluated), so that the
+ * device can check an export's declared `workgroupSize` against the shader's: the workload's default
+ * workgroup count is computed from the declared size, so a mismatch would silently skip or repeat work.
  */
 
 /** The rewritten code and the kind of each group-0 binding it declares. */
@@ -22,7 +22,7 @@ export interface PreparedWgsl {
   readonly code: string;
   /** binding index → 's' (storage) or 'u' (uniform), for `@group(0)` declarations. */
   readonly group0: ReadonlyMap<number, 's' | 'u'>;
-  /** entry point name → its `@workgroup_size` [x, y, z], for those given as integer literals. */
+  /** entry point name → its `@workgroup_size` [x, y, z], where it could be read (see above). */
   readonly workgroupSizes: ReadonlyMap<string, readonly [number, number, number]>;
 }
 
@@ -34,15 +34,25 @@ const WORKGROUP_SIZE = /@\s*workgroup_size\s*\(([^()]*)\)/;
 /** An integer literal argument: decimal or hex, with an optional `u`/`i` suffix. */
 const LITERAL = /^\s*(0[xX][0-9a-fA-F]+|\d+)[ui]?\s*$/;
 
-/** The literal `@workgroup_size` of every entry point that has one. */
+/** A module-scope `const` or `override` whose initializer is an integer literal: name, value. */
+const NAMED = /\b(?:const|override)\s+(\w+)\s*(?::\s*\w+\s*)?=\s*(0[xX][0-9a-fA-F]+|\d+)[ui]?\s*;/g;
+
+/**
+ * The `@workgroup_size` of every entry point whose arguments are integer literals or names of
+ * `const`/`override` declarations initialised with one (an override's default: Keel passes no
+ * pipeline constants); any other expression leaves the entry point unchecked.
+ */
 function workgroupSizes(clean: string): Map<string, readonly [number, number, number]> {
+  const named = new Map<string, string>();
+  NAMED.lastIndex = 0;
+  for (let m = NAMED.exec(clean); m !== null; m = NAMED.exec(clean)) named.set(m[1] ?? '', m[2] ?? '');
   const sizes = new Map<string, readonly [number, number, number]>();
   FUNCTION.lastIndex = 0;
   for (let m = FUNCTION.exec(clean); m !== null; m = FUNCTION.exec(clean)) {
     const size = WORKGROUP_SIZE.exec(m[1] ?? '');
     if (size === null) continue;
     const args = (size[1] ?? '').split(',').filter((a, i, all) => i < all.length - 1 || a.trim() !== '');
-    const values = args.map((a) => LITERAL.exec(a)?.[1]);
+    const values = args.map((a) => LITERAL.exec(a)?.[1] ?? named.get(a.trim()));
     if (values.length === 0 || values.length > 3 || values.some((v) => v === undefined)) continue;
     const [x = 1, y = 1, z = 1] = values.map(Number);
     sizes.set(m[2] ?? '', [x, y, z]);

@@ -526,31 +526,91 @@ export function defineDeviceTests(title: string): void {
         expect(KeelError.is(tooMany, ErrorCode.INVALID_ARGUMENT)).toBe(true);
       });
 
-      it("refuses an export whose workgroupSize differs from its entry point's literal @workgroup_size", async () => {
-        const exports = (workgroupSize: [number, number, number]) => [
-          { name: 'main', bindingCount: 0, constantCount: 0, workgroupSize },
+      it("refuses an export whose workgroupSize differs from its entry point's @workgroup_size (literals, const and override names)", async () => {
+        const exports = (name: string, workgroupSize: [number, number, number]) => [
+          { name, bindingCount: 0, constantCount: 0, workgroupSize },
         ];
-        // Attributes in either order, hex and suffixed literals, comments ignored.
-        const code =
-          '/* @workgroup_size(7) fn main */ @workgroup_size(0x40, 2u) @compute fn main() {}\n@compute @workgroup_size(W) fn other() {}\noverride W: u32 = 8;';
-        const mismatch = await device
-          .createExecutable({ format: 'wgsl', code, exports: exports([64, 1, 1]), label: 'sizes' })
-          .catch((e: unknown) => e);
-        expect(KeelError.is(mismatch, ErrorCode.INVALID_ARGUMENT)).toBe(true);
-        expect((mismatch as Error).message).toContain("executable 'sizes' export 'main'");
-        expect((mismatch as Error).message).toContain('[64, 1, 1]');
-        expect((mismatch as Error).message).toContain('@workgroup_size(64, 2, 1)');
-        await expect(
-          device.createExecutable({ format: 'wgsl', code, exports: exports([64, 2, 1]) }),
-        ).resolves.toBeDefined();
-        // A size that is not a literal (an override) is not checked.
-        await expect(
-          device.createExecutable({
-            format: 'wgsl',
-            code,
-            exports: [{ name: 'other', bindingCount: 0, constantCount: 0, workgroupSize: [3, 1, 1] }],
-          }),
-        ).resolves.toBeDefined();
+        // Attributes in either order, hex and suffixed literals, const and override names, comments ignored.
+        const code = [
+          '/* @workgroup_size(7) fn main */ @workgroup_size(0x40, 2u) @compute fn main() {}',
+          'override WG: u32 = 32u;',
+          'const CW = 16;',
+          '@compute @workgroup_size(WG) fn byOverride() {}',
+          '@compute @workgroup_size(CW, 2) fn byConst() {}',
+          '@compute @workgroup_size(WG / 2u) fn byExpression() {}',
+        ].join('\n');
+        const refused = async (name: string, size: [number, number, number], shader: string) => {
+          const error = await device
+            .createExecutable({ format: 'wgsl', code, exports: exports(name, size), label: 'sizes' })
+            .catch((e: unknown) => e);
+          expect(KeelError.is(error, ErrorCode.INVALID_ARGUMENT)).toBe(true);
+          expect((error as Error).message).toContain(`executable 'sizes' export '${name}'`);
+          expect((error as Error).message).toContain(`[${size.join(', ')}]`);
+          expect((error as Error).message).toContain(`@workgroup_size(${shader})`);
+        };
+        await refused('main', [64, 1, 1], '64, 2, 1');
+        await refused('byOverride', [64, 1, 1], '32, 1, 1');
+        await refused('byConst', [16, 1, 1], '16, 2, 1');
+        for (const [name, size] of [
+          ['main', [64, 2, 1]],
+          ['byOverride', [32, 1, 1]],
+          ['byConst', [16, 2, 1]],
+          // An expression is not evaluated, so not checked.
+          ['byExpression', [3, 1, 1]],
+        ] as const) {
+          await expect(
+            device.createExecutable({ format: 'wgsl', code, exports: exports(name, [...size]) }),
+          ).resolves.toBeDefined();
+        }
+      });
+    });
+
+    describe('binding ranges', () => {
+      const STAMP = /* wgsl */ `
+@group(0) @binding(0) var<storage, read_write> y: array<u32>;
+@compute @workgroup_size(4)
+fn stamp(@builtin(global_invocation_id) g: vec3<u32>) { if (g.x < arrayLength(&y)) { y[g.x] = 0xdeadbeefu; } }`;
+
+      async function stampThrough(binding: { buffer: Buffer; offset?: number; length?: number }) {
+        const exe = await device.createExecutable({
+          format: 'wgsl',
+          code: STAMP,
+          exports: [{ name: 'stamp', bindingCount: 1, constantCount: 0, workgroupSize: [4, 1, 1] }],
+        });
+        const cb = device.createCommandBuffer({ mode: 'reusable', bindingCapacity: 1 });
+        cb.begin();
+        cb.dispatch(exe, 'stamp', { workgroupCount: [4, 1, 1], bindings: [slotRef(0)] });
+        cb.end();
+        const s = new TimelineSemaphore();
+        device.queueExecute(Q0, Fence.empty, Fence.of({ semaphore: s, value: 1 }), [cb], [[binding]]);
+        await s.wait(1, TIMEOUT).catch(() => {});
+        return s.failure;
+      }
+
+      it("never reach past the caller's range: a 6-byte binding covers one word, a neighbouring allocation is untouched", async () => {
+        const x = buffer(64);
+        await write(x, new Uint8Array(64).fill(0x11));
+        expect(await stampThrough({ buffer: x, offset: 16, length: 6 })).toBeUndefined();
+        const bytes = await read(x);
+        expect([...bytes.subarray(16, 20)]).toEqual([0xef, 0xbe, 0xad, 0xde]);
+        expect(bytes.subarray(20).every((b) => b === 0x11)).toBe(true);
+        expect(bytes.subarray(0, 16).every((b) => b === 0x11)).toBe(true);
+        // Two queue-allocated buffers of one slab; an empty binding at the end of the first.
+        const chain = new Chain();
+        const a = device.queueAlloca(Q0, chain.now(), chain.next(), { usage: BufferUsage.DEFAULT }, 64);
+        const b = device.queueAlloca(Q0, chain.now(), chain.next(), { usage: BufferUsage.DEFAULT }, 64);
+        device.queueFill(Q0, chain.now(), chain.next(), { buffer: b }, 0x11, 1);
+        await chain.now().wait(TIMEOUT);
+        const failure = await stampThrough({ buffer: a, offset: 64 });
+        expect(failure?.code).toBe(ErrorCode.INVALID_ARGUMENT);
+        expect(failure?.message).toMatch(/binding 0 covers 0 bytes/);
+        expect((await read(b)).every((v) => v === 0x11)).toBe(true);
+        expect((await stampThrough({ buffer: x, offset: 32, length: 3 }))?.code).toBe(
+          ErrorCode.INVALID_ARGUMENT,
+        );
+        device.queueDealloca(Q0, chain.now(), chain.next(), a);
+        device.queueDealloca(Q0, chain.now(), chain.next(), b);
+        await chain.now().wait(TIMEOUT);
       });
     });
 

@@ -13,7 +13,8 @@ import type { FromWorker, ToWorker, WorkerInit } from '../protocol';
 
 /** What a queue hears from one of its worker threads. */
 export interface WorkerEvents {
-  onMessage(message: FromWorker): void;
+  /** Any message the worker posted: Keel's (protocol.ts, FROM_WORKER) or a kernel's own. */
+  onMessage(message: unknown): void;
   /** The thread failed (uncaught error, failed to load) or sent an unreadable message. */
   onError(what: string): void;
   /** The thread is gone (it exited, crashed or was terminated). */
