@@ -37,12 +37,18 @@ function availableParallelism(): number {
 }
 
 function spawnWorker(init: WorkerInit, name: string, events: WorkerEvents): WorkerThread {
-  const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name });
+  const script = new URL('./worker.js', import.meta.url);
+  const worker = new Worker(script, { type: 'module', name });
   let alive = true;
   worker.addEventListener('message', (event: MessageEvent) => events.onMessage(event.data));
   worker.addEventListener('error', (event: Event) => {
     event.preventDefault();
-    const message = event instanceof ErrorEvent && event.message ? event.message : 'failed to load or run';
+    // An error event without a message: the script did not load (most often a bundle without
+    // `worker.js` beside it).
+    const message =
+      event instanceof ErrorEvent && event.message
+        ? event.message
+        : `failed to load or run its script ${script.href} (a bundler must put @keel/device-cpu's dist/worker.js beside the bundle: see the device-cpu README § Browsers)`;
     events.onError(`crashed: ${message}`);
   });
   worker.addEventListener('messageerror', () => events.onError('sent an unreadable message'));
