@@ -37,8 +37,8 @@ function availableParallelism(): number {
 }
 
 function spawnWorker(init: WorkerInit, name: string, events: WorkerEvents): WorkerThread {
-  const script = new URL('./worker.js', import.meta.url);
-  const worker = new Worker(script, { type: 'module', name });
+  // Inline, literally: bundlers (Vite, esbuild plugins) recognise this pattern and emit the worker.
+  const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name });
   let alive = true;
   worker.addEventListener('message', (event: MessageEvent) => events.onMessage(event.data));
   worker.addEventListener('error', (event: Event) => {
@@ -48,7 +48,7 @@ function spawnWorker(init: WorkerInit, name: string, events: WorkerEvents): Work
     const message =
       event instanceof ErrorEvent && event.message
         ? event.message
-        : `failed to load or run its script ${script.href} (a bundler must put @keel/device-cpu's dist/worker.js beside the bundle: see the device-cpu README § Browsers)`;
+        : "failed to load or run its script, worker.js beside @keel/device-cpu's module (a bundler must emit dist/worker.js beside the bundle: see the device-cpu README § Browsers)";
     events.onError(`crashed: ${message}`);
   });
   worker.addEventListener('messageerror', () => events.onError('sent an unreadable message'));
