@@ -14,6 +14,24 @@ import { REFERENCE_MLP, stepMultiplyAdds, type TrainDeviceKind, trainMlp } from 
 /** Suites `keel bench` runs from the installed package. */
 export const PACKAGED_SUITES: readonly string[] = Object.freeze(['mlp']);
 
+/**
+ * The suites of the repository's runner (bench/src/suites/index.ts; a test keeps the two lists equal),
+ * so that outside a checkout a name among them is told where it runs and any other name is unknown.
+ */
+export const REPOSITORY_SUITES: readonly string[] = Object.freeze([
+  'allocator',
+  'bundle',
+  'command-buffer',
+  'device-cpu',
+  'device-webgpu',
+  'fence',
+  'mirror',
+  'mlp',
+  'multi-device',
+  'scheduler',
+  'tensor-residency',
+]);
+
 export interface PackagedBenchOptions {
   /** Which devices to measure: 'all' (default: CPU, and WebGPU where there is an adapter). */
   readonly device: TrainDeviceKind | 'all';

@@ -16,7 +16,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Command, Option } from 'commander';
-import { formatBenchResult, PACKAGED_SUITES, runPackagedMlp } from './bench-packaged';
+import { formatBenchResult, PACKAGED_SUITES, REPOSITORY_SUITES, runPackagedMlp } from './bench-packaged';
 import { positiveInteger } from './demo';
 import { exitCodeOf } from './exit-codes';
 
@@ -75,6 +75,12 @@ async function runPackaged(suite: string | undefined, options: BenchOptions): Pr
   if (options.list) {
     process.stdout.write(`${PACKAGED_SUITES.join('\n')}\n`);
     return 0;
+  }
+  if (suite !== undefined && !REPOSITORY_SUITES.includes(suite)) {
+    process.stderr.write(
+      `keel bench: unknown suite '${suite}' (the package runs: ${PACKAGED_SUITES.join(', ')}; a Keel checkout runs: ${REPOSITORY_SUITES.join(', ')})\n`,
+    );
+    return 1;
   }
   if (suite !== undefined && !PACKAGED_SUITES.includes(suite)) {
     process.stderr.write(

@@ -4,7 +4,7 @@
  * copy of the package outside any checkout (the package's own mlp suite, DESIGN.md's JSON output).
  */
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -199,5 +199,24 @@ describe('keel bench from an installed package, outside a checkout', () => {
     const fence = await run(['bench', 'fence'], { cwd: dir, script });
     expect(fence.code).toBe(1);
     expect(fence.stderr).toMatch(/suite 'fence' ships with the Keel repository .* the package runs: mlp/);
+    const unknown = await run(['bench', 'nosuch'], { cwd: dir, script });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr.trim()).toMatch(
+      /^keel bench: unknown suite 'nosuch' \(the package runs: mlp; a Keel checkout runs: allocator, /,
+    );
+    expect(unknown.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it("names the repository's suites as the repository's runner does (bench/src)", async () => {
+    const { REPOSITORY_SUITES } = await import('../../src/cli/bench-packaged');
+    const bench = path.resolve(fileURLToPath(new URL('../../../../bench/src', import.meta.url)));
+    const sources = [
+      ...readdirSync(path.join(bench, 'suites')).map((f) => path.join(bench, 'suites', f)),
+      path.join(bench, 'mlp', 'suite.ts'),
+    ].filter((f) => f.endsWith('.ts'));
+    const names = sources.flatMap((f) =>
+      [...readFileSync(f, 'utf8').matchAll(/^\s+name: '([\w-]+)',\n\s+description:/gm)].map((m) => m[1]),
+    );
+    expect([...new Set(names)].sort()).toEqual([...REPOSITORY_SUITES].sort());
   });
 });
