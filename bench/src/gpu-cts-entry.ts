@@ -14,35 +14,19 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createWebGpuDevice, type WebGpuDeviceOptions } from '@keel/device-webgpu';
-import type { CtsDeviceHandle } from '../../packages/cts/src/context.ts';
+import { createWebGpuDevice } from '@keel/device-webgpu';
 import { runConformanceCases } from '../../packages/cts/src/run-cases.ts';
-import { wgslKernel } from '../../packages/device-webgpu/test/cts-kernels.ts';
+// The handle the package's own conformance test makes (bundled from the package's sources).
+import { ctsWebGpuDevice } from '../../packages/device-webgpu/test/conformance-options.ts';
 
 const { values } = parseArgs({ options: { 'timeout-ms': { type: 'string', default: '10000' } } });
 const timeoutMs = Number(values['timeout-ms']);
-
-/** A CTS handle on a fresh WebGPU device (as the package's own conformance test makes it). */
-async function handle(options: WebGpuDeviceOptions = {}): Promise<CtsDeviceHandle> {
-  const device = await createWebGpuDevice(options);
-  return {
-    device,
-    kernels: wgslKernel,
-    heldQueueBytes: () => {
-      let held = 0;
-      for (const stats of device.allocatorStats().values()) {
-        held += stats.liveBytes + stats.dyingBytes + stats.quarantinedBytes;
-      }
-      return held;
-    },
-  };
-}
 
 const probe = await createWebGpuDevice();
 const adapter = probe.info.name;
 await probe.destroy();
 const t0 = performance.now();
-const outcomes = await runConformanceCases(handle, { timeoutMs });
+const outcomes = await runConformanceCases(ctsWebGpuDevice, { timeoutMs });
 const failed = outcomes.filter((o) => !o.ok);
 for (const o of failed) process.stderr.write(`FAIL ${o.name}: ${o.error}\n`);
 const slowest = [...outcomes].sort((a, b) => b.ms - a.ms).slice(0, 5);

@@ -7,7 +7,15 @@
  * Real WebGPU (Dawn in Node; lavapipe here), skipped with the reason where there is no adapter.
  */
 import { ErrorCode, Fence } from '@keel/fence';
-import { type Buffer, BufferUsage, type Executable, QueueAffinity, slotRef } from '@keel/hal';
+import {
+  type BindingTable,
+  type Buffer,
+  BufferUsage,
+  type CommandBuffer,
+  type Executable,
+  QueueAffinity,
+  slotRef,
+} from '@keel/hal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebGpuDevice, type WebGpuDevice } from '../src/index';
 import type { WebGpuBuffer } from '../src/webgpu-buffer';
@@ -81,6 +89,21 @@ describe.skipIf(!probe.available)(
       for (const b of buffers) device.queueDealloca(Q0, chain.now(), chain.next(), b);
     }
 
+    /** A reusable command buffer of one `sum` dispatch over slots 0 (uniform) and 1 (storage). */
+    function slottedSum(): CommandBuffer {
+      const cb = device.createCommandBuffer({ mode: 'reusable', bindingCapacity: 2 });
+      cb.begin();
+      cb.dispatch(sum, 'sum', { workgroupCount: [1, 1, 1], bindings: [slotRef(0), slotRef(1)] });
+      cb.end();
+      return cb;
+    }
+
+    /** Executes `cb` with one table next on `chain`, and waits for it. */
+    async function executeAndWait(chain: Chain, cb: CommandBuffer, table: BindingTable): Promise<void> {
+      device.queueExecute(Q0, chain.now(), chain.next(), [cb], [table]);
+      await chain.now().wait(TIMEOUT);
+    }
+
     function sameSlab(a: Buffer, b: Buffer): boolean {
       const ma = (a as WebGpuBuffer).memory;
       return ma !== undefined && ma === (b as WebGpuBuffer).memory;
@@ -93,18 +116,7 @@ describe.skipIf(!probe.available)(
         const [out] = await alloca(chain, [16]);
         expect(sameSlab(params as Buffer, out as Buffer)).toBe(true);
         await writeAndWait(device, params as Buffer, new Uint32Array([3, 4, 5, 6]), 0, TIMEOUT.timeoutMs);
-        const cb = device.createCommandBuffer({ mode: 'reusable', bindingCapacity: 2 });
-        cb.begin();
-        cb.dispatch(sum, 'sum', { workgroupCount: [1, 1, 1], bindings: [slotRef(0), slotRef(1)] });
-        cb.end();
-        device.queueExecute(
-          Q0,
-          chain.now(),
-          chain.next(),
-          [cb],
-          [[{ buffer: params as Buffer }, { buffer: out as Buffer }]],
-        );
-        await chain.now().wait(TIMEOUT);
+        await executeAndWait(chain, slottedSum(), [{ buffer: params as Buffer }, { buffer: out as Buffer }]);
         expect(await readU32(out as Buffer)).toEqual([7, 30]);
         dealloca(chain, [params as Buffer, out as Buffer]);
         await chain.now().wait(TIMEOUT);
@@ -123,10 +135,7 @@ describe.skipIf(!probe.available)(
         const bytes = new Uint32Array([10 * k, 1, k, 7]);
         await writeAndWait(device, buffers[2 * k] as Buffer, bytes, 0, TIMEOUT.timeoutMs);
       }
-      const cb = device.createCommandBuffer({ mode: 'reusable', bindingCapacity: 2 });
-      cb.begin();
-      cb.dispatch(sum, 'sum', { workgroupCount: [1, 1, 1], bindings: [slotRef(0), slotRef(1)] });
-      cb.end();
+      const cb = slottedSum();
       const round = async (): Promise<void> => {
         for (let k = 0; k < 3; k++) {
           // Fresh table objects over the same memory, as a training step makes them.
@@ -288,18 +297,7 @@ describe.skipIf(!probe.available)(
       // The device goes on: the same command buffer with two separate buffers runs.
       const [p, o] = await alloca(chain, [16, 16]);
       await writeAndWait(device, p as Buffer, new Uint32Array([1, 2, 3, 4]), 0, TIMEOUT.timeoutMs);
-      const cb2 = device.createCommandBuffer({ mode: 'reusable', bindingCapacity: 2 });
-      cb2.begin();
-      cb2.dispatch(sum, 'sum', { workgroupCount: [1, 1, 1], bindings: [slotRef(0), slotRef(1)] });
-      cb2.end();
-      device.queueExecute(
-        Q0,
-        chain.now(),
-        chain.next(),
-        [cb2],
-        [[{ buffer: p as Buffer }, { buffer: o as Buffer }]],
-      );
-      await chain.now().wait(TIMEOUT);
+      await executeAndWait(chain, slottedSum(), [{ buffer: p as Buffer }, { buffer: o as Buffer }]);
       expect(await readU32(o as Buffer)).toEqual([3, 12]);
       dealloca(chain, [x as Buffer, p as Buffer, o as Buffer]);
       await chain.now().wait(TIMEOUT);
