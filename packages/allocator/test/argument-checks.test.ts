@@ -3,21 +3,10 @@
  * message that names the object (kind and label), the operation and the broken rule. Written for the
  * size pass that moved these checks into shared code (PoolBase, checkOptions, hal's fence check).
  */
-import { Fence, KeelError, TimelineSemaphore } from '@keel/fence';
+import { Fence, TimelineSemaphore } from '@keel/fence';
 import { describe, expect, it } from 'vitest';
 import { type Block, PassthroughPool, type Pool, QueueAllocator, RingPool, TlsfPool } from '../src/index';
-import { CountingProvider } from './helpers';
-
-/** `code: message` of what `fn` throws. */
-function thrown(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    if (KeelError.is(error)) return `${error.code}: ${error.message}`;
-    return `not a KeelError: ${String(error)}`;
-  }
-  return 'nothing thrown';
-}
+import { CountingProvider, thrown } from './helpers';
 
 describe('creation checks', () => {
   const provider = new CountingProvider();

@@ -20,18 +20,7 @@ import {
   type SlabProvider,
   TlsfPool,
 } from '../src/index';
-import { CountingProvider } from './helpers';
-
-/** `code: message` of what `fn` throws. */
-function thrown(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    if (KeelError.is(error)) return `${error.code}: ${error.message}`;
-    return `not a KeelError: ${String(error)}`;
-  }
-  return 'nothing thrown';
-}
+import { CountingProvider, thrown } from './helpers';
 
 /** The KeelError `fn` throws (fails the test otherwise). */
 function keelErrorOf(fn: () => unknown): KeelError {

@@ -80,3 +80,14 @@ export function blockProblem<M>(block: Block<M>, alignment: number): string | un
   if (block.offset + block.byteLength > block.slab.byteLength) return `block leaves slab ${block.slab.id}`;
   return undefined;
 }
+
+/** `code: message` of what `fn` throws. */
+export function thrown(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    if (KeelError.is(error)) return `${error.code}: ${error.message}`;
+    return `not a KeelError: ${String(error)}`;
+  }
+  return 'nothing thrown';
+}

@@ -2,7 +2,7 @@
  * Issue 15: the Scheduler refuses bad options at creation and masks that are not 32-bit integers.
  * Issue 17: submit options name their fence `signalFence`; `signal` is its deprecated alias.
  */
-import { Fence, KeelError, TimelineSemaphore } from '@keel/fence';
+import { Fence, TimelineSemaphore } from '@keel/fence';
 import { BufferUsage, type Device } from '@keel/hal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -12,17 +12,7 @@ import {
   type SubmitOptions,
   targetsOf,
 } from '../src/index';
-import { cpuDevice } from './helpers';
-
-function failure(fn: () => unknown): KeelError {
-  try {
-    fn();
-  } catch (e) {
-    if (KeelError.is(e)) return e;
-    throw new Error(`not a KeelError: ${String(e)}`);
-  }
-  throw new Error('did not throw');
-}
+import { cpuDevice, failure } from './helpers';
 
 describe('Scheduler bad input', () => {
   let device: Device;

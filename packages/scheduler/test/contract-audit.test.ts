@@ -15,17 +15,7 @@ import {
   type SubmitOptions,
   targetsOf,
 } from '../src/index';
-import { cpuDevice } from './helpers';
-
-function failure(fn: () => unknown): KeelError {
-  try {
-    fn();
-  } catch (e) {
-    if (KeelError.is(e)) return e;
-    throw new Error(`not a KeelError: ${String(e)}`);
-  }
-  throw new Error('did not throw');
-}
+import { cpuDevice, failure } from './helpers';
 
 function fenceOf(label: string): Fence {
   return Fence.of({ semaphore: new TimelineSemaphore(0, { label }), value: 1 });

@@ -1,6 +1,6 @@
 /** Test helpers: devices, the kernel fixture, read-back and a seeded random generator. */
 import { createCpuDevice } from '@keel/device-cpu';
-import { Fence } from '@keel/fence';
+import { Fence, KeelError } from '@keel/fence';
 import { BufferUsage, type Device, type Executable } from '@keel/hal';
 import type { Scheduler } from '../src/index';
 
@@ -55,4 +55,15 @@ export function random(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** The KeelError `fn` throws (fails the test if it throws anything else, or nothing). */
+export function failure(fn: () => unknown): KeelError {
+  try {
+    fn();
+  } catch (e) {
+    if (KeelError.is(e)) return e;
+    throw new Error(`not a KeelError: ${String(e)}`);
+  }
+  throw new Error('did not throw');
 }
