@@ -3,50 +3,19 @@
  * `keel demo` uses), Dawn's own warnings hidden unless `--verbose`, and `keel bench` from an installed
  * copy of the package outside any checkout (the package's own mlp suite, DESIGN.md's JSON output).
  */
-import { spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLineFilter, isDriverNoise, shouldFilter } from '../../src/cli/driver-noise';
+import { runCli } from './run-cli';
 
 const pkgDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const cli = path.join(pkgDir, 'dist', 'cli.js');
 const version = (JSON.parse(readFileSync(path.join(pkgDir, 'package.json'), 'utf8')) as { version: string })
   .version;
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function run(
-  args: string[],
-  options: { cwd?: string; script?: string; env?: Record<string, string> } = {},
-): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env, ...options.env };
-    delete env.KEEL_CLI_STDERR_FILTERED;
-    if (options.env?.KEEL_RELAXED_SIMD === undefined) delete env.KEEL_RELAXED_SIMD;
-    const child = spawn(process.execPath, [options.script ?? cli, ...args], {
-      cwd: options.cwd ?? os.tmpdir(),
-      env,
-      timeout: 120_000,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const run = runCli;
 
 describe('keel --version', () => {
   it.each([['--version'], ['-V']])('%s prints the package version', async (flag) => {

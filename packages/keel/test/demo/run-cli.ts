@@ -20,15 +20,20 @@ export interface CliRun {
 
 export interface CliRunOptions {
   readonly cwd?: string;
+  /** The CLI script to run (default: this package's dist/cli.js; e.g. an installed copy's). */
+  readonly script?: string;
+  /** Extra environment variables (KEEL_RELAXED_SIMD is unset unless given here). */
+  readonly env?: Readonly<Record<string, string>>;
   readonly onStdout?: (chunk: string, child: ChildProcessWithoutNullStreams, stdout: string) => void;
 }
 
 /** Runs `keel ARGS` (stderr filtered, as without --verbose) and resolves once it exited. */
 export function runCli(args: readonly string[], options: CliRunOptions = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const env = { ...process.env };
+    const env = { ...process.env, ...options.env };
     delete env.KEEL_CLI_STDERR_FILTERED;
-    const child = spawn(process.execPath, [cliPath, ...args], {
+    if (options.env?.KEEL_RELAXED_SIMD === undefined) delete env.KEEL_RELAXED_SIMD;
+    const child = spawn(process.execPath, [options.script ?? cliPath, ...args], {
       cwd: options.cwd ?? os.tmpdir(),
       env,
       timeout: 120_000,

@@ -5,35 +5,20 @@
  * traced step and one dispatch entry per recorded dispatch of each, named by the MLP's kernel exports;
  * with a device lost inside the traced steps, the file holds each device's part (one pid per device).
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { chromeTraceProblems, traceEventsOf } from '@keel/cts';
 import { MLP_CPU_EXPORTS, trainMlp } from '@keel/mlp';
 import { afterAll, describe, expect, it } from 'vitest';
+import { type CliRun, runCli } from './run-cli';
 
-const pkgDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const cli = path.join(pkgDir, 'dist', 'cli.js');
 const kernelNames = new Set(MLP_CPU_EXPORTS.map((e) => e.name));
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'keel-trace-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd: tmp, timeout: 120_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function run(args: string[]): Promise<CliRun> {
+  return runCli(args, { cwd: tmp });
 }
 
 /** Checks a parsed trace of `steps` MLP steps with `dispatchesPerStep` dispatches each. */
