@@ -6,6 +6,8 @@
 //   - an excerpt of source: `<!-- excerpt: <path> -->` and the block's lines (trimmed, blank lines
 //     ignored) appear in that file, consecutively;
 //   - not code, and marked so: ```sh, ```bash, ```console or ```text.
+// A file an example loads from beside itself (`new URL('./kernels/x.mjs', import.meta.url)`) is shown in
+// the same doc as an example block of its own, so that a reader who copies the doc has all of it.
 // Relative links must name files inside the repository. A published package's README is also read
 // on npm, where only the package's files exist: its relative links must stay inside the package and
 // name files it publishes (`files` in package.json); anything else is linked by absolute URL into the
@@ -68,6 +70,15 @@ const squash = (text) =>
     .map((l) => l.trim())
     .filter((l) => l !== '');
 
+/** Repository paths of the files an example at `path` loads with `new URL('./…', import.meta.url)`. */
+function filesBeside(path, content) {
+  const files = [];
+  for (const m of content.matchAll(/new URL\(\s*(['"`])(\.{1,2}\/[^'"`]+)\1\s*,\s*import\.meta\.url\s*\)/g)) {
+    files.push(join(dirname(path), m[2]).split('\\').join('/'));
+  }
+  return files;
+}
+
 function containsRun(haystack, needle) {
   if (needle.length === 0) return false;
   outer: for (let i = 0; i + needle.length <= haystack.length; i++) {
@@ -119,7 +130,9 @@ function isPublished(path, files) {
 /** Problems of one doc (`file` relative to `root`), as "file:line: what" strings. */
 export function checkDoc(root, file, text = readFileSync(join(root, file), 'utf8')) {
   const problems = [];
-  for (const b of blocksOf(text)) {
+  const blocks = blocksOf(text);
+  const shown = new Set(blocks.filter((b) => b.marker?.kind === 'example').map((b) => b.marker.path));
+  for (const b of blocks) {
     const at = `${file}:${b.start}`;
     if (b.marker === undefined) {
       if (!NON_CODE.has(b.lang)) {
@@ -137,6 +150,12 @@ export function checkDoc(root, file, text = readFileSync(join(root, file), 'utf8
     }
     const source = readFileSync(target, 'utf8');
     if (b.marker.kind === 'example') {
+      for (const beside of filesBeside(b.marker.path, b.content)) {
+        if (!shown.has(beside))
+          problems.push(
+            `${at}: the example loads ${beside}, which this doc does not show (add it as an example block)`,
+          );
+      }
       if (!b.marker.path.startsWith('examples/')) problems.push(`${at}: examples live in examples/`);
       else if (b.content.trimEnd() !== source.trimEnd()) {
         problems.push(

@@ -1,5 +1,5 @@
-// A CPU kernel module for examples/cpu-kernel.mjs: `y = a * x + y` over f32 arrays.
-// The device calls `saxpy` once per workgroup; the kernel loops over its workgroup's elements itself.
+// A CPU kernel module for the examples (cpu-kernel.mjs, command-buffer.mjs, hal-device.mjs): `y = a * x + y`
+// over f32 arrays. The device calls `saxpy` once per workgroup; the kernel loops over its workgroup's elements.
 // Bindings: 0 = x (read), 1 = y (read-write). Constants: 0 = a (f32 bits), 1 = n (u32).
 export function saxpy(ctx) {
   const x = ctx.bindings[0].f32;

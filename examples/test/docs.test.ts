@@ -14,6 +14,7 @@ import { examplesDir } from './run-example';
 const root = join(examplesDir, '..');
 type Check = (root: string, file: string, text?: string) => string[];
 const check = checkDoc as Check;
+const readExample = (path: string) => readFileSync(join(root, path), 'utf8').trimEnd();
 
 describe('README code blocks', () => {
   it('every block of every README is an example, an excerpt or marked as not code', () => {
@@ -56,6 +57,17 @@ describe('README code blocks', () => {
     expect(problems[2]).toMatch(/README\.md:9: block is not an excerpt of packages\/hal\/src\/device\.ts/);
     expect(problems[3]).toMatch(/link \.\.\/shared\/DESIGN\.md points outside the repository/);
     expect(problems[4]).toMatch(/link docs\/missing\.md names nothing/);
+  });
+
+  it('the checker reports an example whose kernel file beside it the doc does not show', () => {
+    const fence = (path: string) => [`<!-- example: ${path} -->`, '```js', readExample(path), '```'];
+    const without = fence('examples/residency.mjs').join('\n');
+    const problems = check(root, 'README.md', without);
+    expect(problems).toEqual([
+      'README.md:2: the example loads examples/kernels/add-scalar.mjs, which this doc does not show (add it as an example block)',
+    ]);
+    const withKernel = [...fence('examples/residency.mjs'), ...fence('examples/kernels/add-scalar.mjs')];
+    expect(check(root, 'README.md', withKernel.join('\n'))).toEqual([]);
   });
 
   it('keeps links of published package READMEs working on npm: absolute URLs into the repository', () => {

@@ -8,9 +8,27 @@ import { Worker } from 'node:worker_threads';
 import type { WorkerInit } from '../protocol';
 import type { MainPlatform, WorkerEvents, WorkerThread } from './platform';
 
+/** `process.execArgv` without `--input-type` (both spellings), or undefined (inherit) where it has none. */
+function workerExecArgv(): string[] | undefined {
+  const argv = process.execArgv;
+  if (!argv.some((arg) => arg.startsWith('--input-type'))) return undefined;
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--input-type')
+      i++; // its value is the next argument
+    else if (!arg.startsWith('--input-type=')) out.push(arg);
+  }
+  return out;
+}
+
 function spawnWorker(init: WorkerInit, name: string, events: WorkerEvents): WorkerThread {
   // The literal `new URL('./worker.js', import.meta.url)` resolves beside the bundle (dist/node/worker.js).
-  const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: init, name });
+  const worker = new Worker(new URL('./worker.js', import.meta.url), {
+    workerData: init,
+    name,
+    execArgv: workerExecArgv(),
+  });
   worker.on('message', events.onMessage);
   worker.on('error', (error: Error) => events.onError(`crashed: ${error.message}`));
   worker.on('messageerror', (error: Error) => events.onError(`sent an unreadable message: ${error.message}`));
