@@ -408,7 +408,7 @@ export class NullDevice extends QueueFront<NullBuffer, NullOp> implements Device
     if (op.trace !== undefined) op.trace.opDone(op, error);
     const signal = op.signal;
     op.resetRecord();
-    const gone = this.destroyed || this.lostReason !== undefined;
+    const gone = this.destroyed || this.lossReason !== undefined;
     completeSignal(signal, error, op.name, gone ? undefined : this.#report);
   }
 
@@ -425,8 +425,8 @@ export class NullDevice extends QueueFront<NullBuffer, NullOp> implements Device
   }
 
   async #destroy(): Promise<void> {
-    this.destroyed = true;
     const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.deviceName}: the device was destroyed`);
+    this.markDestroyed(reason);
     for (const op of [...this.#pending]) this.#complete(op, reason);
     for (const buffer of this.#buffers) buffer.state = 'destroyed';
     this.#buffers.clear();

@@ -504,8 +504,8 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
 
   /** A worker died. The device is lost: pending work fails UNAVAILABLE, workers end. */
   private lose(reason: KeelError): void {
-    if (this.lostReason || this.destroyed) return;
-    this.lostReason = reason;
+    if (this.lossReason || this.destroyed) return;
+    this.lossReason = reason;
     this.loop.failPending(reason);
     // Pending and queued allocas and deallocas fail with the loss too (statistics stay readable).
     this.pools.destroy(false, reason);
@@ -519,8 +519,8 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   }
 
   private async doDestroy(): Promise<void> {
-    this.destroyed = true;
     const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.deviceName}: the device was destroyed`);
+    this.markDestroyed(reason);
     this.loop.failPending(reason);
     this.pools.destroy(true, reason);
     for (const buffer of this.buffers) buffer.markDeviceDestroyed();
@@ -528,7 +528,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     this.tlsf.destroy();
     this.slabs.setListener(undefined);
     await Promise.all(this.tasks.map((queue) => queue.terminate(reason)));
-    this.resolveLost(this.lostReason ?? reason);
+    this.resolveLost(this.lossReason ?? reason);
   }
 
   [Symbol.asyncDispose](): Promise<void> {

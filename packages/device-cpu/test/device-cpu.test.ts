@@ -219,11 +219,13 @@ describe('device-cpu task mode', () => {
     const reason = await d.lost;
     expect(reason.code).toBe('UNAVAILABLE');
     expect(reason.message).toMatch(/worker \d of queue 0 exited with code 3/);
+    expect(d.lostReason).toBe(reason);
     expect(pending.failure?.code).toBe('UNAVAILABLE');
     expect(() => d.queueBarrier(1, Fence.empty, Fence.empty)).toThrow(
       expect.objectContaining({ code: 'UNAVAILABLE' }),
     );
     await d.destroy();
+    expect(d.lostReason).toBe(reason); // the loss, not the later destroy
     expect(d.liveWorkers).toBe(0);
   });
 

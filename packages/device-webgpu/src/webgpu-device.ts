@@ -204,7 +204,7 @@ export class WebGpuDevice
       track,
       // Later allocas get fresh pools; the broken slab goes once its buffers are deallocated.
       failed: () => {
-        if (!this.destroyed && this.lostReason === undefined) this.#pools.retire();
+        if (!this.destroyed && this.lossReason === undefined) this.#pools.retire();
       },
     });
     this.#pools = new PoolRegistry(this.#slabs, {
@@ -255,11 +255,11 @@ export class WebGpuDevice
   }
 
   #onLost(info: GPUDeviceLostInfo | undefined): void {
-    if (this.destroyed || this.lostReason !== undefined) return;
+    if (this.destroyed || this.lossReason !== undefined) return;
     const reason = unavailable(
       `${this.name}: the GPU device was lost (${info?.reason ?? 'unknown'}: ${info?.message ?? 'no message'})`,
     );
-    this.lostReason = reason;
+    this.lossReason = reason;
     this.#runner.gone = true;
     this.#scheduler.failAll(reason);
     this.#pools.destroy(false, reason);
@@ -365,7 +365,7 @@ export class WebGpuDevice
 
   /** UNAVAILABLE when the device was lost or destroyed (else undefined): device loss is never a caller's mistake. */
   #unavailable(what: driver.FrontMethod): KeelError | undefined {
-    const reason = this.lostReason;
+    const reason = this.lossReason;
     if (reason === undefined && !this.destroyed) return undefined;
     return unavailable(
       `${this.name} ${what}: the device was ${reason === undefined ? 'destroyed' : 'lost'}`,
@@ -556,9 +556,9 @@ export class WebGpuDevice
   }
 
   async #destroy(): Promise<void> {
-    this.destroyed = true;
-    this.#runner.gone = true;
     const reason = unavailable(`${this.name}: the device was destroyed`);
+    this.markDestroyed(reason);
+    this.#runner.gone = true;
     this.#scheduler.failAll(reason);
     this.#pools.destroy();
     // Dawn crashes or hangs when a buffer with a pending map and its device are destroyed and
@@ -581,7 +581,7 @@ export class WebGpuDevice
     this.#layouts.destroy();
     this.gpuDevice.removeEventListener('uncapturederror', this.#onUncapturedError);
     if (this.#owned) this.gpuDevice.destroy();
-    this.#resolveLost(this.lostReason ?? reason);
+    this.#resolveLost(this.lossReason ?? reason);
   }
 
   [Symbol.asyncDispose](): Promise<void> {

@@ -87,6 +87,13 @@ export interface Device extends AsyncDisposable {
   readonly info: DeviceInfo;
   /** Resolves with the reason once the device is lost or destroyed; never rejects. */
   readonly lost: Promise<KeelError>;
+  /**
+   * The reason `lost` resolves with, known synchronously: undefined while the device is usable, set
+   * the moment the device is lost or `destroy()` is called (`lost` resolves a microtask later at the
+   * earliest, after destroy's teardown). Code that learns of a loss through `lost` checks it before
+   * using the device, so a call in the same turn as the loss sees it too.
+   */
+  readonly lostReason: KeelError | undefined;
 
   /** A buffer of `byteLength` bytes (contents zeroed), owned by the caller until `destroy()`. */
   createBuffer(params: BufferParams & { readonly byteLength: number }): Buffer;

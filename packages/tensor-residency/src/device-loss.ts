@@ -3,9 +3,11 @@
  * them to a new device (internal; see `ResidencyManager.rehome`).
  *
  * Promises:
- * - On loss (`onDeviceLost`, once): the manager becomes unusable (UNAVAILABLE, through
- *   `ManagerCore.checkUsable`); its mirror policy stops (its options are kept for `rehome`); every copy
- *   here is dropped, its memory with the device. A tensor whose only up-to-date copy was here is
+ * - On loss (`onDeviceLost`, once: when `device.lost` resolves, or earlier when
+ *   `ManagerCore.checkDevice` finds `device.lostReason` set, e.g. a call in the same turn as
+ *   `destroy()`): the manager becomes unusable (UNAVAILABLE, through `ManagerCore.checkUsable`); its
+ *   mirror policy stops (its options are kept for `rehome`); every copy here is dropped, its memory
+ *   with the device. A tensor whose only up-to-date copy was here is
  *   restored from its last completed mirror when there is one, else it reads DATA_LOSS; pinned host
  *   storage of the device goes too (pinned-memory.ts). Every live tensor that had a copy here is
  *   remembered as an orphan.

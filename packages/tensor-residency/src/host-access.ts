@@ -43,6 +43,8 @@ export function ensureStorage(state: TensorState, what: string): HostStorage {
 export function storageForHostWrite(state: TensorState, what: string): HostStorage {
   state.checkLive(what);
   state.checkNoWriter(what);
+  // Pinned storage of a device lost in this turn goes with it (its loss is handled now), not the write.
+  state.host.storage?.pinned?.owner.checkDevice();
   const current = state.host.storage;
   if (current !== undefined && usesOver(current.uses)) return current;
   const fresh = freshStorage(state, what);

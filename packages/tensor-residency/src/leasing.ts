@@ -94,6 +94,7 @@ export function leaseCopy<D extends DType>(
   if (writes) state.writeLeases++;
   const leased = copy;
   return new TensorLease<D>(tensor, access, copy.buffer, wait, (after) => {
+    core.checkDevice(); // a device lost in this turn: the lease ends on a copy of a lost device
     const wrote = endLease(core, leased, writes, after);
     if (group !== undefined) {
       if (wrote) group.written.push(leased);

@@ -11,10 +11,16 @@
  *   host copy whose readback never lands is not a copy).
  * - `checkUsable` is the one gate of every public operation: FAILED_PRECONDITION once disposed,
  *   UNAVAILABLE once the device was lost or destroyed (the loss reason as `cause`).
+ * - `checkDevice` notices a loss synchronously (`device.lostReason`), not only when `device.lost`
+ *   resolves (a microtask later at the earliest): the first check that sees it runs the loss handling
+ *   (device-loss.ts `onDeviceLost`, the same as `lost` would), so an operation in the same turn as the
+ *   loss finds the state it would find after it. Every entry point (the manager's, its leases', and
+ *   what tensors ask of `owner`) checks before it uses the device.
  */
 import { ErrorCode, type Fence, KeelError } from '@keel/fence';
 import type { BufferUsage, Device, QueueAffinity } from '@keel/hal';
 import type { CounterSet } from './counters';
+import { onDeviceLost } from './device-loss';
 import type { DeviceMemory } from './device-memory';
 import { forgetCopy } from './eviction';
 import type { HostMapping } from './host-mapping';
@@ -76,14 +82,31 @@ export class ManagerCore {
       label: this.label,
       device: this.device,
       checkUsable: (what) => this.checkUsable(what),
+      checkDevice: () => this.checkDevice(),
       readBack: (copy) => readBack(this, copy),
-      dropCopy: (copy) => forgetCopy(this, copy),
+      dropCopy: (copy) => {
+        this.checkDevice(); // a copy of a device lost just now is gone with it: nothing to free
+        forgetCopy(this, copy);
+      },
       pinnedStorage: (state) => pinnedStorage(this, state),
       freePinned: (storage) => freePinned(this, storage),
     };
   }
 
-  /** Throws FAILED_PRECONDITION once disposed, UNAVAILABLE once the device was lost. */
+  /**
+   * The loss reason once the device was lost or destroyed, else undefined. Reads `device.lostReason`
+   * while no loss was handled yet, and handles one it finds (`onDeviceLost`, idempotent: `device.lost`
+   * resolving later changes nothing). Allocation-free.
+   */
+  checkDevice(): KeelError | undefined {
+    if (this.lost === undefined) {
+      const reason = this.device.lostReason;
+      if (reason !== undefined) onDeviceLost(this, reason);
+    }
+    return this.lost;
+  }
+
+  /** Throws FAILED_PRECONDITION once disposed, UNAVAILABLE once the device was lost (`checkDevice`). */
   checkUsable(what: string): void {
     if (this.disposed) {
       throw new KeelError(
@@ -91,11 +114,12 @@ export class ManagerCore {
         `${what}: residency manager '${this.label}' was disposed`,
       );
     }
-    if (this.lost !== undefined) {
+    const lost = this.checkDevice();
+    if (lost !== undefined) {
       throw new KeelError(
         ErrorCode.UNAVAILABLE,
-        `${what}: the device of residency manager '${this.label}' was lost or destroyed (${this.lost.message})`,
-        { cause: this.lost },
+        `${what}: the device of residency manager '${this.label}' was lost or destroyed (${lost.message})`,
+        { cause: lost },
       );
     }
   }

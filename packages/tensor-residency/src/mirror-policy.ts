@@ -378,6 +378,7 @@ export class MirrorPolicy implements Disposable {
 
   /** Mirrors, as one round, every tensor left dirty and unleased for `everyMs`. */
   #sweep(): void {
+    this.#host.owner.checkDevice(); // a loss not handled yet stops this policy (onLost)
     if (this.#stopped) return;
     const now = performance.now();
     const owner = this.#host.owner;

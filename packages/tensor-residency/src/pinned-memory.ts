@@ -21,7 +21,7 @@ import type { TensorState } from './tensor-state';
 /** Fresh pinned storage for `state` on this device, or undefined when it cannot make one. */
 export function pinnedStorage(core: ManagerCore, state: TensorState): HostStorage | undefined {
   const mapping = core.mapping;
-  if (mapping === undefined || core.lost !== undefined || core.disposed) return undefined;
+  if (mapping === undefined || core.disposed || core.checkDevice() !== undefined) return undefined;
   const buffer: Buffer = core.device.createBuffer({
     usage: BufferUsage.TRANSFER | BufferUsage.MAPPING,
     memoryType: MemoryType.HOST_VISIBLE | MemoryType.HOST_COHERENT,
@@ -42,7 +42,7 @@ export function pinnedStorage(core: ManagerCore, state: TensorState): HostStorag
 /** Destroys pinned storage once its uses are over. */
 export function freePinned(core: ManagerCore, storage: HostStorage): void {
   core.pinned.delete(storage);
-  if (storage.pinned !== undefined && core.lost === undefined)
+  if (storage.pinned !== undefined && core.checkDevice() === undefined)
     destroyWhenOver(storage.pinned.buffer, storage.uses);
 }
 

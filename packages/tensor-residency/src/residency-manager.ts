@@ -168,6 +168,7 @@ export class ResidencyManager implements AsyncDisposable {
 
   /** A snapshot of the counters. */
   get counters(): ResidencyCounters {
+    this.#core.checkDevice();
     return this.#counters.snapshot();
   }
 
@@ -176,9 +177,12 @@ export class ResidencyManager implements AsyncDisposable {
     return this.#mapping !== undefined;
   }
 
-  /** The reason once the device was lost or destroyed (every later call is UNAVAILABLE). */
+  /**
+   * The reason once the device was lost or destroyed (every later call is UNAVAILABLE): known from the
+   * moment the device is (`device.lostReason`), not only once `device.lost` resolves.
+   */
   get lostReason(): KeelError | undefined {
-    return this.#core.lost;
+    return this.#core.checkDevice();
   }
 
   /**
@@ -205,12 +209,14 @@ export class ResidencyManager implements AsyncDisposable {
 
   /** The mirror policy of this manager (active or stopped), if `mirror()` was called. */
   get mirrorPolicy(): MirrorPolicy | undefined {
+    this.#core.checkDevice();
     return this.#core.mirror;
   }
 
   /** The version of `tensor` its last completed mirror on this manager holds, or undefined. */
   mirroredVersion(tensor: Tensor): number | undefined {
     const state = stateOf(tensor, 'ResidencyManager.mirroredVersion');
+    this.#core.checkDevice();
     return this.#core.mirror?.mirroredVersionOf(state);
   }
 
@@ -224,7 +230,7 @@ export class ResidencyManager implements AsyncDisposable {
    */
   rehome(device: Device, options: ResidencyManagerOptions = {}): ResidencyManager {
     const what = 'ResidencyManager.rehome';
-    if (this.#core.lost === undefined || this.#core.disposed) {
+    if (this.#core.checkDevice() === undefined || this.#core.disposed) {
       throw new KeelError(
         ErrorCode.FAILED_PRECONDITION,
         `${what}: residency manager '${this.label}' ${this.#core.disposed ? 'was disposed' : 'still has its device'}; rehome moves tensors off a lost device`,
@@ -248,6 +254,7 @@ export class ResidencyManager implements AsyncDisposable {
 
   /** Tensors with a copy (up to date or stale) on this device. */
   get residentCount(): number {
+    this.#core.checkDevice();
     return this.#core.lru.size;
   }
 
@@ -420,6 +427,8 @@ export class ResidencyManager implements AsyncDisposable {
    */
   async dispose(): Promise<void> {
     if (this.#core.disposed) return;
+    // A device lost in this turn: its copies are gone (and their leases with them), nothing to evict.
+    const lost = this.#core.checkDevice();
     const open = [...this.#core.lru].filter((copy) => copy.leases > 0).length;
     if (open > 0) {
       throw new KeelError(
@@ -429,7 +438,7 @@ export class ResidencyManager implements AsyncDisposable {
     }
     this.#core.mirror?.[Symbol.dispose]();
     const written: Fence[] = [];
-    if (this.#core.lost === undefined) {
+    if (lost === undefined) {
       for (const copy of [...this.#core.lru]) {
         const writeBack = copy.state.isOnlyValid(copy);
         evictCopy(this.#core, copy);

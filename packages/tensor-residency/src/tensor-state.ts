@@ -26,6 +26,11 @@ export interface CopyOwner {
   readonly device: Device;
   /** Throws UNAVAILABLE (device lost) or FAILED_PRECONDITION (manager disposed). */
   checkUsable(what: string): void;
+  /**
+   * The loss reason once the device was lost or destroyed, else undefined; a loss not handled yet
+   * (the same turn as it) is handled first, so the tensor's state is the state after it.
+   */
+  checkDevice(): KeelError | undefined;
   /** Issues the readback of `copy` (up to date) into its tensor's host storage (see ResidencyManager). */
   readBack(copy: DeviceCopy): void;
   /** Frees `copy` once its uses are over and forgets it (Tensor.release). */

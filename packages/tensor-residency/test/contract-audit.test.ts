@@ -175,7 +175,8 @@ describe.each(KINDS)('residency contract (audit) on %s', (kind) => {
   it('finding 10: a failed upload leaves no copy registered', async () => {
     const m = new ResidencyManager(device, { allocation: 'buffers' });
     const x = Tensor.fromHost('u32', [4], [1, 2, 3, 4]);
-    // A source on a destroyed device: the move through the host fails before anything is enqueued.
+    // A source on a destroyed device: the move through the host fails before anything is enqueued
+    // (UNAVAILABLE from the source's manager, which notices the destroy in the same turn).
     const other = await makeDevice(kind, 'other');
     const m2 = new ResidencyManager(other);
     const lease = m2.acquire(x, 'write');
@@ -184,7 +185,7 @@ describe.each(KINDS)('residency contract (audit) on %s', (kind) => {
     lease.release(done);
     await done.wait();
     const destroyed = other.destroy();
-    await expectKeelError(() => m.acquire(x, 'read'), ErrorCode.FAILED_PRECONDITION);
+    await expectKeelError(() => m.acquire(x, 'read'), ErrorCode.UNAVAILABLE, /lost or destroyed/);
     expect(m.residentCount).toBe(0);
     expect(m.counters.residentBytes).toBe(0);
     expect(x.locations).not.toContain(m);

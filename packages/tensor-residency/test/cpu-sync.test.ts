@@ -1,11 +1,13 @@
 import { afterAll, describe, it } from 'vitest';
 import { makeDevice } from './helpers';
 import { trainWithKernel } from './kernel-training';
+import { lossTurnCases } from './loss-turn-cases';
 import { mirrorCases } from './mirror-cases';
 import { seedCases } from './seed-cases';
 
 seedCases('cpu-sync');
 mirrorCases('cpu-sync');
+lossTurnCases('cpu-sync');
 
 describe('training with a real kernel on cpu-sync', () => {
   const device = makeDevice('cpu-sync');

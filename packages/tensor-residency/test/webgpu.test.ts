@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureOnHost, ResidencyManager, Tensor } from '../src/index';
 import { ANY, checksum, floats, readBuffer, signalOf } from './helpers';
 import { trainWithKernel } from './kernel-training';
+import { lossTurnCases } from './loss-turn-cases';
 import { mirrorCases } from './mirror-cases';
 import { BYTES, op, run } from './residency-model';
 import { seedCases } from './seed-cases';
@@ -36,6 +37,7 @@ if (missing !== undefined) console.warn(`tensor-residency: WebGPU tests${reason}
 describe.skipIf(missing !== undefined)(`WebGPU${reason}`, () => {
   seedCases('webgpu');
   mirrorCases('webgpu');
+  lossTurnCases('webgpu');
 
   describe('training with a real kernel on webgpu', () => {
     it('SGD on resident weights: one upload, one readback of the weights', async () => {

@@ -228,7 +228,8 @@ export const validationCases = [
   }),
   defineCase({
     id: 'lifecycle.destroy',
-    title: 'destroy fails pending work with UNAVAILABLE, resolves lost, and later calls fail',
+    title:
+      'destroy fails pending work with UNAVAILABLE, sets lostReason at once, resolves lost with it, and later calls fail',
     tags: ['lifecycle'],
     recordsCommands: false,
     async run(_ctx, extra) {
@@ -245,11 +246,17 @@ export const validationCases = [
         1,
         1,
       );
-      await d.destroy();
+      checkEqual(d.lostReason, undefined, 'lostReason of a usable device');
+      const destroyed = d.destroy();
+      // Known in the same turn, before `lost` resolves: what the device's users check before a call.
+      const early = d.lostReason;
+      check(KeelError.is(early), 'lostReason is set synchronously by destroy()');
+      await destroyed;
       await d.destroy(); // idempotent
       checkEqual(s.failure?.code, ErrorCode.UNAVAILABLE, 'pending signal after destroy');
       const reason = await d.lost;
       check(reason !== undefined && typeof reason.message === 'string', 'lost resolves with a reason');
+      check(reason === early && d.lostReason === early, 'lost resolves with lostReason, which stays');
       expectKeelError(
         () => d.queueBarrier(QueueAffinity.ANY, Fence.empty, Fence.empty),
         ErrorCode.FAILED_PRECONDITION,

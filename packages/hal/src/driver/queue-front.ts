@@ -9,11 +9,12 @@
  * - `submitExecute(op)`: queueExecute's device part (plans, tables), after the shared checks;
  * - `allocate(...)` / `deallocate(...)`: queueAlloca/queueDealloca's device part, after the checks.
  *
- * Lifecycle state (`destroyed`, `lostReason`) lives here too, so that every method refuses a destroyed
- * device (FAILED_PRECONDITION) or a lost one (UNAVAILABLE, cause = the loss) the same way. The front
- * builds no string and allocates nothing on the success path (messages come from a table built once,
- * checked ranges land in one reused ByteRange). It declares no `#private` members, so a device wrapped
- * in a Proxy (methods called with the proxy as `this`) keeps working.
+ * Lifecycle state (`destroyed`, `lossReason`, `destroyReason`) lives here too, so that every method
+ * refuses a destroyed device (FAILED_PRECONDITION) or a lost one (UNAVAILABLE, cause = the loss) the
+ * same way, and `lostReason` (Device.lostReason) reports either synchronously. The front builds no
+ * string and allocates nothing on the success path (messages come from a table built once, checked
+ * ranges land in one reused ByteRange). It declares no `#private` members, so a device wrapped in a
+ * Proxy (methods called with the proxy as `this`) keeps working.
  */
 import { describeValue, ErrorCode, type Fence, KeelError } from '@keel/fence';
 import type { BindingTable } from '../binding-table';
@@ -93,10 +94,12 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
   abstract readonly info: DeviceInfo;
   /** "device 'cpu' queueFill" per method, built once (messages only). */
   declare protected readonly names: Readonly<Record<FrontMethod, string>>;
-  /** Set by destroy(): every later call is FAILED_PRECONDITION. */
+  /** Set by destroy() (`markDestroyed`): every later call is FAILED_PRECONDITION. */
   protected destroyed = false;
   /** Set when the device is lost: every later call is UNAVAILABLE with this cause. */
-  protected lostReason: KeelError | undefined;
+  protected lossReason: KeelError | undefined;
+  /** The reason destroy() fails pending work with (`markDestroyed`); `lost` resolves with it unless lost first. */
+  protected destroyReason: KeelError | undefined;
   /** Where checkQueueRef leaves a checked range (reused: no allocation per check). */
   protected readonly range: ByteRange = { offset: 0, length: 0 };
   /** The trace recording now (startTrace), else undefined: the one branch tracing costs when off. */
@@ -173,6 +176,23 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
   }
 
   // ---------------------------------------------------------------------------------------------------
+  // Lifecycle
+
+  /**
+   * Device.lostReason: the loss reason, else the reason destroy() was given, else undefined (usable).
+   * Set synchronously, before `lost` resolves with the same object.
+   */
+  get lostReason(): KeelError | undefined {
+    return this.lossReason ?? this.destroyReason;
+  }
+
+  /** What a device's destroy() does first, synchronously: marks it destroyed, with `reason`. */
+  protected markDestroyed(reason: KeelError): void {
+    this.destroyed = true;
+    this.destroyReason ??= reason;
+  }
+
+  // ---------------------------------------------------------------------------------------------------
   // Checks
 
   /**
@@ -193,11 +213,11 @@ export abstract class QueueFront<B extends Buffer, Op extends QueueRecord<B>> {
     if (this.destroyed) {
       throw new KeelError(ErrorCode.FAILED_PRECONDITION, `${this.names[method]}: the device was destroyed`);
     }
-    if (this.lostReason) {
+    if (this.lossReason) {
       throw new KeelError(
         ErrorCode.UNAVAILABLE,
-        `${this.names[method]}: the device is lost (${this.lostReason.message})`,
-        { cause: this.lostReason },
+        `${this.names[method]}: the device is lost (${this.lossReason.message})`,
+        { cause: this.lossReason },
       );
     }
   }
