@@ -91,9 +91,11 @@ export interface Device extends AsyncDisposable {
    * The reason `lost` resolves with, known synchronously: undefined while the device is usable, set
    * the moment the device is lost or `destroy()` is called (`lost` resolves a microtask later at the
    * earliest, after destroy's teardown). Code that learns of a loss through `lost` checks it before
-   * using the device, so a call in the same turn as the loss sees it too.
+   * using the device, so a call in the same turn as the loss sees it too. Optional for device authors
+   * (both Keel devices and the driver kit's `QueueFront` have it); where a device lacks it, only `lost`
+   * tells of the loss.
    */
-  readonly lostReason: KeelError | undefined;
+  readonly lostReason?: KeelError | undefined;
 
   /** A buffer of `byteLength` bytes (contents zeroed), owned by the caller until `destroy()`. */
   createBuffer(params: BufferParams & { readonly byteLength: number }): Buffer;

@@ -36,7 +36,7 @@ import { Scheduler, type SchedulerTarget } from '@keel/scheduler';
 import { ensureOnHost } from '@keel/tensor-residency';
 import { type Batch, REFERENCE_DATASET, SyntheticDataset } from '../dataset';
 import { initParams, type MlpConfig, type MlpParams, REFERENCE_MLP } from '../model';
-import { mlpExecutableSource, TRAIN_QUEUES } from '../train/open-device';
+import { createMlpExecutable, TRAIN_QUEUES } from '../train/open-device';
 import { trainCancelled } from '../train/train-options';
 import {
   type DataParallelDeviceReport,
@@ -161,7 +161,7 @@ export async function trainMlpDataParallel(
     const masterBytes = new Uint8Array(master.buffer, 0, packed.packedBytes);
     for (let d = 0; d < n; d++) {
       const device = devices[d]!;
-      const executable = await device.createExecutable(mlpExecutableSource(device, options.cpuKernelUrl));
+      const executable = await createMlpExecutable('trainMlpDataParallel', device, options.cpuKernelUrl);
       replicas.push(new Replica(d, labels[d]!, device, executable, config, packed, master));
     }
     const targets: SchedulerTarget[] = devices.flatMap((device, d) =>

@@ -1,5 +1,6 @@
 /**
- * The device a training run uses, and the MLP executable source for its backend.
+ * The device a training run uses, and the MLP executable for its backend (`createMlpExecutable`: where
+ * the CPU kernel module does not load from its default URL, the error says how to provide it).
  *
  * The run needs two queues: queue 0 computes (alloca, execute, loss read, dealloca), queue 1 uploads
  * batches. On the CPU device every core works on queue 0 (`workersPerQueue` = cores): queue 1 only
@@ -8,7 +9,7 @@
 import { createCpuDevice } from '@keel/device-cpu';
 import { createWebGpuDevice } from '@keel/device-webgpu';
 import { describeValue, ErrorCode, KeelError } from '@keel/fence';
-import type { Device, ExecutableSource } from '@keel/hal';
+import type { Device, Executable, ExecutableSource } from '@keel/hal';
 import { mlpCpuExecutableSource } from '../cpu/descriptors';
 import { hardwareConcurrency } from '../platform/cores';
 import { mlpWgslExecutableSource } from '../webgpu/descriptors';
@@ -71,5 +72,34 @@ export function mlpExecutableSource(
         ErrorCode.UNIMPLEMENTED,
         `trainMlp: no MLP kernels for backend '${device.info.backend}' (there are 'cpu' and 'webgpu')`,
       );
+  }
+}
+
+/**
+ * `device.createExecutable` of the MLP kernels. Where the CPU kernel module does not load from its
+ * default URL (beside the bundle: a bundler such as esbuild does not copy it), the INVALID_ARGUMENT
+ * says how to provide it; the device's error is its cause. `what` names the caller (`trainMlp`, …).
+ */
+export async function createMlpExecutable(
+  what: string,
+  device: Device,
+  cpuKernelUrl: string | URL | undefined,
+  wgslTiling?: GemmTiling,
+): Promise<Executable> {
+  const source = mlpExecutableSource(device, cpuKernelUrl, wgslTiling);
+  try {
+    return await device.createExecutable(source);
+  } catch (error) {
+    if (
+      cpuKernelUrl !== undefined ||
+      source.format !== 'js-module' ||
+      !KeelError.is(error, ErrorCode.INVALID_ARGUMENT)
+    )
+      throw error;
+    throw new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${what}: the MLP's CPU kernel module did not load from ${String(source.url)}, beside the bundle (${error.message}). Bundlers that do not copy \`new URL(..., import.meta.url)\` assets (esbuild) need @keel/mlp's dist/kernels/mlp-cpu.js copied beside the bundle as kernels/mlp-cpu.js, or its URL given as cpuKernelUrl (@keel/mlp README § Install)`,
+      { cause: error },
+    );
   }
 }

@@ -44,7 +44,7 @@ import { type Batch, REFERENCE_DATASET, SyntheticDataset } from '../dataset';
 import { initParams, type MlpConfig, type MlpParams, REFERENCE_MLP } from '../model';
 import { biasName, trainingStepProgram, weightName } from '../step-program';
 import { MAX_RECOVERIES, reopenDevice, restoreParameters, wasLost } from './device-loss';
-import { mlpExecutableSource, openTrainingDevice } from './open-device';
+import { createMlpExecutable, openTrainingDevice } from './open-device';
 import { type RecordedStep, recordStep } from './record-step';
 import { planStepLayout, type StepLayout } from './step-layout';
 import { COMPUTE_QUEUE, LOSS_SLOTS, StepPipeline, UPLOAD_QUEUE } from './step-pipeline';
@@ -145,8 +145,11 @@ export async function trainMlp(options: TrainMlpOptions = {}): Promise<TrainMlpR
   const traceParts: TracePart[] = [];
   const openSegment = async (device: Device): Promise<Segment> => {
     const allocatorBefore = transientAllocatorStats(device);
-    const executable = await device.createExecutable(
-      mlpExecutableSource(device, options.cpuKernelUrl, options.wgslTiling),
+    const executable = await createMlpExecutable(
+      'trainMlp',
+      device,
+      options.cpuKernelUrl,
+      options.wgslTiling,
     );
     const layout = planStepLayout(program, device.info.limits.minStorageBufferOffsetAlignment);
     const recorded = recordStep(device, executable, program, layout, COMPUTE_QUEUE);
