@@ -7,7 +7,8 @@
  * Contracts:
  * - Allowed targets = affinity ∩ targets ∩ (targets of the device that holds the operation's buffers or
  *   command buffers, and of those the queues in each command buffer's affinity) minus targets whose
- *   device was lost. Empty because of the mask or the device: INVALID_ARGUMENT naming the mask; empty
+ *   device was lost (known from `device.lost`, and synchronously from `device.lostReason` where the
+ *   device has it, so a submit in the same turn as a loss or `destroy()` sees it too). Empty because of the mask or the device: INVALID_ARGUMENT naming the mask; empty
  *   only because the devices were lost or destroyed: FAILED_PRECONDITION.
  * - A wait timepoint that is not reached and whose producer (the target that last signalled its
  *   semaphore through this scheduler) is on a lost or destroyed device: FAILED_PRECONDITION, at once,
@@ -120,6 +121,9 @@ export class Scheduler {
   readonly #queueBit: Int32Array;
   /** Mask of the targets of each device. */
   readonly #deviceTargets = new Map<Device, number>();
+  /** The devices and their target masks, as arrays: read by every submit with no iterator allocated. */
+  readonly #devices: Device[] = [];
+  readonly #deviceMasks: number[] = [];
   readonly #policy: PlacementPolicy;
   readonly #trace: PlacementTrace | undefined;
 
@@ -147,6 +151,8 @@ export class Scheduler {
       this.#deviceTargets.set(t.device, ((this.#deviceTargets.get(t.device) ?? 0) | (1 << i)) >>> 0);
     });
     for (const [device, mask] of this.#deviceTargets) {
+      this.#devices.push(device);
+      this.#deviceMasks.push(mask);
       device.lost.then(
         () => this.#policy.markLost(mask),
         () => this.#policy.markLost(mask),
@@ -172,9 +178,21 @@ export class Scheduler {
     return this.#lastTarget;
   }
 
-  /** Mask of the targets whose device was lost or destroyed (observed through `device.lost`). */
+  /**
+   * Mask of the targets whose device was lost or destroyed (observed through `device.lost`, or at once
+   * through `device.lostReason`).
+   */
   get lostTargets(): number {
+    this.#noticeLosses();
     return this.#policy.lostMask;
+  }
+
+  /** Marks lost the targets of every device whose `lostReason` is set (before `lost` resolves). */
+  #noticeLosses(): void {
+    const devices = this.#devices;
+    for (let i = 0; i < devices.length; i++) {
+      if (devices[i]!.lostReason !== undefined) this.#policy.markLost(this.#deviceMasks[i]!);
+    }
   }
 
   /** Mask of the targets on `device` (0 if it is not one of the scheduler's devices). */
@@ -256,6 +274,7 @@ export class Scheduler {
       );
     }
     allowed = (allowed & placeable) >>> 0;
+    this.#noticeLosses();
     const lost = this.#policy.lostMask;
     if ((allowed & lost) !== 0) {
       allowed = (allowed & ~lost) >>> 0;
@@ -282,6 +301,7 @@ export class Scheduler {
         `Scheduler.flush: affinity ${hex(checked)} selects none of the scheduler's ${this.targets.length} target(s) (${hex(this.allTargets)})`,
       );
     }
+    this.#noticeLosses();
     for (const [device, targets] of this.#deviceTargets) {
       let queues = 0;
       let m = (targets & mask & ~this.#policy.lostMask) >>> 0;

@@ -32,6 +32,20 @@ describe.each(['sync', 'task'] as const)('scheduler contract (audit) on cpu %s',
     await Promise.all([a.destroy(), b.destroy()]);
   });
 
+  it('a submit in the same turn as destroy() goes to a live device (device.lostReason), not the destroyed one', async () => {
+    const doomed = await cpuDevice(1, mode);
+    const scheduler = new Scheduler(targetsOf(doomed, b)); // target 0 = doomed, 1 = b
+    const destroyed = doomed.destroy(); // not awaited: `lost` has not resolved yet
+    const signal = fenceOf('same turn');
+    expect(scheduler.submit({ kind: 'barrier' }, { signalFence: signal })).toBe(1);
+    await signal.wait({ timeoutMs: 5000 });
+    expect(scheduler.lostTargets).toBe(0b1);
+    const refused = failure(() => scheduler.submit({ kind: 'barrier' }, { affinity: 0b1 }));
+    expect(refused.code).toBe('FAILED_PRECONDITION');
+    expect(refused.message).toMatch(/selects only targets whose device was destroyed or lost/);
+    await destroyed;
+  });
+
   it('finding 3: waiting on a failed timepoint of a lost device fails the signal ABORTED (no throw, no hang)', async () => {
     const doomed = await cpuDevice(1, mode);
     const scheduler = new Scheduler(targetsOf(a, doomed)); // targets 0, 1 = a; 2 = doomed
