@@ -42,6 +42,13 @@ export enum Col {
   COUNT,
 }
 
+/**
+ * Slots below this are found through a slot-indexed array (at most this many int32), higher ones
+ * through a Map: memory and time follow the slots used, never the highest slot number (a capacity
+ * allows slots up to 2^31 - 2).
+ */
+const DENSE_SLOTS = 4096;
+
 export class SlotRequirements {
   /** Number of distinct slots used. */
   count = 0;
@@ -54,13 +61,16 @@ export class SlotRequirements {
   rows = new Int32Array(8 * Col.COUNT);
   /** Each row's END (may exceed int32), by row. */
   end = new Float64Array(8);
-  /** slot → row + 1 (0: unused); grown to the highest slot used. */
+  /** slot → row + 1 (0: unused) for slots below DENSE_SLOTS; grown to the highest such slot used. */
   #index = new Int32Array(8);
+  /** slot → row for slots from DENSE_SLOTS on (made at the first one). */
+  #sparse: Map<number, number> | undefined;
 
   /** Adds one command's requirements for `slot`. `lengthAlign` 1 means no length rule. */
   add(slot: number, usage: number, end: number, offsetAlign: number, lengthAlign: number): void {
     const index = this.#index;
-    let k = slot < index.length ? index[slot]! - 1 : -1;
+    let k =
+      slot < index.length ? index[slot]! - 1 : slot < DENSE_SLOTS ? -1 : (this.#sparse?.get(slot) ?? -1);
     if (k < 0) k = this.#insert(slot);
     const r = this.rows;
     const i = k * Col.COUNT;
@@ -76,8 +86,13 @@ export class SlotRequirements {
   }
 
   #insert(slot: number): number {
-    if (slot >= this.#index.length) this.#index = growTypedArray(this.#index, this.#index.length, slot + 1);
     const k = this.count;
+    if (slot >= DENSE_SLOTS) {
+      this.#sparse ??= new Map();
+      this.#sparse.set(slot, k);
+    } else if (slot >= this.#index.length) {
+      this.#index = growTypedArray(this.#index, this.#index.length, slot + 1);
+    }
     const i = k * Col.COUNT;
     if (i === this.rows.length) {
       this.rows = growTypedArray(this.rows, i, i + Col.COUNT);
@@ -87,7 +102,7 @@ export class SlotRequirements {
     const r = this.rows;
     r[i] = slot;
     r[i + Col.OFFSET_ALIGN] = r[i + Col.LENGTH_ALIGN] = 1;
-    this.#index[slot] = k + 1;
+    if (slot < DENSE_SLOTS) this.#index[slot] = k + 1;
     this.count = k + 1;
     this.note(slot);
     return k;

@@ -272,4 +272,37 @@ describe('validateSubmission', () => {
     expect(reads).toBe(8);
     expect(cb.slotRequirements().map((r) => r.slot)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
   });
+
+  it('a high slot costs what the slots used cost, not memory or time in the slot number', () => {
+    // The highest slot a capacity of 2^31 - 1 allows, 2^30 and a low one: the requirements must not
+    // keep a slot-indexed array (one of 2^31 int32 is 8 GiB).
+    const top = 2 ** 31 - 2;
+    const before = process.memoryUsage().arrayBuffers;
+    const started = performance.now();
+    const cb = new DeferredCommandBuffer(device, { mode: 'reusable', bindingCapacity: 2 ** 31 - 1 });
+    cb.begin();
+    cb.fill(slotRef(top, 0, 16), 0, 4);
+    cb.fill(slotRef(2 ** 30, 4, 8), 0, 4);
+    cb.fill(slotRef(2, 0, 4), 0, 4);
+    cb.copy(slotRef(2 ** 30, 16, 16), slotRef(top, 32, 16));
+    cb.end();
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(1 << 20);
+    expect(cb.slotRequirements().map((r) => [r.slot, r.minByteLength])).toEqual([
+      [top, 48],
+      [2 ** 30, 32],
+      [2, 4],
+    ]);
+    const table: BindingTable[number][] = [];
+    table[2] = { buffer: device.buffer(64) };
+    table[2 ** 30] = { buffer: device.buffer(64) };
+    table[top] = { buffer: device.buffer(64) };
+    cb.validateSubmission(table);
+    table[2 ** 30] = undefined;
+    expectKeelError(
+      () => cb.validateSubmission(table),
+      'INVALID_ARGUMENT',
+      `command buffer: binding slot ${2 ** 30}: no binding, but recorded commands use the slot`,
+    );
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
 });

@@ -49,6 +49,7 @@ import {
   QueueFront,
   QueueRecord,
   RunList,
+  slotsUsedBy,
   snapshotBindingTable,
   type TraceRecorder,
   thrownBy,
@@ -303,9 +304,13 @@ export class NullDevice extends QueueFront<NullBuffer, NullOp> implements Device
 
   protected submitExecute(op: NullOp): void {
     for (const cb of op.commandBuffers) cb.markSubmitted();
-    // The caller may reuse its arrays once the call returns.
+    // The caller may reuse its arrays once the call returns: keep the entries of the slots each command
+    // buffer uses (O(slots used), whatever the slot numbers).
     op.commandBuffers = op.commandBuffers.slice();
-    op.tables = op.tables?.map((table) => (table ? snapshotBindingTable(table) : undefined));
+    const cbs = op.commandBuffers;
+    op.tables = op.tables?.map((table, i) =>
+      table ? snapshotBindingTable(table, slotsUsedBy(cbs[i] as CommandBuffer)) : undefined,
+    );
     this.submit(op);
   }
 

@@ -425,19 +425,19 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       this.submit(this.record(driver.OpKind.BARRIER, op.queue, op.wait, op.signal));
       return;
     }
-    // Snapshot the tables (the caller may reuse the arrays and their entries) and retain what the
-    // operation uses.
+    // Snapshot the entries of the slots each plan uses (the caller may reuse the arrays and their
+    // entries) and retain what the operation uses: O(slots used), whatever the slot numbers.
     const tables: (BindingTable | undefined)[] = [];
     const retained: CpuBuffer[] = [];
     for (let i = 0; i < count; i++) {
       const plan = plans[i]!;
       const table = bindingTables?.[i];
-      const slotCount = plan.arrays.slotCount;
-      if (table && slotCount > 0) {
-        const copy = driver.snapshotBindingTable(table, Math.min(slotCount, table.length));
+      const slots = plan.slots;
+      if (table && slots.length > 0) {
+        const copy = driver.snapshotBindingTable(table, slots);
         tables.push(copy);
-        for (let s = 0; s < copy.length; s++) {
-          const buffer = copy[s]?.buffer;
+        for (let k = 0; k < slots.length; k++) {
+          const buffer = copy[slots[k]!]?.buffer;
           if (buffer instanceof CpuBuffer) {
             buffer.retain();
             retained.push(buffer);

@@ -7,7 +7,7 @@ import type { BindingTable } from '@keel/hal';
 import { invalid } from '@keel/hal/driver';
 import { CpuBuffer } from './cpu-buffer';
 import type { PlanRuntime } from './executor';
-import { type PlanArrays, REF_STRIDE, RESOLVED_STRIDE } from './plan-format';
+import { type PlanArrays, RESOLVED_STRIDE } from './plan-format';
 import type { SlabTable } from './slab-table';
 
 /** A plan as the main thread keeps it (made by cpu-planner.ts). */
@@ -16,24 +16,13 @@ export interface CpuPlan {
   readonly arrays: PlanArrays;
   /** The direct buffers its table entries name (after the slots). */
   readonly direct: readonly CpuBuffer[];
+  /** The table slots its commands use, ascending: resolved-table entry k is table slot `slots[k]`. */
+  readonly slots: Int32Array;
   readonly oneShot: boolean;
   /** Bit q is set once queue q's workers received the plan. */
   shippedTo: number;
   /** The plan as the main thread runs it (sync mode), made on first use. */
   runtime: PlanRuntime | undefined;
-  /** Which slots its commands refer to (1: used), made on the first table missing an entry. */
-  usedSlots?: Uint8Array;
-}
-
-/** Marks the slots the plan's refs name (a ref's source ≥ 0 is a slot). */
-function usedSlotsOf(arrays: PlanArrays): Uint8Array {
-  const used = new Uint8Array(arrays.slotCount);
-  const refs = arrays.refs;
-  for (let r = 0; r < refs.length; r += REF_STRIDE) {
-    const source = refs[r]!;
-    if (source >= 0 && source < used.length) used[source] = 1;
-  }
-  return used;
 }
 
 /** Float64 words the resolved table of `plan` takes. */
@@ -42,11 +31,12 @@ export function resolvedLength(plan: CpuPlan): number {
 }
 
 /**
- * Writes [slab index, absolute offset, byte length] of every table slot the plan uses, then of every
- * direct buffer, into `out` from `at` (resolvedLength(plan) words). Run when the operation is about to
- * execute (queue-allocated buffers have memory by then). FAILED_PRECONDITION for a buffer without
- * memory; INVALID_ARGUMENT for an entry that is not a buffer of this device (reachable only with
- * validation off), and for a slot the commands use that has no entry. An unused slot gets slab index -1.
+ * Writes [slab index, absolute offset, byte length] of every table slot the plan uses (`plan.slots`, in
+ * order), then of every direct buffer, into `out` from `at` (resolvedLength(plan) words): O(slots used),
+ * whatever the slot numbers. Run when the operation is about to execute (queue-allocated buffers have
+ * memory by then). FAILED_PRECONDITION for a buffer without memory; INVALID_ARGUMENT for an entry that
+ * is not a buffer of this device, and for a used slot that has no entry (both reachable only with
+ * validation off).
  */
 export function resolveTableInto(
   out: Float64Array,
@@ -57,7 +47,8 @@ export function resolveTableInto(
   device: object,
   what: string,
 ): void {
-  const slots = plan.arrays.slotCount;
+  const slotList = plan.slots;
+  const slots = slotList.length;
   const direct = plan.direct;
   for (let e = 0; e < slots + direct.length; e++) {
     const o = at + e * RESOLVED_STRIDE;
@@ -65,21 +56,17 @@ export function resolveTableInto(
     let offset = 0;
     let length: number | undefined;
     if (e < slots) {
-      const binding = table?.[e];
+      const slot = slotList[e]!;
+      const binding = table?.[slot];
       if (!binding || binding === null) {
-        // A slot with no entry is fine only when no command uses it (reachable with validation off:
-        // submissions are not checked then, but a missing entry is still INVALID_ARGUMENT).
-        plan.usedSlots ??= usedSlotsOf(plan.arrays);
-        if (plan.usedSlots[e] === 1) {
-          throw invalid(
-            `${what}: binding slot ${e} is used by the command buffer but the binding table has no entry for it`,
-          );
-        }
-        out[o] = -1;
-        continue;
+        // Every plan slot is used by a command (reachable with validation off: submissions are not
+        // checked then, but a missing entry is still INVALID_ARGUMENT).
+        throw invalid(
+          `${what}: binding slot ${slot} is used by the command buffer but the binding table has no entry for it`,
+        );
       }
       if (!(binding.buffer instanceof CpuBuffer) || binding.buffer.device !== device) {
-        throw invalid(`${what}: binding slot ${e} is not a buffer of this device`);
+        throw invalid(`${what}: binding slot ${slot} is not a buffer of this device`);
       }
       buffer = binding.buffer;
       offset = binding.offset ?? 0;
@@ -89,7 +76,7 @@ export function resolveTableInto(
     }
     const block = buffer.block;
     // No memory: resolve throws the reason.
-    if (!block) buffer.resolve(`${what}: ${e < slots ? `binding slot ${e}` : 'direct reference'}`);
+    if (!block) buffer.resolve(`${what}: ${e < slots ? `binding slot ${slotList[e]}` : 'direct reference'}`);
     out[o] = slabs.indexOf(block!.slab.memory);
     out[o + 1] = block!.offset + offset;
     out[o + 2] = length ?? buffer.byteLength - offset;

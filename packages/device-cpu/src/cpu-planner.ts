@@ -56,6 +56,7 @@ export class CpuPlanner {
       id: this.#nextId++,
       arrays: built.arrays,
       direct: built.direct as CpuBuffer[],
+      slots: built.slots,
       oneShot: commandBuffer.mode === 'one-shot',
       shippedTo: 0,
       runtime: undefined,

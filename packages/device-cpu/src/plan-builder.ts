@@ -2,10 +2,11 @@
  * Builds a plan (plan-format.ts) from any hal CommandBuffer through its `replayStructure`, which hands
  * over every ref as recorded: a direct buffer, or a slot index with its slot-relative range. This costs
  * O(commands) once per command buffer (at its first submission on this device); later submissions
- * reuse the plan and only resolve the table.
+ * reuse the plan and only resolve the table. Slot refs are renumbered densely (the k-th used slot,
+ * ascending), so a submission resolves one entry per slot used, never one per slot number.
  */
 import type { Buffer, CommandBuffer, Executable } from '@keel/hal';
-import { type DispatchArgs, PlanSink, TypedArrayBuilder } from '@keel/hal/driver';
+import { type DispatchArgs, isSlotCode, PlanSink, REF_STRIDE, TypedArrayBuilder } from '@keel/hal/driver';
 import { checkWorkgroupCount } from './executor';
 import { CMD_STRIDE, Opcode, type PlanArrays } from './plan-format';
 
@@ -14,6 +15,8 @@ export interface BuiltPlan {
   readonly arrays: PlanArrays;
   /** Direct buffers, in the order of their resolved-table entries. */
   readonly direct: readonly Buffer[];
+  /** The binding-table slot of each plan slot (a slot ref's code k names table slot `slots[k]`). */
+  readonly slots: Int32Array;
 }
 
 /** Maps an executable to the id the device gave it (its index in the device's executable registry). */
@@ -107,9 +110,27 @@ class PlanBuilder extends PlanSink<Buffer> {
     this.#command(Opcode.BARRIER);
   }
 
+  /**
+   * Renumbers slot refs densely: code k ≥ 0 becomes the plan's k-th used slot (`slots[k]`, ascending),
+   * so that the resolved table has one entry per slot used, whatever the slot numbers (up to 2^31 - 2).
+   */
+  #denseSlots(): Int32Array {
+    const refTable = this.refs;
+    const slots = refTable.usedSlots();
+    const dense = new Map<number, number>();
+    for (let k = 0; k < slots.length; k++) dense.set(slots[k]!, k);
+    const values = refTable.values.array;
+    for (let at = 0; at < refTable.values.length; at += REF_STRIDE) {
+      const code = values[at]!;
+      if (isSlotCode(code)) values[at] = dense.get(code)!;
+    }
+    return slots;
+  }
+
   /** Lays the arrays out in one block of `memory` (8-byte aligned sections). */
   finish(memory: PlanMemory): BuiltPlan {
     const refTable = this.refs;
+    const slots = this.#denseSlots();
     const sections = [refTable.values, this.#commands, this.#bindingRefs, this.#constants, this.#data];
     const offsets: number[] = [];
     let total = 0;
@@ -127,7 +148,7 @@ class PlanBuilder extends PlanSink<Buffer> {
     return {
       arrays: {
         commandCount: this.#commands.length / CMD_STRIDE,
-        slotCount: refTable.slotCount,
+        slotCount: slots.length,
         directCount: refTable.buffers.length,
         indirectCount: this.#indirectCount,
         commands,
@@ -137,6 +158,7 @@ class PlanBuilder extends PlanSink<Buffer> {
         data,
       },
       direct: refTable.buffers,
+      slots,
     };
   }
 }

@@ -7,7 +7,8 @@
  * Layout (all little-endian typed arrays, in one SharedArrayBuffer in task mode):
  * - `commands`: CMD_STRIDE int32 per command, field meaning per opcode (see Cmd below);
  * - `refs`: REF_STRIDE float64 per buffer reference: [source, offset, length], in the driver kit's one
- *   encoding (@keel/hal/driver ref-table.ts): `source` ≥ 0 is a binding-table slot; `source` < 0 is
+ *   encoding (@keel/hal/driver ref-table.ts), slots renumbered densely: `source` ≥ 0 is the plan's
+ *   `source`-th used slot (its table slot is the CpuPlan's `slots[source]`); `source` < 0 is
  *   direct buffer `-source - 1`. `length` −1 means "to the end of
  *   the binding" (only for slots; direct refs are resolved at record time);
  * - `bindingRefs`: ref indices of dispatch bindings, `bindCount` per dispatch from `bindStart`;
@@ -69,7 +70,7 @@ export enum Field {
 /** The arrays of a plan; structured-cloneable (the SharedArrayBuffers are shared, not copied). */
 export interface PlanArrays {
   readonly commandCount: number;
-  /** Table slots the plan refers to: entries [0, slotCount) of a resolved table. */
+  /** Distinct table slots the plan uses: entries [0, slotCount) of a resolved table, ascending by slot. */
   readonly slotCount: number;
   /** Direct buffers: entries [slotCount, slotCount + directCount) of a resolved table. */
   readonly directCount: number;

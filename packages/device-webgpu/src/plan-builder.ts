@@ -188,7 +188,7 @@ class PlanBuilder extends PlanSink<WebGpuBuffer> {
       setUsesSlots: Uint8Array.from(this.#setUsesSlots.toArray()),
       setExports: this.#setExports.toArray(),
       constants: Uint32Array.from(this.#block),
-      slots: Int32Array.from([...this.refs.slots].sort((a, b) => a - b)),
+      slots: this.refs.usedSlots(),
     };
   }
 }

@@ -6,6 +6,7 @@
  * (an operation whose waits are ready) allocates no record and no closure.
  */
 import type { KeelError } from '@keel/fence';
+import type { BindingTable } from '@keel/hal';
 import { OpKind, QueueRecord, snapshotBindingTable } from '@keel/hal/driver';
 import type { SubmissionProfile } from './gpu-profiler';
 import type { ReplayPlan } from './replay-plan';
@@ -95,12 +96,23 @@ export function keepUpdateBytes(op: QueueOp): void {
 }
 
 /**
- * The deferral hook of an execute: it keeps copies of the caller's arrays and table entries, taken at the
- * call (the caller may reuse or change them; the execution uses the tables it was checked with).
+ * The deferral hook of an execute: it keeps copies of the caller's arrays and of the table entries each
+ * plan uses, taken at the call (the caller may reuse or change them; the execution uses the tables it
+ * was checked with). O(slots used): a table for slot 2^30 is a sparse array of length 2^30 + 1.
  */
 export function keepExecuteArrays(op: QueueOp): void {
   op.commandBuffers = op.commandBuffers.slice();
   const tables = op.tables;
-  if (tables !== undefined)
-    op.tables = tables.map((t) => (t === undefined || t === null ? undefined : snapshotBindingTable(t)));
+  if (tables === undefined) return;
+  const kept: (BindingTable | undefined)[] = [];
+  for (let i = 0; i < tables.length; i++) {
+    const t = tables[i];
+    const plan = op.plans[i];
+    kept.push(
+      t === undefined || t === null || plan === undefined
+        ? undefined
+        : snapshotBindingTable(t, plan.data.slots),
+    );
+  }
+  op.tables = kept;
 }

@@ -10,9 +10,11 @@ import {
   REF_STRIDE,
   RefTableBuilder,
   RunList,
+  slotsUsedBy,
+  snapshotBindingTable,
   TypedArrayBuilder,
 } from '../src/driver/index';
-import type { Buffer } from '../src/index';
+import type { Binding, Buffer, CommandBuffer, CommandSink, StructureRef } from '../src/index';
 
 const fake = (label: string) => ({ label, byteLength: 64 }) as unknown as Buffer;
 
@@ -34,10 +36,56 @@ describe('driver kit', () => {
     expect(directIndex(v[6]!)).toBe(1);
     expect(directIndex(v[9]!)).toBe(0);
     expect(refs.buffers).toEqual([a, b]);
-    expect(refs.slotCount).toBe(4);
     expect([...refs.slots]).toEqual([3]);
+    expect([...refs.usedSlots()]).toEqual([3]);
     refs.truncate(2);
     expect(refs.count).toBe(2);
+  });
+
+  it('snapshots only the slots given, in time of their count, from a sparse table of length 2^31 - 1', () => {
+    const started = performance.now();
+    const high = 2 ** 30;
+    const top = 2 ** 31 - 2;
+    const a = fake('a');
+    const b = fake('b');
+    const table: (Binding | undefined)[] = [];
+    table[3] = { buffer: a, offset: 4, length: 8 };
+    table[5] = { buffer: b }; // not used: left out
+    table[top] = { buffer: b };
+    const copy = snapshotBindingTable(table, Int32Array.of(3, high, top));
+    expect(copy[3]).toEqual({ buffer: a, offset: 4, length: 8 });
+    expect(copy[3]).not.toBe(table[3]);
+    expect(copy[top]).toEqual({ buffer: b, offset: undefined, length: undefined });
+    expect(high in copy).toBe(false);
+    expect(Object.keys(copy)).toEqual(['3', String(top)]);
+    // The caller changes its table afterwards: the copy keeps what it had.
+    table[top] = { buffer: a };
+    expect(copy[top]!.buffer).toBe(b);
+    expect(performance.now() - started).toBeLessThan(200);
+  });
+
+  it('slotsUsedBy lists the slots of fills, updates, copies, bindings and indirect parameters, once, cached', () => {
+    const direct = fake('direct');
+    let replays = 0;
+    const plans = new Map<object, unknown>();
+    const cb = {
+      replayStructure(sink: CommandSink<StructureRef>) {
+        replays++;
+        sink.fill(2 ** 30, 0, 4, 0, 4);
+        sink.update(new Uint8Array(4), 7, 0, 4);
+        sink.copy(direct, 0, 2 ** 31 - 2, 0, 4);
+        const bindings = { count: 2, buffers: [7, 1], offsets: [0, 0], lengths: [4, 4] };
+        sink.dispatchIndirect({} as never, 0, 9, 0, new Uint32Array(0), bindings);
+      },
+      devicePlan<T>(key: object, build: (commandBuffer: CommandBuffer) => T): T {
+        if (!plans.has(key)) plans.set(key, build(cb as unknown as CommandBuffer));
+        return plans.get(key) as T;
+      },
+    };
+    const used = slotsUsedBy(cb as unknown as CommandBuffer);
+    expect([...used]).toEqual([1, 7, 9, 2 ** 30, 2 ** 31 - 2]);
+    expect(slotsUsedBy(cb as unknown as CommandBuffer)).toBe(used);
+    expect(replays).toBe(1);
   });
 
   it('refuses a foreign buffer through accept, naming the role', () => {

@@ -1,7 +1,10 @@
-/** Reuse: resubmission with new bindings, mixed refs, pipelined transient memory, lifetime of tables. */
+/**
+ * Reuse: resubmission with new bindings, mixed refs, pipelined transient memory, lifetime of tables,
+ * high slots of sparse tables.
+ */
 import { Fence } from '@keel/fence';
 import { type Buffer, BufferUsage, type CommandBuffer } from '@keel/hal';
-import { checkArrayEqual } from '../assertions';
+import { check, checkArrayEqual } from '../assertions';
 import { defineCase } from '../case';
 import { delay, f32Bits } from '../context';
 
@@ -229,6 +232,62 @@ export const reuseCases = [
       expected.fill(0x5a, 16, 48);
       checkArrayEqual(await ctx.read(target), expected, 'the buffer and range the table named at the call');
       checkArrayEqual(await ctx.read(other), new Uint8Array(64), 'the buffer named after the call');
+    },
+  }),
+  defineCase({
+    id: 'reuse.high-slots',
+    title:
+      'slots 2^30 and 2^31 - 2 of a sparse table (length 2^31 - 1) cost what the slots used cost: run at once, also behind a host semaphore',
+    tags: ['reuse', 'dispatch'],
+    recordsCommands: false,
+    async run(ctx) {
+      // Any slot below the capacity (< 2^31) is legal; a table for it is a sparse array. Recording,
+      // validating, snapshotting and resolving it must not take time or memory in the slot number.
+      const started = performance.now();
+      const high = 2 ** 30;
+      const top = 2 ** 31 - 2;
+      const exe = await ctx.executable('add');
+      const n = 16;
+      const a = ctx.buffer(n * 4);
+      const b = ctx.buffer(n * 4);
+      const out = ctx.buffer(n * 4);
+      const other = ctx.buffer(n * 4);
+      await ctx.write(
+        a,
+        Float32Array.from({ length: n }, (_, i) => i),
+      );
+      await ctx.write(
+        b,
+        Float32Array.from({ length: n }, () => 100),
+      );
+      const cb = ctx.device.createCommandBuffer({ mode: 'reusable', bindingCapacity: 2 ** 31 - 1 });
+      cb.begin();
+      cb.dispatch(exe, 'add', {
+        workload: [n],
+        constants: [n],
+        bindings: [{ slot: high }, { slot: 1 }, { slot: top }],
+      });
+      cb.end();
+      const table: { buffer: Buffer }[] = [];
+      table[1] = { buffer: b };
+      table[high] = { buffer: a };
+      table[top] = { buffer: out };
+      const gate = ctx.fresh();
+      const done = ctx.fresh();
+      // Waits on a host semaphore: the device keeps the table's entries (the caller changes it below).
+      ctx.device.queueExecute(ctx.queue(0), gate.fence, done.fence, [cb], [table]);
+      table[top] = { buffer: other };
+      gate.semaphore.signal(1);
+      await ctx.wait(done.fence);
+      const sum = Float32Array.from({ length: n }, (_, i) => i + 100);
+      checkArrayEqual(await ctx.readF32(out), sum, 'output through slot 2^31 - 2 as bound at the call');
+      await ctx.execute([cb], [table]);
+      checkArrayEqual(await ctx.readF32(other), sum, 'output through slot 2^31 - 2, rebound');
+      const elapsed = performance.now() - started;
+      check(
+        elapsed < ctx.timeoutMs,
+        `high slots took ${Math.round(elapsed)} ms (limit ${ctx.timeoutMs} ms): cost grows with the slot number`,
+      );
     },
   }),
 ];

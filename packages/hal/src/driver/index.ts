@@ -57,3 +57,4 @@ export {
   TraceRecorder,
   traceNow,
 } from './trace-recorder';
+export { slotsUsedBy } from './used-slots';

@@ -38,8 +38,6 @@ export class RefTableBuilder<B extends Buffer> {
   readonly buffers: B[] = [];
   /** Slots used (each once). */
   readonly slots = new Set<number>();
-  /** Highest slot used + 1 (0 without slots). */
-  slotCount = 0;
   /** The last pushed ref was a slot. */
   lastUsesSlot = false;
   readonly #index = new Map<B, number>();
@@ -61,7 +59,6 @@ export class RefTableBuilder<B extends Buffer> {
     let code: number;
     if (typeof ref === 'number') {
       this.slots.add(ref);
-      if (ref + 1 > this.slotCount) this.slotCount = ref + 1;
       code = ref;
       this.lastUsesSlot = true;
     } else {
@@ -80,6 +77,15 @@ export class RefTableBuilder<B extends Buffer> {
     v.push(offset);
     v.push(length);
     return index;
+  }
+
+  /**
+   * The slots used, ascending, each once: what a plan resolves per submission (a slot is any integer
+   * below the binding capacity, so a plan sizes its per-submission work by this list, never by the
+   * highest slot).
+   */
+  usedSlots(): Int32Array {
+    return Int32Array.from(this.slots).sort();
   }
 
   /** Drops the refs from index `count` on (their buffers and slots stay registered). */
