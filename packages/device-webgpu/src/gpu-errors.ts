@@ -7,9 +7,9 @@
 import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 import type { TrackWork } from './pending-work';
 
-/** An error's message, or any other value described (messages only). */
+/** An error's message (its name when that is empty), or any other value described (messages only). */
 export function describeError(error: unknown): string {
-  if (error instanceof Error) return error.message;
+  if (error instanceof Error) return error.message || error.name;
   const message = (error as { message?: unknown } | null)?.message;
   return typeof message === 'string' ? message : describeValue(error);
 }

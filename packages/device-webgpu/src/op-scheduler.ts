@@ -52,8 +52,12 @@
  * (UNAVAILABLE when the device is lost or destroyed), traced ones reporting to their trace first. A read whose staging buffer is still being mapped
  * keeps it until the map settles; `whenSettled()` resolves once no map, completion request or scope
  * pop is pending, so the device can destroy buffers and the GPUDevice with nothing in flight.
+ * A map can fail of a loss before `lost` settles (a browser's `destroy()` unmaps every buffer at once;
+ * `lost` settles a round trip later): the read then awaits an `onSubmittedWorkDone` requested after
+ * the failure, which settles after `lost` on a lost device (failAll fails the read with the loss) and
+ * once the queue is idle on a live one (the read fails with the map's error). No timer.
  *
- * Why one file at ~600 lines: readiness, deferral, completion and failure share one state machine per
+ * Why one file at ~630 lines: readiness, deferral, completion and failure share one state machine per
  * operation (the record's state, its waits, its batch); the parts that stand alone already live in
  * submit-batch.ts, inflight-ring.ts, queue-op.ts and gpu-errors.ts.
  */
@@ -69,6 +73,7 @@ import {
 } from '@keel/hal/driver';
 import { describeError, type ErrorScopes, fromGpuError } from './gpu-errors';
 import { InflightRing } from './inflight-ring';
+import { IdleLatch } from './pending-work';
 import { AfterScopes, OpKind, QueueOp, runsOnGpuOrder, signalsOnGpuOrder } from './queue-op';
 import { type BatchEncoder, Batcher, type BatchHost } from './submit-batch';
 
@@ -141,9 +146,11 @@ export class OpScheduler implements BatchHost {
   onIdle: (() => void) | undefined;
   /** Reads' `mapAsync` calls not settled yet (settled or not, they are counted until their callback). */
   #mapsPending = 0;
+  /** `onSubmittedWorkDone` requests of failed maps (#mapFailed) not settled yet. */
+  #lossChecks = 0;
+  readonly #queue: GPUQueue;
   /** Resolves `whenSettled()`'s promise once nothing is pending on the GPU side. */
-  #onSettled: (() => void) | undefined;
-  #settledPromise: Promise<void> | undefined;
+  readonly #idle = new IdleLatch(() => this.gpuPending);
 
   constructor(
     runner: OpRunner,
@@ -155,11 +162,12 @@ export class OpScheduler implements BatchHost {
     this.#runner = runner;
     this.#label = label;
     this.#reportUnhandled = reportUnhandled;
+    this.#queue = device.queue;
     this.#batcher = new Batcher(device, scopes, runner, this);
     this.#inflight = new InflightRing(
       device.queue,
       (op) => this.#gpuDone(op),
-      () => this.#checkSettled(),
+      () => this.#idle.check(),
     );
   }
 
@@ -189,7 +197,7 @@ export class OpScheduler implements BatchHost {
 
   /** Promises of the GPU not settled yet: reads' `mapAsync` and `onSubmittedWorkDone` requests. */
   get gpuPending(): number {
-    return this.#mapsPending + this.#inflight.requests + this.#batcher.scopesPending;
+    return this.#mapsPending + this.#lossChecks + this.#inflight.requests + this.#batcher.scopesPending;
   }
 
   /**
@@ -198,20 +206,7 @@ export class OpScheduler implements BatchHost {
    * Dawn crashes or hangs when a buffer with a pending map and its device are destroyed and collected.
    */
   whenSettled(): Promise<void> {
-    if (this.gpuPending === 0) return Promise.resolve();
-    this.#settledPromise ??= new Promise<void>((resolve) => {
-      this.#onSettled = resolve;
-    });
-    return this.#settledPromise;
-  }
-
-  #checkSettled(): void {
-    if (this.#onSettled !== undefined && this.gpuPending === 0) {
-      const resolve = this.#onSettled;
-      this.#onSettled = undefined;
-      this.#settledPromise = undefined;
-      resolve();
-    }
+    return this.#idle.whenIdle();
   }
 
   /** A pooled record, reset. */
@@ -234,6 +229,7 @@ export class OpScheduler implements BatchHost {
     op.onSettled = () => this.#settled(op);
     op.onMapped = () => this.#mapped(op);
     op.onMapFailed = (error) => this.#mapFailed(op, error);
+    op.onLossChecked = () => this.#lossChecked(op);
     op.runHostCall = () => this.#runHostCall(op);
     op.onHostCallDone = () => this.#hostCallDone(op);
     op.onHostCallFailed = (error) => this.#hostCallFailed(op, error);
@@ -447,7 +443,7 @@ export class OpScheduler implements BatchHost {
   }
 
   popSettled(): void {
-    this.#checkSettled();
+    this.#idle.check();
   }
 
   // --- completion -------------------------------------------------------------------------------------
@@ -531,7 +527,7 @@ export class OpScheduler implements BatchHost {
     op.mapping = false;
     if (this.#outside.delete(op)) return true;
     this.#runner.releaseStaging(op);
-    this.#checkSettled();
+    this.#idle.check();
     return false;
   }
 
@@ -540,13 +536,29 @@ export class OpScheduler implements BatchHost {
     this.#gpuDone(op);
   }
 
+  /** The map failed: a loss (known, or not yet reported: § Loss) fails `op`, or the map's failure. */
   #mapFailed(op: QueueOp, error: unknown): void {
     if (!this.#mapSettled(op)) return;
     this.#runner.releaseStaging(op, true);
-    this.#finish(
-      op,
-      this.#lost ?? this.#error(ErrorCode.UNAVAILABLE, op, 'mapping the staging buffer failed', error),
-    );
+    if (this.#lost !== undefined) {
+      this.#finish(op, this.#lost);
+      return;
+    }
+    // Kept among the pending operations: a loss reported meanwhile fails it (failAll).
+    this.#outside.add(op);
+    op.mapError = error;
+    this.#lossChecks++;
+    this.#queue.onSubmittedWorkDone().then(op.onLossChecked, op.onLossChecked);
+  }
+
+  #lossChecked(op: QueueOp): void {
+    this.#lossChecks--;
+    const error = op.mapError;
+    op.mapError = undefined;
+    if (this.#outside.delete(op)) {
+      this.#finish(op, this.#error(ErrorCode.UNAVAILABLE, op, 'mapping the staging buffer failed', error));
+    }
+    this.#idle.check();
   }
 
   #runHostCall(op: QueueOp): void {

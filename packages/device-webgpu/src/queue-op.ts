@@ -46,6 +46,8 @@ export class QueueOp extends QueueRecord<WebGpuBuffer> {
   stagingOffset = 0;
   /** queueRead: its staging buffer's `mapAsync` has not settled yet. */
   mapping = false;
+  /** queueRead: why its map failed, kept while the scheduler finds out whether the device was lost. */
+  mapError: unknown = undefined;
   /**
    * The submission batch it was encoded into, while that batch's error scopes are not popped yet (it
    * completes and is recycled only after).
@@ -62,11 +64,12 @@ export class QueueOp extends QueueRecord<WebGpuBuffer> {
   // Bound once per record by the scheduler that creates it (op-scheduler.ts; declared only: no
   // class-field definitions to emit besides). The waits were reached (or failed); the waits of an
   // operation that ran early were reached after its GPU work was done; the staging buffer's map
-  // settled; the host call runs; the host call's promise settled.
+  // settled; a failed map's loss check settled; the host call runs; the host call's promise settled.
   declare onWaitReached: (error?: KeelError) => void;
   declare onSettled: (error?: KeelError) => void;
   declare onMapped: () => void;
   declare onMapFailed: (error: unknown) => void;
+  declare onLossChecked: () => void;
   declare runHostCall: () => void;
   declare onHostCallDone: () => void;
   declare onHostCallFailed: (error: unknown) => void;
@@ -79,6 +82,7 @@ export class QueueOp extends QueueRecord<WebGpuBuffer> {
     this.plans.length = 0;
     this.staging = undefined;
     this.mapping = false;
+    this.mapError = undefined;
     this.batch = undefined;
     this.afterScopes = AfterScopes.NOTHING;
     this.gpuError = undefined;
