@@ -2,6 +2,7 @@
  * Self-tests of the suite's machinery (the cases themselves run in each device package, against a
  * real device): case ids, the Binder, the assertions, and option checking.
  */
+import { readFileSync } from 'node:fs';
 import { type Buffer, BufferUsage, ErrorCode, KeelError } from '@keel/hal';
 import { describe, expect, it } from 'vitest';
 import {
@@ -28,6 +29,13 @@ describe('@keel/cts', () => {
       expect(c.title.length).toBeGreaterThan(10);
     }
     expect(ids.length).toBeGreaterThanOrEqual(35);
+  });
+
+  it("lists every case in the README's table, in the order they run", () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const table = readme.slice(readme.indexOf('## Cases'), readme.indexOf('## The null device'));
+    const listed = [...table.matchAll(/^\| `([a-z-]+\.[a-z0-9-]+)` \|/gm)].map((m) => m[1]);
+    expect(listed).toEqual(CTS_CASES.map((c) => c.id));
   });
 
   it('declares the kernel set with unique export names', () => {

@@ -5,7 +5,7 @@ import { defineCase } from '../case';
 import { delay } from '../context';
 
 /** Expected bytes of `base` after filling [offset, offset + length) with a little-endian pattern. */
-function expectFill(
+export function expectFill(
   base: Uint8Array,
   offset: number,
   length: number,
@@ -17,7 +17,8 @@ function expectFill(
   return out;
 }
 
-function ramp(n: number, seed = 0): Uint8Array {
+/** `n` bytes of a ramp that differs by `seed` (never constant, so a shifted or stale byte shows). */
+export function ramp(n: number, seed = 0): Uint8Array {
   return Uint8Array.from({ length: n }, (_, i) => (i * 7 + seed) & 0xff);
 }
 
