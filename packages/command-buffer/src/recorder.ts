@@ -341,6 +341,16 @@ export class CommandRecorder {
     let count: readonly number[] | undefined;
     let params: BufferRef | undefined;
     let workload: readonly number[] | undefined;
+    const given =
+      ('workgroupCount' in config ? 1 : 0) + ('workload' in config ? 1 : 0) + ('indirect' in config ? 1 : 0);
+    if (given > 1) {
+      const keys = ['workgroupCount', 'workload', 'indirect'].filter((k) => k in config).join(' and ');
+      dispatchFail(
+        this,
+        exp,
+        `: config has ${keys}; give exactly one of workgroupCount, workload or indirect`,
+      );
+    }
     if ('workgroupCount' in config) {
       count = config.workgroupCount;
       if (count === null || typeof count !== 'object') {

@@ -439,6 +439,32 @@ describe('dispatch', () => {
     cb.dispatch(kernel, 'big', { workgroupCount: [0, 0, 0], bindings: [] }); // a zero count is legal
   });
 
+  it('a dispatch config gives exactly one of workgroupCount, workload and indirect', () => {
+    const W = `${P}: dispatch 'big'`;
+    const params = { buffer: buf(64) };
+    expectKeelError(
+      () => cb.dispatch(kernel, 'big', { workload: [5], workgroupCount: [3, 1, 1], bindings: [] } as never),
+      'INVALID_ARGUMENT',
+      `${W}: config has workgroupCount and workload; give exactly one of workgroupCount, workload or indirect`,
+    );
+    expectKeelError(
+      () => cb.dispatch(kernel, 'big', { workload: [5], indirect: params, bindings: [] } as never),
+      'INVALID_ARGUMENT',
+      `${W}: config has workload and indirect; give exactly one of workgroupCount, workload or indirect`,
+    );
+    expectKeelError(
+      () =>
+        cb.dispatch(kernel, 'big', {
+          workgroupCount: [1, 1, 1],
+          workload: [5],
+          indirect: params,
+          bindings: [],
+        } as never),
+      'INVALID_ARGUMENT',
+      `${W}: config has workgroupCount and workload and indirect; give exactly one of workgroupCount, workload or indirect`,
+    );
+  });
+
   it('workloads are non-negative safe integers; workgroupCount results are checked (issue 15)', () => {
     const W = `${P}: dispatch of export 'big' of executable 'm'`;
     expectKeelError(

@@ -9,11 +9,29 @@
  */
 import { describeValue, ErrorCode, type Fence, KeelError } from '@keel/fence';
 
-/** The ABORTED error a signal receives when `cause` failed one of the operation's waits. */
-export function abortedBy(cause: unknown, operation: string): KeelError {
-  return new KeelError(ErrorCode.ABORTED, `${operation}: a wait timepoint failed (${reasonOf(cause)})`, {
-    cause,
-  });
+/** The ABORTED errors `abortedBy` made (their cause is an original failure). */
+const PROPAGATED: WeakSet<object> = /* @__PURE__ */ new WeakSet();
+
+/**
+ * The ABORTED error a signal receives when `failure` failed one of the operation's waits. Its cause is
+ * the original failure: `failure` itself, or, where `failure` is an ABORTED this function made for an
+ * earlier operation of the chain, that one's cause. So every operation downstream of a failure, however
+ * many hops away, fails ABORTED with the same cause, and messages do not nest.
+ */
+export function abortedBy(failure: unknown, operation: string): KeelError {
+  const cause =
+    typeof failure === 'object' && failure !== null && PROPAGATED.has(failure)
+      ? (failure as KeelError).cause
+      : failure;
+  const error = new KeelError(
+    ErrorCode.ABORTED,
+    `${operation}: a wait timepoint failed (${reasonOf(cause)})`,
+    {
+      cause,
+    },
+  );
+  PROPAGATED.add(error);
+  return error;
 }
 
 /**

@@ -215,4 +215,40 @@ export const failurePropagationCases = [
       checkArrayEqual(await ctx.read(target), new Uint8Array(16).fill(5), 'target (the execute did not run)');
     },
   }),
+  defineCase({
+    id: 'semaphore.chain-keeps-original-cause',
+    title:
+      'along a chain of operations (barrier → fill → barrier across queues), every signal fails ABORTED whose cause is the original failure itself, with one "a wait timepoint failed" in its message',
+    tags: ['semaphore', 'multi-queue'],
+    recordsCommands: false,
+    async run(ctx) {
+      const root = ctx.semaphore();
+      const target = ctx.buffer(16);
+      const a = ctx.fresh();
+      const b = ctx.fresh();
+      const c = ctx.fresh();
+      ctx.device.queueBarrier(ctx.queue(0), Fence.of({ semaphore: root, value: 1 }), a.fence);
+      ctx.device.queueFill(ctx.queue(1), a.fence, b.fence, { buffer: target }, 7, 1);
+      ctx.device.queueBarrier(ctx.queue(0), b.fence, c.fence);
+      await delay(5);
+      const cause = new KeelError(ErrorCode.DATA_LOSS, 'cts: the first producer failed');
+      root.fail(cause);
+      for (const [what, hop] of [
+        ['first hop (barrier)', a],
+        ['second hop (fill)', b],
+        ['third hop (barrier)', c],
+      ] as const) {
+        await expectRejection(hop.fence.wait({ timeoutMs: ctx.timeoutMs }), ErrorCode.ABORTED, what);
+        const failure = hop.semaphore.failure;
+        check(failure !== undefined, `${what}: the signal semaphore failed`);
+        checkEqual(failure.code, ErrorCode.ABORTED, `${what}: failure code`);
+        check(failure.cause === cause, `${what}: the failure's cause is the original failure itself`);
+        checkEqual(
+          failure.message.split('a wait timepoint failed').length - 1,
+          1,
+          `${what}: "a wait timepoint failed" in the message (${failure.message})`,
+        );
+      }
+    },
+  }),
 ];
