@@ -1,7 +1,10 @@
 /**
  * Buffers of the CPU device. A device buffer owns a block of a device pool from creation to
  * `destroy()` (deferred while submitted work still uses it); a queue-allocated buffer borrows the block
- * of its queue allocation, which is assigned by the time the alloca's signal is reached.
+ * of its queue allocation, which is assigned by the time the alloca's signal is reached. The device
+ * keeps its device buffers (to mark them destroyed with it) but no queue-allocated buffer: one of those
+ * reads `destroyed` once its device is (`BufferOwner.destroyed`), so a buffer whose alloca failed is
+ * garbage-collected when the caller drops it, deallocated or not.
  */
 import type { Allocation, Block } from '@keel/allocator';
 import {
@@ -29,6 +32,8 @@ export interface BufferOwner {
   releaseBlock(block: Block<ArrayBufferLike>): void;
   /** The caller destroyed a device buffer (its memory may still be in use). */
   forget(buffer: CpuBuffer): void;
+  /** The device was destroyed (its buffers, queue-allocated ones included, are then `destroyed`). */
+  destroyed(): boolean;
 }
 
 export class CpuBuffer implements Buffer {
@@ -84,7 +89,7 @@ export class CpuBuffer implements Buffer {
   }
 
   get state(): BufferState {
-    return this.st;
+    return this.st === 'live' && this.owner.destroyed() ? 'destroyed' : this.st;
   }
 
   /** @internal The block holding the bytes, or undefined (a queue allocation without memory yet, or failed). */
@@ -139,7 +144,7 @@ export class CpuBuffer implements Buffer {
   /** @internal The bytes, for an operation about to run; FAILED_PRECONDITION when there is no memory. */
   resolve(what: string): ResolvedMemory {
     const block = this.block;
-    if (!block || (this.st === 'destroyed' && this.released)) {
+    if (!block || this.released || this.owner.destroyed()) {
       const why =
         this.allocation?.state === 'failed'
           ? `its queueAlloca failed (${this.allocation.failure?.message ?? 'unknown'})`

@@ -126,6 +126,10 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   private readonly slabs: SlabTable;
   private readonly tlsf: TlsfPool<ArrayBufferLike>;
   private readonly pools: PoolRegistry<ArrayBufferLike>;
+  /**
+   * Device buffers not destroyed (marked destroyed with the device). Queue-allocated buffers are not
+   * kept: a failed alloca's buffer must be collectable once the caller drops it (cpu-buffer.ts).
+   */
   private readonly buffers = new Set<CpuBuffer>();
   private readonly executables: CpuExecutable[] = [];
   /** Builds and frees the device's plans (cpu-planner.ts). */
@@ -142,6 +146,7 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
     forget: (buffer: CpuBuffer) => {
       this.buffers.delete(buffer);
     },
+    destroyed: () => this.destroyed,
   };
 
   constructor(rawOptions?: CpuDeviceOptions) {
@@ -351,14 +356,12 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
       undefined,
       allocation,
     );
-    this.buffers.add(buffer);
     return buffer;
   }
 
   protected deallocate(queue: number, wait: Fence, signal: Fence, buffer: CpuBuffer): void {
     this.pools.dealloca(queue, wait, signal, buffer, buffer.allocation, this.names.queueDealloca);
     buffer.markDeallocated();
-    this.buffers.delete(buffer);
   }
 
   /** Worker threads of this device still running (0 in sync mode, and after `destroy()` resolved). */
