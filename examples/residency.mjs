@@ -28,13 +28,13 @@ try {
   const tensors = [0, 1, 2, 3].map((t) =>
     Tensor.fromHost('f32', [elements], new Float32Array(elements).fill(t)),
   );
-  const timeline = device.createSemaphore(0);
-  let value = 0;
   const rounds = 2;
   for (let round = 0; round < rounds; round++) {
     for (const tensor of tensors) {
       const lease = residency.acquire(tensor, 'readwrite'); // uploads (or evicts to make room) if needed
-      const done = Fence.of({ semaphore: timeline, value: ++value });
+      // The kernel's own fence: one timeline shared by kernels that no fence orders (each tensor's waits
+      // on its own uploads and write-backs) could pass a value before the kernel signalling it is done.
+      const done = Fence.of({ semaphore: device.createSemaphore(0), value: 1 });
       device.queueExecute(QueueAffinity.ANY, lease.wait, done, [step], [[lease.ref]]);
       lease.release(done); // our use of the device copy ends at `done`
     }

@@ -14,9 +14,11 @@
  * While a lease is open its copy is never evicted; eviction and `Tensor.release` free the buffer only
  * once every released `after` fence is reached (queue-ordered), so memory is never freed while in use.
  * `after` must belong to work already enqueued (or signalled by the host without waiting on later
- * acquires), else eviction could wait on work that waits on it. A lease is released exactly once
- * (FAILED_PRECONDITION the second time), or cancelled with `cancel()` when nothing was enqueued with
- * it; a lease never released pins its copy (and blocks `dispose`).
+ * acquires), else eviction could wait on work that waits on it, and must be reached only once that
+ * work is done: a timeline shared by operations no fence orders is reached by whichever finishes
+ * first (a device leaves a passed value alone), and a write-back waiting on it would read too early.
+ * A lease is released exactly once (FAILED_PRECONDITION the second time), or cancelled with `cancel()`
+ * when nothing was enqueued with it; a lease never released pins its copy (and blocks `dispose`).
  */
 import { ErrorCode, Fence, KeelError } from '@keel/fence';
 import type { Buffer, DirectBufferRef } from '@keel/hal';

@@ -16,6 +16,7 @@ import { lossTurnCases } from './loss-turn-cases';
 import { mirrorCases } from './mirror-cases';
 import { BYTES, op, run } from './residency-model';
 import { seedCases } from './seed-cases';
+import { streamEvictionCases } from './stream-eviction-cases';
 
 async function probe(): Promise<string | undefined> {
   try {
@@ -38,6 +39,7 @@ describe.skipIf(missing !== undefined)(`WebGPU${reason}`, () => {
   seedCases('webgpu');
   mirrorCases('webgpu');
   lossTurnCases('webgpu');
+  streamEvictionCases('webgpu');
 
   describe('training with a real kernel on webgpu', () => {
     it('SGD on resident weights: one upload, one readback of the weights', async () => {
