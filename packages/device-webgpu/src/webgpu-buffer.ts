@@ -13,6 +13,8 @@ import type { GpuMemory } from './gpu-memory';
 export interface BufferOwner {
   /** Releases a dedicated buffer's GPU memory once no pending operation can still use it. */
   releaseBuffer(buffer: WebGpuBuffer): void;
+  /** True once the device was destroyed: a live buffer then reads `destroyed`. */
+  readonly ownerDestroyed: boolean;
 }
 
 let nextBufferId = 1;
@@ -68,8 +70,12 @@ export class WebGpuBuffer implements Buffer {
     this.#failure = failure;
   }
 
+  /**
+   * `live`, `deallocated` after queueDealloca, or `destroyed` (by `destroy()` or with its device:
+   * queue-allocated buffers too, which the device does not track).
+   */
   get state(): BufferState {
-    return this.#state;
+    return this.#state === 'live' && this.#owner.ownerDestroyed ? 'destroyed' : this.#state;
   }
 
   /**

@@ -317,6 +317,11 @@ export class WebGpuDevice
     gpuBufferSize(byteLength, this.info.limits.maxBufferSize, `${what}: ${name}`);
   }
 
+  /** @internal BufferOwner: the device was destroyed (its queue-allocated buffers read `destroyed`). */
+  get ownerDestroyed(): boolean {
+    return this.destroyed;
+  }
+
   /** @internal BufferOwner: a dedicated buffer was destroyed by its owner. */
   releaseBuffer(buffer: WebGpuBuffer): void {
     if (this.destroyed) return;

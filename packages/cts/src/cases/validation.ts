@@ -236,6 +236,15 @@ export const validationCases = [
       const handle = await extra.createDevice();
       const d = handle.device;
       const buffer = d.createBuffer({ byteLength: 64, usage: BufferUsage.DEFAULT });
+      const allocated = d.createSemaphore(0);
+      const queued = d.queueAlloca(
+        QueueAffinity.ANY,
+        Fence.empty,
+        Fence.of({ semaphore: allocated, value: 1 }),
+        { usage: BufferUsage.DEFAULT },
+        64,
+      );
+      await allocated.wait(1, { timeoutMs: 5000 });
       const gate = d.createSemaphore(0);
       const s = d.createSemaphore(0);
       d.queueFill(
@@ -268,6 +277,7 @@ export const validationCases = [
         'createBuffer after destroy',
       );
       checkEqual(buffer.state, 'destroyed', 'buffer state after destroy');
+      checkEqual(queued.state, 'destroyed', 'queue-allocated buffer state after destroy');
       gate.signal(1); // nothing may run or throw now
     },
   }),
