@@ -193,6 +193,15 @@ describe.each(['sync', 'task'] as const)('device-cpu %s', (mode) => {
 });
 
 describe('device-cpu task mode', () => {
+  it('is the default in Node (DESIGN.md § device-cpu: task mode is the default)', async () => {
+    const d = createCpuDevice({ queues: 1 });
+    devices.push(d);
+    expect(d.mode).toBe('task');
+    expect(d.info.features).toContain('mode:task');
+    expect(d.info.features).toContain('shared-memory');
+    expect(d.liveWorkers).toBe(d.workersPerQueue);
+  });
+
   it('spreads the workgroups of one dispatch over the queue workers', async () => {
     const d = device('task', 1, 2);
     const exe = await kernels(d);

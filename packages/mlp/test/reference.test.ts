@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { SyntheticDataset } from '../src/dataset';
 import { initParams, type MlpConfig, REFERENCE_MLP, stepMultiplyAdds } from '../src/model';
@@ -115,6 +116,23 @@ describe('reference MLP', () => {
     }
     expect(losses[0]).toBeGreaterThan(1.5);
     expect(Math.max(...losses.slice(-5))).toBeLessThan(losses[0]! * 0.5);
+  });
+
+  it("is DESIGN.md's reference MLP: 784-512-512-10, plain SGD lr 0.05, batch 256", () => {
+    expect({
+      layers: [...REFERENCE_MLP.layers],
+      batch: REFERENCE_MLP.batch,
+      learningRate: REFERENCE_MLP.learningRate,
+    }).toEqual({ layers: [784, 512, 512, 10], batch: 256, learningRate: 0.05 });
+    // The same figures as DESIGN.md § The main job words them.
+    const design = readFileSync(new URL('../../../docs/DESIGN.md', import.meta.url), 'utf8');
+    const job = design.slice(design.indexOf('## The main job'));
+    const m = /(\d+(?:-\d+)+), ReLU, softmax cross-entropy, plain SGD lr ([\d.]+), batch (\d+)/.exec(job);
+    expect(m, 'the reference MLP sentence of DESIGN.md § The main job').not.toBeNull();
+    expect(REFERENCE_MLP.layers.join('-')).toBe(m![1]);
+    expect(REFERENCE_MLP.learningRate).toBe(Number(m![2]));
+    expect(REFERENCE_MLP.batch).toBe(Number(m![3]));
+    expect(Object.isFrozen(REFERENCE_MLP) && Object.isFrozen(REFERENCE_MLP.layers)).toBe(true);
   });
 
   it('counts the multiply-adds of a step', () => {

@@ -1,6 +1,6 @@
 /** Queue-ordered allocation: basic, chained, many cycles, cross-queue, failed dealloca, use after free. */
 import { Fence } from '@keel/fence';
-import { BufferUsage, ErrorCode, KeelError } from '@keel/hal';
+import { type Buffer, BufferUsage, ErrorCode, KeelError, QueueAffinity } from '@keel/hal';
 import { causedBy, check, checkArrayEqual, checkEqual, expectKeelError } from '../assertions';
 import { defineCase } from '../case';
 import type { CtsContext } from '../context';
@@ -72,6 +72,78 @@ export const allocaCases = [
       await settle(ctx);
       if (before !== undefined)
         checkEqual(ctx.handle.heldQueueBytes!(), before, 'held queue bytes after dealloca');
+    },
+  }),
+  defineCase({
+    id: 'alloca.placement',
+    title:
+      "a buffer's placement: queueAlloca's pool ('tlsf' by default, the one named) and affinity (params.affinity when given, else the alloca's queue); createBuffer's ANY (or params.affinity) and no pool",
+    tags: ['alloca'],
+    recordsCommands: false,
+    async run(ctx) {
+      const d = ctx.device;
+      const s = ctx.semaphore();
+      const q = ctx.queue(1);
+      let v = 0;
+      const at = (value: number) => Fence.of({ semaphore: s, value });
+      const alloca = (p: typeof params & { affinity?: QueueAffinity }, pool?: string) => {
+        const buffer = d.queueAlloca(q, at(v), at(v + 1), p, 64, pool === undefined ? undefined : { pool });
+        v++;
+        return buffer;
+      };
+      const allocated: Buffer[] = [];
+      // params.affinity given: the placement is that mask, whatever queue ran the alloca.
+      const mask = QueueAffinity.of(0, ctx.queueCount - 1);
+      const named = alloca({ ...params, affinity: mask }, 'tlsf');
+      allocated.push(named);
+      checkEqual(
+        named.placement.affinity,
+        mask >>> 0,
+        'placement.affinity of an alloca with params.affinity',
+      );
+      checkEqual(named.placement.pool, 'tlsf', "placement.pool of an alloca from pool 'tlsf'");
+      check(named.placement.queueAllocated, 'placement.queueAllocated of an alloca');
+      // No options: the default pool; no params.affinity: the placement holds the alloca's queue.
+      const plain = alloca(params);
+      allocated.push(plain);
+      checkEqual(plain.placement.pool, 'tlsf', 'placement.pool of an alloca without options');
+      const queueIndex = 1 % ctx.queueCount;
+      check(
+        QueueAffinity.has(plain.placement.affinity, queueIndex),
+        `placement.affinity of an alloca on queue ${queueIndex} holds that queue: ${QueueAffinity.format(plain.placement.affinity)}`,
+      );
+      // Another pool, where the device has it ('passthrough' on both Keel devices): named in placement.
+      let other: Buffer | undefined;
+      try {
+        other = alloca(params, 'passthrough');
+      } catch (error) {
+        check(
+          KeelError.is(error, ErrorCode.INVALID_ARGUMENT),
+          `an alloca from pool 'passthrough' allocates or is INVALID_ARGUMENT: ${String(error)}`,
+        );
+      }
+      if (other !== undefined) {
+        allocated.push(other);
+        checkEqual(other.placement.pool, 'passthrough', "placement.pool of an alloca from 'passthrough'");
+        check(other.placement.queueAllocated, "placement.queueAllocated of a 'passthrough' alloca");
+      }
+      // Device buffers: no pool, not queue-allocated, ANY unless params.affinity says otherwise.
+      const device = ctx.buffer(64);
+      checkEqual(device.placement.pool, undefined, 'placement.pool of a device buffer');
+      checkEqual(device.placement.queueAllocated, false, 'placement.queueAllocated of a device buffer');
+      checkEqual(device.placement.affinity, QueueAffinity.ANY, 'placement.affinity of a device buffer');
+      const pinned = d.createBuffer({ byteLength: 64, usage: BufferUsage.DEFAULT, affinity: mask });
+      ctx.defer(() => pinned.destroy());
+      checkEqual(
+        pinned.placement.affinity,
+        mask >>> 0,
+        'placement.affinity of a device buffer with params.affinity',
+      );
+      for (const buffer of allocated) {
+        d.queueDealloca(q, at(v), at(v + 1), buffer);
+        v++;
+      }
+      await s.wait(v, { timeoutMs: ctx.timeoutMs });
     },
   }),
   defineCase({

@@ -1,10 +1,13 @@
-/** Dispatch: constants and bindings, zero and many workgroups, several entry points, indirect counts. */
-import { type Buffer, BufferUsage } from '@keel/hal';
-import { checkArrayEqual, checkEqual } from '../assertions';
+/**
+ * Dispatch: constants and bindings, zero and many workgroups, several entry points, indirect counts,
+ * and the exports a device's executables report (fields, workload → workgroup count).
+ */
+import { type Buffer, BufferUsage, ErrorCode, type ExportDescriptor } from '@keel/hal';
+import { check, checkArrayEqual, checkEqual, expectKeelError } from '../assertions';
 import { defineCase } from '../case';
 import type { CtsContext } from '../context';
 import { f32Bits } from '../context';
-import { CTS_WORKGROUP_SIZE, WORKGROUP_ID_MARKER } from '../kernels';
+import { CTS_KERNEL_EXPORTS, CTS_WORKGROUP_SIZE, type CtsKernelName, WORKGROUP_ID_MARKER } from '../kernels';
 
 const INDIRECT = BufferUsage.DEFAULT | BufferUsage.DISPATCH_INDIRECT_PARAMETERS;
 
@@ -187,6 +190,75 @@ export const dispatchCases = [
       cb.end();
       await ctx.execute([cb], [b.table()]);
       await checkWorkgroupIds(ctx, out, [2, 3, 2], 0);
+    },
+  }),
+  defineCase({
+    id: 'dispatch.export-fields',
+    title:
+      "an executable's exports report the declared name, index, bindingCount, constantCount and workgroupSize; workgroupCount is ceil(workload / workgroupSize) by default, the declared function otherwise, and dispatches by workload use it",
+    tags: ['dispatch'],
+    recordsCommands: true,
+    async run(ctx) {
+      for (const kernel of Object.keys(CTS_KERNEL_EXPORTS) as CtsKernelName[]) {
+        const declared = CTS_KERNEL_EXPORTS[kernel];
+        const exe = await ctx.executable(kernel);
+        checkEqual(exe.exports.length, declared.length, `${kernel}: export count`);
+        declared.forEach((want, i) => {
+          const got = exe.exports[i]!;
+          const what = `${kernel} export ${i}`;
+          checkEqual(got.index, i, `${what}: index`);
+          checkEqual(got.name, want.name, `${what}: name`);
+          checkEqual(got.bindingCount, want.bindingCount, `${what}: bindingCount`);
+          checkEqual(got.constantCount, want.constantCount, `${what}: constantCount`);
+          checkArrayEqual(got.workgroupSize, want.workgroupSize ?? [1, 1, 1], `${what}: workgroupSize`);
+          check(exe.lookupExport(want.name) === got, `${what}: lookupExport by name`);
+          check(exe.lookupExport(i) === got, `${what}: lookupExport by index`);
+        });
+        expectKeelError(
+          () => exe.lookupExport('no_such_export'),
+          ErrorCode.NOT_FOUND,
+          `${kernel}: unknown name`,
+        );
+        expectKeelError(
+          () => exe.lookupExport(declared.length),
+          ErrorCode.NOT_FOUND,
+          `${kernel}: index past the end`,
+        );
+      }
+      // The default count: ceil(workload[i] / workgroupSize[i]), missing dimensions 1.
+      const abs = (await ctx.executable('abs')).lookupExport('abs');
+      checkArrayEqual(abs.workgroupCount([1000]), [16, 1, 1], 'abs: workgroupCount([1000])');
+      checkArrayEqual(abs.workgroupCount([64]), [1, 1, 1], 'abs: workgroupCount([64])');
+      checkArrayEqual(abs.workgroupCount([65, 3]), [2, 3, 1], 'abs: workgroupCount([65, 3])');
+      checkArrayEqual(abs.workgroupCount([]), [1, 1, 1], 'abs: workgroupCount([])');
+      const ids = await ctx.executable('workgroupIds');
+      checkArrayEqual(
+        ids.exports[0]!.workgroupCount([3, 2, 2]),
+        [3, 2, 2],
+        'workgroup_ids: workgroupCount([3, 2, 2])',
+      );
+      // A declared count function is the export's (seed 004: the backend decides the count).
+      const [idsExport] = CTS_KERNEL_EXPORTS.workgroupIds;
+      const custom: ExportDescriptor = {
+        ...idsExport!,
+        workgroupCount: (workload) => [workload[0] ?? 1, 2, 1],
+      };
+      const customExe = await ctx.device.createExecutable(ctx.handle.kernels('workgroupIds', [custom]));
+      checkArrayEqual(customExe.exports[0]!.workgroupCount([3]), [3, 2, 1], 'a declared workgroupCount([3])');
+      // Dispatches by workload run the count the export computes.
+      const byDefault = ctx.buffer(4 * 4 * 14);
+      const byCustom = ctx.buffer(4 * 4 * 8);
+      const b = ctx.binder();
+      const cb = ctx.record();
+      cb.fill(b.ref(byDefault), 0xffffffff, 4);
+      cb.fill(b.ref(byCustom), 0xffffffff, 4);
+      cb.barrier();
+      cb.dispatch(ids, 'workgroup_ids', { workload: [3, 2, 2], bindings: [b.ref(byDefault)] });
+      cb.dispatch(customExe, 'workgroup_ids', { workload: [3], bindings: [b.ref(byCustom)] });
+      cb.end();
+      await ctx.execute([cb], [b.table()]);
+      await checkWorkgroupIds(ctx, byDefault, [3, 2, 2], 0xffffffff);
+      await checkWorkgroupIds(ctx, byCustom, [3, 2, 1], 0xffffffff);
     },
   }),
 ];

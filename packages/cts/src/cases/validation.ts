@@ -229,56 +229,66 @@ export const validationCases = [
   defineCase({
     id: 'lifecycle.destroy',
     title:
-      'destroy fails pending work with UNAVAILABLE, sets lostReason at once, resolves lost with it, and later calls fail',
+      'destroy() and Symbol.asyncDispose (each on its own device) fail pending work with UNAVAILABLE, set lostReason at once, resolve lost with it, and later calls fail; a second destroy or dispose is harmless',
     tags: ['lifecycle'],
     recordsCommands: false,
     async run(_ctx, extra) {
-      const handle = await extra.createDevice();
-      const d = handle.device;
-      const buffer = d.createBuffer({ byteLength: 64, usage: BufferUsage.DEFAULT });
-      const allocated = d.createSemaphore(0);
-      const queued = d.queueAlloca(
-        QueueAffinity.ANY,
-        Fence.empty,
-        Fence.of({ semaphore: allocated, value: 1 }),
-        { usage: BufferUsage.DEFAULT },
-        64,
-      );
-      await allocated.wait(1, { timeoutMs: 5000 });
-      const gate = d.createSemaphore(0);
-      const s = d.createSemaphore(0);
-      d.queueFill(
-        QueueAffinity.ANY,
-        Fence.of({ semaphore: gate, value: 1 }),
-        Fence.of({ semaphore: s, value: 1 }),
-        { buffer },
-        1,
-        1,
-      );
-      checkEqual(d.lostReason, undefined, 'lostReason of a usable device');
-      const destroyed = d.destroy();
-      // Known in the same turn, before `lost` resolves: what the device's users check before a call.
-      const early = d.lostReason;
-      check(KeelError.is(early), 'lostReason is set synchronously by destroy()');
-      await destroyed;
-      await d.destroy(); // idempotent
-      checkEqual(s.failure?.code, ErrorCode.UNAVAILABLE, 'pending signal after destroy');
-      const reason = await d.lost;
-      check(reason !== undefined && typeof reason.message === 'string', 'lost resolves with a reason');
-      check(reason === early && d.lostReason === early, 'lost resolves with lostReason, which stays');
-      expectKeelError(
-        () => d.queueBarrier(QueueAffinity.ANY, Fence.empty, Fence.empty),
-        ErrorCode.FAILED_PRECONDITION,
-        'a queue operation after destroy',
-      );
-      expectKeelError(
-        () => d.createBuffer({ byteLength: 4, usage: BufferUsage.DEFAULT }),
-        ErrorCode.FAILED_PRECONDITION,
-        'createBuffer after destroy',
-      );
-      checkEqual(buffer.state, 'destroyed', 'buffer state after destroy');
-      checkEqual(queued.state, 'destroyed', 'queue-allocated buffer state after destroy');
-      gate.signal(1); // nothing may run or throw now
+      for (const how of ['destroy()', 'Symbol.asyncDispose'] as const) {
+        const handle = await extra.createDevice();
+        const d = handle.device;
+        const end = (): Promise<void> =>
+          how === 'destroy()' ? d.destroy() : Promise.resolve(d[Symbol.asyncDispose]());
+        const buffer = d.createBuffer({ byteLength: 64, usage: BufferUsage.DEFAULT });
+        const allocated = d.createSemaphore(0);
+        const queued = d.queueAlloca(
+          QueueAffinity.ANY,
+          Fence.empty,
+          Fence.of({ semaphore: allocated, value: 1 }),
+          { usage: BufferUsage.DEFAULT },
+          64,
+        );
+        await allocated.wait(1, { timeoutMs: 5000 });
+        const gate = d.createSemaphore(0);
+        const s = d.createSemaphore(0);
+        d.queueFill(
+          QueueAffinity.ANY,
+          Fence.of({ semaphore: gate, value: 1 }),
+          Fence.of({ semaphore: s, value: 1 }),
+          { buffer },
+          1,
+          1,
+        );
+        checkEqual(d.lostReason, undefined, `${how}: lostReason of a usable device`);
+        const ended = end();
+        // Known in the same turn, before `lost` resolves: what the device's users check before a call.
+        const early = d.lostReason;
+        check(KeelError.is(early), `${how}: lostReason is set synchronously`);
+        await ended; // resolves (a rejection or a hang fails the case)
+        await end(); // idempotent
+        checkEqual(s.failure?.code, ErrorCode.UNAVAILABLE, `${how}: pending signal`);
+        const reason = await d.lost;
+        check(
+          reason !== undefined && typeof reason.message === 'string',
+          `${how}: lost resolves with a reason`,
+        );
+        check(
+          reason === early && d.lostReason === early,
+          `${how}: lost resolves with lostReason, which stays`,
+        );
+        expectKeelError(
+          () => d.queueBarrier(QueueAffinity.ANY, Fence.empty, Fence.empty),
+          ErrorCode.FAILED_PRECONDITION,
+          `${how}: a queue operation afterwards`,
+        );
+        expectKeelError(
+          () => d.createBuffer({ byteLength: 4, usage: BufferUsage.DEFAULT }),
+          ErrorCode.FAILED_PRECONDITION,
+          `${how}: createBuffer afterwards`,
+        );
+        checkEqual(buffer.state, 'destroyed', `${how}: buffer state`);
+        checkEqual(queued.state, 'destroyed', `${how}: queue-allocated buffer state`);
+        gate.signal(1); // nothing may run or throw now
+      }
     },
   }),
   defineCase({

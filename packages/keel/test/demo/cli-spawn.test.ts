@@ -1,7 +1,8 @@
 /**
- * The built `keel` CLI (dist/cli.js), spawned as a user runs it: `--version`, `info` (the defaults
- * `keel demo` uses), Dawn's own warnings hidden unless `--verbose`, and `keel bench` from an installed
- * copy of the package outside any checkout (the package's own mlp suite, DESIGN.md's JSON output).
+ * The built `keel` CLI (dist/cli.js), spawned as a user runs it: `--version`, `keel demo`'s progress
+ * lines and summary (DESIGN.md § The main job), `info` (the defaults `keel demo` uses), Dawn's own
+ * warnings hidden unless `--verbose`, and `keel bench` from an installed copy of the package outside
+ * any checkout (the package's own mlp suite, DESIGN.md's JSON output).
  */
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -22,6 +23,72 @@ describe('keel --version', () => {
     const r = await run([flag]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`${version}\n`);
+  });
+});
+
+/** "2.68 MB", "12 B": formatBytes' output back to bytes (three significant digits). */
+function bytesOf(text: string): number {
+  const m = /^([\d.]+) (B|kB|MB|GB)$/.exec(text);
+  if (m === null) throw new Error(`not a byte count: '${text}'`);
+  return Number(m[1]) * { B: 1, kB: 1e3, MB: 1e6, GB: 1e9 }[m[2] as 'B' | 'kB' | 'MB' | 'GB'];
+}
+
+describe('keel demo', () => {
+  it("prints DESIGN.md's progress (step, loss, steps/s) and summary (ms/step, bytes per direction, commands recorded vs replayed, allocator peaks)", async () => {
+    const r = await run(['demo', '--steps', '3', '--batch', '32']);
+    expect(r.code, r.stderr).toBe(0);
+    const out = r.stdout;
+    // Not a terminal: one plain progress line per step of a short run.
+    const progress = [...out.matchAll(/^step (\d+)\/3 {2}loss (\d+\.\d{4}) {2}(\d+\.\d) steps\/s$/gm)];
+    expect(progress.map((m) => Number(m[1]))).toEqual([1, 2, 3]);
+    for (const m of progress) expect(Number(m[3])).toBeGreaterThan(0);
+    const line = (label: string): string => {
+      const found = out.split('\n').find((l) => l.startsWith(`  ${label} `));
+      expect(found, `the summary's '${label}' line`).toBeDefined();
+      return found!.slice(2 + label.length).trim();
+    };
+    expect(line('loss')).toBe(`${progress[0]![2]} → ${progress[2]![2]} (step 1 → 3)`);
+    const ms = /^(\d+\.\d+) \(median of 3 steps after \d+ warm-up; (\d+\.\d) steps\/s; /.exec(
+      line('ms/step'),
+    );
+    expect(ms, line('ms/step')).not.toBeNull();
+    expect(Number(ms![1])).toBeGreaterThan(0);
+    // Bytes per direction: the parameters (669 706 f32 = 2.68 MB) once each way, batches up, losses down.
+    const up = /^(\S+ \S+): weights 2\.68 MB once, batches (\S+ \S+) \((\S+ \S+)\/step, upload queue/.exec(
+      line('host → device'),
+    );
+    expect(up, line('host → device')).not.toBeNull();
+    // Figures have three significant digits: compare within 1 %.
+    const total = bytesOf(up![1]!);
+    expect(Math.abs(total - 2.68e6 - bytesOf(up![2]!))).toBeLessThanOrEqual(0.01 * total);
+    expect(bytesOf(up![3]!)).toBeGreaterThanOrEqual(0.99 * 32 * 784 * 4); // a batch of 32 inputs
+    expect(line('device → host')).toMatch(
+      /^2\.68 MB: weights 2\.68 MB once at the end, loss 12 B \(4 B\/step\)$/,
+    );
+    // Recorded once, replayed every step.
+    const cb =
+      /^recorded 1× \((\d+) commands: (\d+) dispatches, (\d+) barriers\), replayed 3× with a binding table per step \((\d+) commands executed\)$/.exec(
+        line('command buffer'),
+      );
+    expect(cb, line('command buffer')).not.toBeNull();
+    const [recorded, dispatches, barriers, executed] = cb!.slice(1).map(Number) as [
+      number,
+      number,
+      number,
+      number,
+    ];
+    expect(dispatches).toBeGreaterThan(0);
+    expect(dispatches + barriers).toBe(recorded);
+    expect(executed).toBe(3 * recorded);
+    // The queue allocator: one alloca and one dealloca per step, and its peaks.
+    const alloc =
+      /^3 allocas \/ 3 deallocas of a (\S+ \S+) arena; peak live (\S+ \S+), peak reserved (\S+ \S+)$/.exec(
+        line('allocator'),
+      );
+    expect(alloc, line('allocator')).not.toBeNull();
+    const [arena, live, reserved] = alloc!.slice(1).map(bytesOf) as [number, number, number];
+    expect(live).toBeGreaterThanOrEqual(arena);
+    expect(reserved).toBeGreaterThanOrEqual(live);
   });
 });
 
