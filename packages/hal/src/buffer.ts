@@ -49,7 +49,10 @@ export interface BufferParams {
   readonly usage: BufferUsage;
   /** Defaults to the device's preferred type (DEVICE_LOCAL, plus HOST_VISIBLE on unified memory). */
   readonly memoryType?: MemoryType;
-  /** Queues the buffer is used on; defaults to ANY. */
+  /**
+   * Queues the buffer is used on: the placement affinity. Defaults to ANY for `createBuffer`, and to the
+   * alloca's own queue for `queueAlloca`.
+   */
   readonly affinity?: QueueAffinity;
   readonly label?: string;
 }
