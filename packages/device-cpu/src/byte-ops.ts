@@ -19,23 +19,36 @@ export function fillBytes(
   patternLength: number,
 ): void {
   if (length <= 0) return;
-  if (patternLength === 1) {
-    new Uint8Array(memory, offset, length).fill(pattern & 0xff);
-    return;
-  }
   if (patternLength === 4 && ((offset | length) & 3) === 0) {
     new Uint32Array(memory, offset, length >>> 2).fill(pattern >>> 0);
     return;
   }
-  // Otherwise (2-byte patterns, unaligned ranges): write one period, then double it with copyWithin
-  // (O(log n) native copies).
-  const bytes = new Uint8Array(memory, offset, length);
+  fillView(new Uint8Array(memory), offset, length, pattern, patternLength);
+}
+
+/**
+ * fillBytes over `bytes`, a view of a whole memory (offsets are the memory's): allocation-free, for
+ * callers that keep one view per slab (the main thread's queue fills).
+ */
+export function fillView(
+  bytes: Uint8Array,
+  offset: number,
+  length: number,
+  pattern: number,
+  patternLength: number,
+): void {
+  if (length <= 0) return;
+  if (patternLength === 1) {
+    bytes.fill(pattern & 0xff, offset, offset + length);
+    return;
+  }
+  // 2- and 4-byte patterns: write one period, then double it with copyWithin (O(log n) native copies).
   const first = Math.min(patternLength, length);
-  for (let i = 0; i < first; i++) bytes[i] = (pattern >>> (8 * i)) & 0xff;
+  for (let i = 0; i < first; i++) bytes[offset + i] = (pattern >>> (8 * i)) & 0xff;
   let filled = first;
   while (filled < length) {
     const n = Math.min(filled, length - filled);
-    bytes.copyWithin(filled, 0, n);
+    bytes.copyWithin(offset + filled, offset, offset + n);
     filled += n;
   }
 }
@@ -49,9 +62,25 @@ export function copyBytes(
   length: number,
 ): void {
   if (length <= 0) return;
-  if (source === target) {
-    new Uint8Array(target).copyWithin(targetOffset, sourceOffset, sourceOffset + length);
+  const bytes = new Uint8Array(target);
+  copyView(source === target ? bytes : new Uint8Array(source), sourceOffset, bytes, targetOffset, length);
+}
+
+/**
+ * copyBytes between `source` and `target`, views of whole memories (offsets are the memories'): within
+ * one memory allocation-free; between two, one view of the source range.
+ */
+export function copyView(
+  source: Uint8Array,
+  sourceOffset: number,
+  target: Uint8Array,
+  targetOffset: number,
+  length: number,
+): void {
+  if (length <= 0) return;
+  if (source.buffer === target.buffer) {
+    target.copyWithin(targetOffset, sourceOffset, sourceOffset + length);
     return;
   }
-  new Uint8Array(target, targetOffset, length).set(new Uint8Array(source, sourceOffset, length));
+  target.set(source.subarray(sourceOffset, sourceOffset + length), targetOffset);
 }

@@ -20,12 +20,6 @@ import {
   MemoryType,
 } from '@keel/hal';
 
-/** Where a CpuBuffer's bytes are once it has memory: slab index and absolute offset. */
-export interface ResolvedMemory {
-  readonly memory: ArrayBufferLike;
-  readonly offset: number;
-}
-
 /** What a buffer needs from its device. */
 export interface BufferOwner {
   /** Gives a device buffer's block back (called once, when destroyed and no longer used). */
@@ -141,8 +135,11 @@ export class CpuBuffer implements Buffer {
     this.owner.releaseBlock(this.ownBlock);
   }
 
-  /** @internal The bytes, for an operation about to run; FAILED_PRECONDITION when there is no memory. */
-  resolve(what: string): ResolvedMemory {
+  /**
+   * @internal The block holding the bytes (`block.slab.memory` from `block.offset`), for an operation
+   * about to run; FAILED_PRECONDITION when there is no memory.
+   */
+  resolve(what: string): Block<ArrayBufferLike> {
     const block = this.block;
     if (!block || this.released || this.owner.destroyed()) {
       const why =
@@ -156,6 +153,6 @@ export class CpuBuffer implements Buffer {
         `${what}: ${describeBuffer(this)} has no memory: ${why}`,
       );
     }
-    return { memory: block.slab.memory, offset: block.offset };
+    return block;
   }
 }

@@ -23,7 +23,6 @@ import {
   TimelineSemaphore,
 } from '@keel/fence';
 import {
-  type BindingTable,
   type Buffer,
   type BufferParams,
   BufferUsage,
@@ -47,11 +46,10 @@ import * as driver from '@keel/hal/driver';
 import { fillBytes } from './byte-ops';
 import { type BufferOwner, CpuBuffer } from './cpu-buffer';
 import { bindKernels, CpuExecutable, moduleUrl } from './cpu-executable';
-import type { CpuPlan } from './cpu-plan';
 import { CpuPlanner } from './cpu-planner';
 import { createProfileRing, ProfileReader } from './cpu-profiler';
 import { CpuRunLoop } from './cpu-run-loop';
-import { Operation } from './operation';
+import { type Operation, OperationState } from './operation';
 import { MAX_WORKGROUP_COUNT } from './plan-format';
 import { platform } from './platform/current';
 import type { ToWorker } from './protocol';
@@ -97,6 +95,7 @@ const LIMITS: DeviceLimits = Object.freeze({
   maxUpdateSize: 65536,
 });
 const BLOCK_ALIGNMENT = 16;
+const NO_COMMAND_BUFFERS: readonly CommandBuffer[] = Object.freeze([]);
 
 const BYTES_OPTION = { type: 'integer', min: 4096, max: MAX_BUFFER_SIZE } as const;
 /** The options `createCpuDevice` takes (unknown keys, wrong types and ranges are INVALID_ARGUMENT). */
@@ -272,8 +271,8 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
         `${what}: ${describeBuffer(buffer)} is ${buffer.state}`,
       );
     }
-    const { memory, offset } = buffer.resolve(what);
-    return new Uint8Array(memory, offset, buffer.byteLength);
+    const block = buffer.resolve(what);
+    return new Uint8Array(block.slab.memory, block.offset, buffer.byteLength);
   }
 
   async createExecutable(source: ExecutableSource): Promise<Executable> {
@@ -385,80 +384,78 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   // ---------------------------------------------------------------------------------------------------
   // Operations
 
+  /** A pooled Operation (the run loop's RecordPool), named for `kind` and waiting. */
   protected record(
     kind: driver.OpKind,
     queue: number,
     wait: Fence,
     signal: Fence,
   ): driver.QueueRecord<CpuBuffer> {
-    return new Operation(
-      kind,
-      this.names[driver.OP_NAMES[kind] as driver.FrontMethod],
-      queue,
-      wait,
-      signal,
-      this.loop,
-    );
+    const op = this.loop.records.acquire(kind, queue, wait, signal);
+    op.begin(this.names[driver.OP_NAMES[kind] as driver.FrontMethod]);
+    return op;
   }
 
-  /** Retains the buffers a transfer uses (released at completion), then waits for its wait fence. */
+  /**
+   * Retains the buffers a transfer uses (released at completion), then waits for its wait fence. An
+   * update that did not run inside this call keeps a copy of its bytes (the caller may change them
+   * once the call returned); one that ran needed none.
+   */
   protected submit(record: driver.QueueRecord<CpuBuffer>): void {
     const op = record as Operation;
-    if (op.kind === driver.OpKind.UPDATE) op.bytes = op.bytes!.slice();
     const source = op.source;
     const target = op.target;
-    if (source || target) {
-      const buffers = source && target ? [source, target] : [(source ?? target)!];
-      for (const buffer of buffers) buffer.retain();
-      op.buffers = buffers;
-    }
+    if (source) op.retainBuffer(source);
+    if (target) op.retainBuffer(target);
+    const generation = op.generation;
     this.loop.enqueue(op);
+    if (
+      op.kind === driver.OpKind.UPDATE &&
+      op.generation === generation &&
+      op.state < OperationState.RUNNING
+    ) {
+      op.bytes = op.bytes!.slice();
+    }
   }
 
+  /**
+   * Plans each command buffer (built on its first submission), snapshots the binding entries each
+   * plan uses into the operation (O(slots used), whatever the slot numbers; the caller may reuse the
+   * arrays and their entries), retains the buffers they and the plans name, then waits for the wait
+   * fence. Allocation-free once the record and its plans are warm.
+   */
   protected submitExecute(record: driver.QueueRecord<CpuBuffer>): void {
     const op = record as Operation;
     const commandBuffers = op.commandBuffers;
     const bindingTables = op.tables;
     const count = commandBuffers.length;
-    const plans: CpuPlan[] = [];
+    const plans = op.plans;
     for (let i = 0; i < count; i++)
-      plans.push(commandBuffers[i]!.devicePlan(this.planner.key, this.planner.build));
+      plans[i] = commandBuffers[i]!.devicePlan(this.planner.key, this.planner.build);
+    op.planCount = count;
     for (let i = 0; i < count; i++) commandBuffers[i]!.markSubmitted();
+    op.tables = undefined;
     if (count === 0) {
-      this.submit(this.record(driver.OpKind.BARRIER, op.queue, op.wait, op.signal));
+      // Nothing to execute: a barrier (untraced, as an execute of nothing always was).
+      op.kind = driver.OpKind.BARRIER;
+      op.name = this.names.queueBarrier;
+      op.commandBuffers = NO_COMMAND_BUFFERS;
+      op.trace = undefined;
+      this.submit(op);
       return;
     }
-    // Snapshot the entries of the slots each plan uses (the caller may reuse the arrays and their
-    // entries) and retain what the operation uses: O(slots used), whatever the slot numbers.
-    const tables: (BindingTable | undefined)[] = [];
-    const retained: CpuBuffer[] = [];
     for (let i = 0; i < count; i++) {
       const plan = plans[i]!;
       const table = bindingTables?.[i];
       const slots = plan.slots;
-      if (table && slots.length > 0) {
-        const copy = driver.snapshotBindingTable(table, slots);
-        tables.push(copy);
-        for (let k = 0; k < slots.length; k++) {
-          const buffer = copy[slots[k]!]?.buffer;
-          if (buffer instanceof CpuBuffer) {
-            buffer.retain();
-            retained.push(buffer);
-          }
-        }
-      } else {
-        tables.push(undefined);
+      for (let k = 0; k < slots.length; k++) {
+        const buffer = op.addEntry(table ? table[slots[k]!] : undefined);
+        if (buffer instanceof CpuBuffer) op.retainBuffer(buffer);
       }
       const direct = plan.direct;
-      for (let d = 0; d < direct.length; d++) {
-        direct[d]!.retain();
-        retained.push(direct[d]!);
-      }
+      for (let d = 0; d < direct.length; d++) op.retainBuffer(direct[d]!);
     }
-    op.commandBuffers = commandBuffers.slice();
-    op.plans = plans;
-    op.tables = tables;
-    op.buffers = retained;
+    op.keepCommandBuffers(commandBuffers);
     this.loop.enqueue(op);
   }
 

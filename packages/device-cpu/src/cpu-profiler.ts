@@ -131,7 +131,7 @@ export class ProfileReader {
   collect(op: Operation, trace: TraceRecorder, namer: KernelNamer): void {
     const plans = op.plans;
     const seq = op.seq;
-    if (!plans || seq < 0) return;
+    if (op.planCount === 0 || seq < 0) return;
     const { data, counts } = this.#ring;
     // Per (plan, command): the kernel, earliest start, latest end, executors; per entry, its share.
     const spans = new Map<number, Span>();

@@ -2,7 +2,8 @@
  * The device's slab provider: creates the ArrayBuffer (sync mode) or SharedArrayBuffer (task mode)
  * slabs that every pool of the device carves buffers from, numbers them densely, and tells the
  * listener (task mode: every worker) about each slab before any operation can use it. Resolved tables
- * name memory by these numbers.
+ * name memory by these numbers. Keeps one Uint8Array view of each slab for the main thread's queue
+ * transfers (`bytes`), so they make no view per operation.
  */
 import type { SlabProvider } from '@keel/allocator';
 import { newMemory } from './byte-ops';
@@ -17,6 +18,8 @@ export class SlabTable implements SlabProvider<ArrayBufferLike> {
   /** Memory by slab index; holes are reused. Read by the sync-mode executor. */
   readonly memories: (ArrayBufferLike | undefined)[] = [];
   readonly #indices = new Map<ArrayBufferLike, number>();
+  /** A view of the whole slab, by index. */
+  readonly #views: (Uint8Array | undefined)[] = [];
   readonly #holes: number[] = [];
   #listener: SlabListener | undefined;
 
@@ -34,6 +37,7 @@ export class SlabTable implements SlabProvider<ArrayBufferLike> {
     const memory = newMemory(byteLength, this.#shared);
     const index = this.#holes.pop() ?? this.memories.length;
     this.memories[index] = memory;
+    this.#views[index] = new Uint8Array(memory);
     this.#indices.set(memory, index);
     this.#listener?.slabCreated(index, memory);
     return memory;
@@ -44,6 +48,7 @@ export class SlabTable implements SlabProvider<ArrayBufferLike> {
     if (index === undefined) return;
     this.#indices.delete(memory);
     this.memories[index] = undefined;
+    this.#views[index] = undefined;
     this.#holes.push(index);
     this.#listener?.slabDestroyed(index);
   }
@@ -51,5 +56,11 @@ export class SlabTable implements SlabProvider<ArrayBufferLike> {
   /** The index of a slab this table created; -1 for foreign memory. */
   indexOf(memory: ArrayBufferLike): number {
     return this.#indices.get(memory) ?? -1;
+  }
+
+  /** A view of the whole of `memory` (kept per slab; a new one for foreign memory). */
+  bytes(memory: ArrayBufferLike): Uint8Array {
+    const index = this.#indices.get(memory);
+    return (index === undefined ? undefined : this.#views[index]) ?? new Uint8Array(memory);
   }
 }

@@ -83,6 +83,8 @@ export class TaskQueue {
   };
 
   readonly #loop: CpuRunLoop;
+  /** The last execute message posted (reused for the next one of the same size). */
+  #message: Float64Array | undefined;
 
   declare readonly index: number;
 
@@ -199,22 +201,25 @@ export class TaskQueue {
     const seq = this.#nextSeq;
     let data: Float64Array;
     try {
-      data = encodeExecute(op, seq, this.#loop.parts.slabs, this.#loop.parts.device);
+      data = encodeExecute(op, seq, this.#loop.parts.slabs, this.#loop.parts.device, this.#message);
     } catch (error) {
       this.#loop.complete(op, error);
       return;
     }
-    const plans = op.plans!;
+    // Posting copies the message: the array is reused for the next one of the same size.
+    this.#message = data;
+    const plans = op.plans;
+    const count = op.planCount;
     const bit = 1 << this.index;
     let scratch: (Int32Array | undefined)[] | undefined;
-    for (let p = 0; p < plans.length; p++) {
+    for (let p = 0; p < count; p++) {
       const plan = plans[p]!;
       if (!(plan.shippedTo & bit)) {
         this.send({ t: 'plan', id: plan.id, arrays: plan.arrays });
         plan.shippedTo |= bit;
       }
       if (this.#workers.length > 1 && plan.arrays.indirectCount > 0) {
-        scratch ??= new Array<Int32Array | undefined>(plans.length);
+        scratch ??= new Array<Int32Array | undefined>(count);
         scratch[p] = new Int32Array(new SharedArrayBuffer(16 * plan.arrays.indirectCount));
       }
     }
@@ -239,7 +244,9 @@ export class TaskQueue {
   }
 
   #finish(op: Operation, seq: number): void {
-    for (const plan of op.plans!) {
+    const plans = op.plans;
+    for (let p = 0; p < op.planCount; p++) {
+      const plan = plans[p]!;
       if (plan.oneShot) this.send({ t: 'plan-free', id: plan.id });
     }
     if (Atomics.load(this.#control, CTL_FAILED_BASE + (seq & RING_MASK)) === 0) this.#loop.complete(op);

@@ -66,6 +66,7 @@ import {
   abortedBy,
   failOperation,
   failTimepoints,
+  RecordPool,
   signalPendingTimepoints,
   thrownBy,
   traceNow,
@@ -109,11 +110,6 @@ enum Wait {
   ORDERED,
 }
 
-/** Pooled records kept at most. */
-enum Pool {
-  MAX = 256,
-}
-
 function report(error: unknown): void {
   queueMicrotask(() => {
     throw error;
@@ -130,7 +126,8 @@ export class OpScheduler implements BatchHost {
   readonly #batcher: Batcher;
   /** Per semaphore: the highest value work already submitted to the GPUQueue will signal. */
   readonly #ordered = new WeakMap<Semaphore, number>();
-  readonly #pool: QueueOp[] = [];
+  /** The scheduler's records (hal/driver RecordPool; callbacks bound once per record by #create). */
+  readonly #records = new RecordPool<QueueOp>(() => this.#create());
   readonly #deferred = new Set<QueueOp>();
   #rechecking = false;
   #recheckAgain = false;
@@ -211,12 +208,7 @@ export class OpScheduler implements BatchHost {
 
   /** A pooled record, reset. */
   acquire(kind: OpKind, queue: number, wait: Fence, signal: Fence): QueueOp {
-    const op = this.#pool.pop() ?? this.#create();
-    op.kind = kind;
-    op.queue = queue;
-    op.wait = wait;
-    op.signal = signal;
-    return op;
+    return this.#records.acquire(kind, queue, wait, signal);
   }
 
   /**
@@ -241,8 +233,8 @@ export class OpScheduler implements BatchHost {
       op.afterScopes = AfterScopes.RECYCLE;
       return;
     }
-    op.reset();
-    if (this.#lost === undefined && this.#pool.length < Pool.MAX) this.#pool.push(op);
+    // After failAll the pool is closed: the record is reset and left to the garbage collector.
+    this.#records.release(op);
   }
 
   /** READY, ORDERED, PENDING or FAILED (then #failure holds the failure). */
@@ -619,7 +611,7 @@ export class OpScheduler implements BatchHost {
       if (!op.mapping) this.#runner.releaseStaging(op);
     }
     this.#outside.clear();
-    this.#pool.length = 0;
+    this.#records.close();
     for (const op of toFail) {
       if (op.trace !== undefined) this.#runner.traceDone(op, error);
       const thrown = failTimepoints(op.signal, error);

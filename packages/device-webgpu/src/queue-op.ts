@@ -74,8 +74,8 @@ export class QueueOp extends QueueRecord<WebGpuBuffer> {
   declare onHostCallDone: () => void;
   declare onHostCallFailed: (error: unknown) => void;
 
-  /** Drops every reference so a pooled record keeps nothing alive. */
-  reset(): void {
+  /** Drops every reference so a pooled record keeps nothing alive (RecordPool.release calls it). */
+  override reset(): void {
     this.resetRecord();
     this.early = false;
     this.deferred = false;

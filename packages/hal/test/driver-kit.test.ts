@@ -1,13 +1,19 @@
 /**
- * Issue 16: pieces of the driver kit on their own — the one ref encoding, the typed-array builder and
- * the run list's trampoline (a chain of pushes made while running stays iterative and in order).
+ * Issue 16: pieces of the driver kit on their own — the one ref encoding, the typed-array builder,
+ * the run list's trampoline (a chain of pushes made while running stays iterative and in order) and the
+ * pool of operation records both devices use.
  */
+
+import { Fence } from '@keel/fence';
 import { describe, expect, it } from 'vitest';
 import {
   directCode,
   directIndex,
   isSlotCode,
+  OpKind,
+  QueueRecord,
   REF_STRIDE,
+  RecordPool,
   RefTableBuilder,
   RunList,
   slotsUsedBy,
@@ -141,5 +147,45 @@ describe('driver kit', () => {
     expect(() => list.push('boom')).toThrow('boom');
     list.push('e');
     expect(order).toEqual(['a', 'b', 'c', 'd', 'boom', 'e']);
+  });
+
+  it('pools records: reset on release, reused last-in first-out, generation counted, bounded, closed', () => {
+    class Record extends QueueRecord {
+      extra: object | undefined;
+      override reset(): void {
+        this.resetRecord();
+        this.extra = undefined;
+      }
+    }
+    let made = 0;
+    const pool = new RecordPool(() => {
+      made++;
+      return new Record();
+    }, 2);
+    const a = pool.acquire(OpKind.FILL, 1, Fence.empty, Fence.empty);
+    const b = pool.acquire(OpKind.COPY, 0, Fence.empty, Fence.empty);
+    expect(made).toBe(2);
+    expect([a.kind, a.queue, a.generation]).toEqual([OpKind.FILL, 1, 1]);
+    a.extra = {};
+    a.bytes = new Uint8Array(4);
+    pool.release(a);
+    expect([a.extra, a.bytes]).toEqual([undefined, undefined]);
+    pool.release(a); // a second release is ignored: two acquires never share a record
+    pool.release(b);
+    expect(pool.size).toBe(2);
+    const c = pool.acquire(OpKind.BARRIER, 0, Fence.empty, Fence.empty);
+    expect(c).toBe(b);
+    expect(c.generation).toBe(2);
+    expect(pool.acquire(OpKind.READ, 0, Fence.empty, Fence.empty)).toBe(a);
+    expect(pool.acquire(OpKind.READ, 0, Fence.empty, Fence.empty)).not.toBe(a);
+    expect(made).toBe(3);
+    // At most `max` kept; none once closed.
+    for (const r of [a, b, new Record()]) pool.release(r);
+    expect(pool.size).toBe(2);
+    pool.close();
+    expect(pool.size).toBe(0);
+    const d = pool.acquire(OpKind.FILL, 0, Fence.empty, Fence.empty);
+    pool.release(d);
+    expect(pool.size).toBe(0);
   });
 });

@@ -26,6 +26,7 @@ const AUTHOR_HELPERS = [
   'resolveRange',
   'QueueFront',
   'QueueRecord',
+  'RecordPool',
   'OpKind',
   'RunList',
   'PlanSink',

@@ -43,6 +43,7 @@ export { invalid } from './invalid';
 export { type DispatchArgs, PlanSink } from './plan-sink';
 export { type AllocaRequest, FRONT_METHODS, type FrontMethod, QueueFront } from './queue-front';
 export { OP_NAMES, OpKind, QueueRecord } from './queue-record';
+export { RECORD_POOL_MAX, RecordPool } from './record-pool';
 export { directCode, directIndex, isSlotCode, REF_STRIDE, RefTableBuilder } from './ref-table';
 export { RunList } from './run-list';
 export {

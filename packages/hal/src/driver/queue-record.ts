@@ -1,8 +1,9 @@
 /**
  * The one queue-operation record of the driver kit: every kind's payload in one object, so a device's
  * queue calls fill a record instead of allocating per-kind objects. Devices extend it with their own
- * fields (CPU: retained buffers and plans; WebGPU: staging and error-scope state) and may pool it
- * (`reset()` drops every reference the kit's fields hold).
+ * fields (CPU: retained buffers and plans; WebGPU: staging and error-scope state) and pool it
+ * (record-pool.ts): `reset()` drops every reference the record holds (a device overrides it for its own
+ * fields), and `generation` tells a use of a pooled record from the next one.
  *
  * `OpKind` numbers the kinds once for every device; `OP_NAMES[kind]` is the Device method that made it.
  */
@@ -71,6 +72,24 @@ export class QueueRecord<B extends Buffer = Buffer> {
   traceEnqueued = 0;
   /** Epoch ms of the moment its waits were reached and it started (0: not yet). */
   traceStarted = 0;
+
+  // Pooling (record-pool.ts).
+  /**
+   * Counts the record's uses: RecordPool.acquire increments it. Code that may still hold the record
+   * after its operation completed (a callback registered on a fence or a promise) keeps the generation
+   * it saw and ignores the record once that changed.
+   */
+  generation = 0;
+  /** True while the record sits in a pool's free list (a second release is ignored). */
+  pooled = false;
+
+  /**
+   * Drops every reference the record holds before it goes back to its pool (RecordPool.release). The
+   * kit's fields by default; a device that adds fields overrides it and calls `resetRecord()`.
+   */
+  reset(): void {
+    this.resetRecord();
+  }
 
   /** Drops every reference the kit's fields hold (a pooled record keeps nothing alive). */
   resetRecord(): void {
