@@ -2,6 +2,9 @@
  * PassthroughPool: one slab per block, created at reserve and destroyed at release (IREE's "no-op"
  * allocator, the baseline the other pools are measured against). No reuse, no fragmentation, a
  * provider call per reserve and per release.
+ *
+ * A quarantined block keeps its slab for good: its bytes count against the budget, and a request
+ * that only fits in what the budget leaves beside them can still be served (`fitsBeside`).
  */
 import { checkOptions } from '@keel/hal';
 import { POOL_OPTION_RULES, PoolBase, PoolBlock, type PoolOptions } from './pool-support';
@@ -12,6 +15,8 @@ export type PassthroughPoolOptions = PoolOptions;
 export class PassthroughPool<M> extends PoolBase<M> {
   readonly maxBlockBytes: number;
   readonly #live = new Set<PoolBlock<M>>();
+  /** Bytes of the slabs of quarantined blocks. */
+  #quarantinedBytes = 0;
 
   constructor(provider: SlabProvider<M>, options?: PassthroughPoolOptions) {
     super('PassthroughPool', provider, checkOptions('PassthroughPool', options, POOL_OPTION_RULES));
@@ -43,6 +48,15 @@ export class PassthroughPool<M> extends PoolBase<M> {
   protected override free(block: PoolBlock<M>): void {
     this.#live.delete(block);
     this.dropSlab(block.slab);
+  }
+
+  /** The block keeps its slab (it stays in #live, so destroy still gives the slab back). */
+  protected override hold(block: PoolBlock<M>): void {
+    this.#quarantinedBytes += block.capacity;
+  }
+
+  protected override fitsBeside(units: number): boolean {
+    return this.#quarantinedBytes + units * this.alignment <= this.budget;
   }
 
   /** Nothing to do: free slabs are destroyed at release. */

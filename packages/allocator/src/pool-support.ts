@@ -1,8 +1,13 @@
 /**
  * Internals shared by the pools: PoolBase (what the three pools have in common: label and message
- * name, alignment, budget, provider, counters, the argument and ownership checks of reserve and
- * release, trim/destroy's life cycle), slab records, block records, counters. Not exported from the
- * package.
+ * name, alignment, budget, provider, counters, the argument and ownership checks of reserve, release
+ * and quarantine, trim/destroy's life cycle), slab records, block records, counters. Not exported
+ * from the package.
+ *
+ * Quarantine: a quarantined block stays reserved (live in the counters and in its slab) for good; its
+ * `handle` becomes QUARANTINED, so a later release or quarantine of it is FAILED_PRECONDITION. The pool
+ * learns of it through `hold` (the ring reclaims past it; the TLSF pool marks its node) and answers
+ * `canEverReserve` through `fitsBeside` once it holds any.
  *
  * Creation checks: the provider must have createSlab and destroySlab functions (and resizeSlab, if
  * present, a function), the budget at least the alignment (every block takes one alignment unit).
@@ -18,13 +23,20 @@ import type { SlabProvider } from './slab-provider';
 /** The largest alignment a pool accepts (1 GiB). */
 export const MAX_ALIGNMENT = 2 ** 30;
 
+/** `PoolBlock.handle` of a released block. */
+const RELEASED = -1;
+/** `PoolBlock.handle` of a quarantined block (reserved for good). */
+const QUARANTINED = -2;
+
 let nextSlabId = 1;
 
 /** A slab as a pool keeps it: the public fields plus the pool's bookkeeping. */
 export class SlabRecord<M> implements Slab<M> {
   readonly id = nextSlabId++;
-  /** Live blocks in this slab. */
+  /** Live blocks in this slab (quarantined ones included). */
   live = 0;
+  /** Quarantined blocks in this slab (reserved for good). */
+  quarantined = 0;
   /** TLSF: the physically first and last nodes, and the heap the slab serves. */
   first = -1;
   last = -1;
@@ -41,7 +53,7 @@ export class SlabRecord<M> implements Slab<M> {
 
 /**
  * A block as a pool hands it out. `handle` is the pool's record of it (a TLSF node, a ring slot); it is
- * -1 once released, so a second release is caught. One object per reserve: blocks are never recycled,
+ * -1 once released and -2 once quarantined, so a second release is caught. One object per reserve: blocks are never recycled,
  * so a stale block can never alias a newer one.
  */
 export class PoolBlock<M> implements Block<M> {
@@ -196,6 +208,8 @@ export abstract class PoolBase<M> implements Pool<M> {
   protected budget: number;
   /** @internal */
   protected dead = false;
+  /** @internal Quarantined blocks (reserved for good). */
+  protected quarantinedBlocks = 0;
   /** The first exception of `destroySlab` not reported yet (see dropSlab). */
   #dropFailed = false;
   #dropFailure: unknown = undefined;
@@ -249,11 +263,7 @@ export abstract class PoolBase<M> implements Pool<M> {
   ): Block<M> | undefined {
     this.alive(op);
     checkByteLength(this.what, op, byteLength);
-    let alignUnits = 1;
-    if (alignment !== undefined && alignment !== this.alignment) {
-      checkAlignment(this.what, op, alignment);
-      if (alignment > this.alignment) alignUnits = alignment / this.alignment;
-    }
+    const alignUnits = this.#alignUnits(op, alignment);
     // Sizes are kept in units of the alignment; a zero-byte block still takes one.
     const block = this.take(
       byteLength,
@@ -271,22 +281,66 @@ export abstract class PoolBase<M> implements Pool<M> {
   }
 
   release(block: Block<M>): void {
-    this.alive('release');
+    const own = this.#live('release', block);
+    this.free(own);
+    own.handle = RELEASED;
+    own.slab.live--;
+    this.tally.released(own.byteLength);
+    this.#reportDropFailure('release');
+  }
+
+  /**
+   * Takes a live block out of circulation for good: it stays reserved (in `liveBytes` and its slab)
+   * and its memory is never handed out again, but it holds nothing else back (`hold`: the ring
+   * reclaims past it). A block of another pool is INVALID_ARGUMENT; a released or quarantined block
+   * FAILED_PRECONDITION.
+   */
+  quarantine(block: Block<M>): void {
+    const own = this.#live('quarantine', block);
+    this.hold(own);
+    own.handle = QUARANTINED;
+    own.slab.quarantined++;
+    this.quarantinedBlocks++;
+  }
+
+  /**
+   * Whether `reserve(byteLength, alignment)` could ever succeed: false above `maxBlockBytes`, or when
+   * the quarantined blocks leave no room for it even once every other block is released.
+   */
+  canEverReserve(byteLength: number, alignment?: number): boolean {
+    const op = 'canEverReserve';
+    this.alive(op);
+    checkByteLength(this.what, op, byteLength);
+    const alignUnits = this.#alignUnits(op, alignment);
+    if ((byteLength || 1) > this.maxBlockBytes) return false;
+    if (this.quarantinedBlocks === 0) return true;
+    return this.fitsBeside(Math.max(1, Math.ceil(byteLength / this.alignment)), alignUnits);
+  }
+
+  /** The live block `block` of this pool (INVALID_ARGUMENT / FAILED_PRECONDITION naming `op`). */
+  #live(op: string, block: Block<M>): PoolBlock<M> {
+    this.alive(op);
     if (!(block instanceof PoolBlock) || block.pool !== this) {
-      throw invalid(`${this.what}: release: the block does not belong to this pool`);
+      throw invalid(`${this.what}: ${op}: the block does not belong to this pool`);
     }
     if (block.handle < 0) {
       throw new KeelError(
         ErrorCode.FAILED_PRECONDITION,
-        `${this.what}: release: block at offset ${block.offset} of slab ${block.slab.id} was already released`,
+        `${this.what}: ${op}: block at offset ${block.offset} of slab ${block.slab.id} ${
+          block.handle === QUARANTINED
+            ? 'is quarantined (reserved for good: its memory is never handed out again)'
+            : 'was already released'
+        }`,
       );
     }
-    const own = block as PoolBlock<M>;
-    this.free(own);
-    own.handle = -1;
-    own.slab.live--;
-    this.tally.released(own.byteLength);
-    this.#reportDropFailure('release');
+    return block as PoolBlock<M>;
+  }
+
+  /** Units of the pool's alignment a block's offset must be a multiple of (checks `alignment`). */
+  #alignUnits(op: string, alignment: number | undefined): number {
+    if (alignment === undefined || alignment === this.alignment) return 1;
+    checkAlignment(this.what, op, alignment);
+    return alignment > this.alignment ? alignment / this.alignment : 1;
   }
 
   resetPeaks(): void {
@@ -405,6 +459,16 @@ export abstract class PoolBase<M> implements Pool<M> {
   ): PoolBlock<M> | undefined;
   /** @internal A release after the checks (the block is this pool's and live). */
   protected abstract free(block: PoolBlock<M>): void;
+  /**
+   * @internal A quarantine after the checks (the block is this pool's and live): the block stays
+   * reserved for good but must hold no other memory back.
+   */
+  protected abstract hold(block: PoolBlock<M>): void;
+  /**
+   * @internal Whether `units` at `alignUnits` (within `maxBlockBytes`) could ever be reserved beside
+   * the quarantined blocks, once every other block is released. Called only while some are held.
+   */
+  protected abstract fitsBeside(units: number, alignUnits: number): boolean;
   /** @internal What trim does after the checks. */
   protected abstract compact(): void;
   /** @internal What destroy does (once): give every slab back. */

@@ -46,6 +46,15 @@ export interface PoolStats {
  * - `reserveExisting` is the same without growing: only memory the pool already holds.
  * - `release(block)` gives a block back. A block of another pool is INVALID_ARGUMENT; a block released
  *   twice is FAILED_PRECONDITION.
+ * - `quarantine(block)` (optional for third-party pools) takes a live block out of circulation for good:
+ *   its memory is never handed out again and it stays reserved (counted in `liveBytes`; a later
+ *   `release` is FAILED_PRECONDITION), but it holds no other memory back — the ring reclaims past it
+ *   and places new blocks around it (a hole, not a wall). The queue allocator quarantines a block whose
+ *   dealloca's wait failed (its users' fate is unknown).
+ * - `canEverReserve(byteLength, alignment)` (optional) says whether such a reserve could ever succeed:
+ *   false when it exceeds `maxBlockBytes`, or when quarantined blocks leave no room for it even once
+ *   every other block is released. The queue allocator refuses (RESOURCE_EXHAUSTED) a request that
+ *   could never be served instead of queueing it forever; without the method it assumes it could.
  * - `trim()` gives every slab without live blocks back to the provider.
  * - `destroy()` gives every slab back; live blocks become invalid. Any later call is FAILED_PRECONDITION
  *   (`destroy` itself is idempotent).
@@ -64,6 +73,10 @@ export interface Pool<M> {
   reserve(byteLength: number, alignment?: number): Block<M> | undefined;
   reserveExisting(byteLength: number, alignment?: number): Block<M> | undefined;
   release(block: Block<M>): void;
+  /** Takes a live block out of circulation for good (see above); optional for third-party pools. */
+  quarantine?(block: Block<M>): void;
+  /** Whether a reserve of `byteLength` bytes could ever succeed (see above); optional. */
+  canEverReserve?(byteLength: number, alignment?: number): boolean;
   readonly stats: PoolStats;
   /** Sets the peaks to the current values (e.g. between benchmark phases). */
   resetPeaks(): void;

@@ -1,7 +1,8 @@
 /**
  * The QueueAllocator's argument checks and synchronous errors (internal): the shape of its pool (at
  * construction), alloca's options and its queue affinity (per call: allocation-free and string-free
- * unless they throw), and the RESOURCE_EXHAUSTED of a request the pool cannot serve.
+ * unless they throw), and the RESOURCE_EXHAUSTED of a request the pool cannot serve (too large, its
+ * growth failed, or its quarantined blocks leave no room for it).
  *
  * Promises: every error is a KeelError whose message names the allocator (`what`, "QueueAllocator
  * 'x'"), the operation and the broken rule; nothing here changes any state.
@@ -108,5 +109,24 @@ export function growthFailed(what: string, label: string | undefined, cause: unk
     ErrorCode.RESOURCE_EXHAUSTED,
     `${what}: ${allocaName(label)}: the pool could not grow and no pending dealloca frees a block that fits: ${reason}`,
     { cause },
+  );
+}
+
+/**
+ * The RESOURCE_EXHAUSTED of a request `pool` can never serve: its quarantined blocks (`blocks`, `bytes`:
+ * their dealloca's wait failed, so their memory is never handed out again) leave no room for it even
+ * once every other block is released, and no pending dealloca frees a block that fits.
+ */
+export function neverFits<M>(
+  what: string,
+  label: string | undefined,
+  byteLength: number,
+  pool: Pool<M>,
+  blocks: number,
+  bytes: number,
+): KeelError {
+  return new KeelError(
+    ErrorCode.RESOURCE_EXHAUSTED,
+    `${what}: ${allocaName(label)}: ${byteLength} bytes can never be served by ${pool.kind} pool '${pool.label}' (${pool.maxBlockBytes} bytes at most): ${bytes} bytes of quarantined blocks (${blocks}; their dealloca's wait failed, so they are never handed out again) leave no room for it even once every other block is released, and no pending dealloca frees a block that fits`,
   );
 }

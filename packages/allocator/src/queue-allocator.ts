@@ -23,8 +23,11 @@
  * request larger than the pool can ever hold (`pool.maxBlockBytes`; a zero-byte request takes one
  * alignment unit) fails: RESOURCE_EXHAUSTED, thrown synchronously by `alloca` (nothing is enqueued or
  * signalled), like every argument error; so does a request whose pool's provider failed at growth
- * while no pending dealloca frees a block that fits. Affinity 0 (QueueAffinity.NONE) and bad alloca
- * options are INVALID_ARGUMENT.
+ * while no pending dealloca frees a block that fits, and one that can never be served because the
+ * pool's quarantined blocks leave no room for it (`pool.canEverReserve`). A queued request that a
+ * later quarantine leaves no room for fails its signal with that RESOURCE_EXHAUSTED: nothing waits for
+ * memory that can never come back. Affinity 0 (QueueAffinity.NONE) and bad alloca options are
+ * INVALID_ARGUMENT.
  *
  * `dealloca(affinity, wait, signalFence, allocation)` makes the allocation unusable at once (a second
  * dealloca is FAILED_PRECONDITION) and tags its block with the death frontier `wait` (joined with the
@@ -36,7 +39,8 @@
  *   `failed` and its block goes back: to the pool, or, if it was inherited from a dealloca whose
  *   frontier is still pending, back to that dealloca's care (its old users may still run).
  * - a failed dealloca wait fails the dealloca's `signal` and frees nothing: the block is quarantined
- *   (counted in `quarantinedBytes`, never reused). An alloca that took the block by rule b or d waits on
+ *   (counted in `quarantinedBytes`, never reused; `pool.quarantine` keeps it from holding other memory
+ *   back, e.g. the ring reclaims past it). An alloca that took the block by rule b or d waits on
  *   a fence that dominates the failed timepoint, so it fails too and its block stays quarantined (no
  *   double free: a block has one owner at a time — an allocation, a dealloca record, the pool or the
  *   quarantine). Exception: if the frontier failed only because the alloca itself failed before anyone
@@ -51,10 +55,10 @@
  * (as every queue operation does); an exception a semaphore still throws goes to `onError` (default: one
  * console warning per allocator). Nothing is ever thrown from a microtask.
  *
- * Why one file at ~600 lines: it is one concept, the engine behind `alloca`/`dealloca`, and about a
- * sixth of it is this contract. The parts that stand alone live in their own files: the dying-block
- * index of rules b and d (dying-blocks.ts), the intrusive lists of the FIFO and the age order
- * (intrusive-list.ts), allocations (allocation.ts), death records (death-record.ts), fence dominance
+ * Why one file at just over 600 lines: it is one concept, the engine behind `alloca`/`dealloca`, and
+ * about a sixth of it is this contract. The parts that stand alone live in their own files: the
+ * dying-block index of rules b and d (dying-blocks.ts), the intrusive lists of the FIFO and the age
+ * order (intrusive-list.ts), allocations (allocation.ts), death records (death-record.ts), fence dominance
  * (dominance.ts), pool support (pool-support.ts), the argument checks and synchronous errors
  * (queue-allocator-checks.ts), its options (queue-allocator-options.ts) and the statistics' shape
  * (allocator-stats.ts).
@@ -75,6 +79,7 @@ import {
   checkAllocaOptions,
   checkPool,
   growthFailed,
+  neverFits,
   throwCallError,
   tooLarge,
 } from './queue-allocator-checks';
@@ -197,8 +202,8 @@ export class QueueAllocator<M> {
    * Allocates `byteLength` bytes (0 is legal) for use after `wait`; signals `signalFence` once the memory is
    * usable. Returns at once. Throws (nothing enqueued, nothing signalled): INVALID_ARGUMENT for bad
    * arguments, RESOURCE_EXHAUSTED for a request larger than the pool can ever hold (or whose pool's slab
-   * provider fails while no pending dealloca frees a block that fits), FAILED_PRECONDITION after
-   * `destroy()`.
+   * provider fails, or whose pool's quarantined blocks leave no room for it, while no pending dealloca
+   * frees a block that fits), FAILED_PRECONDITION after `destroy()`.
    */
   alloca(
     affinity: QueueAffinity,
@@ -395,11 +400,24 @@ export class QueueAllocator<M> {
       return true;
     }
     if (growthThrew) throw growthFailed(this.#what, a.label, growthError);
+    const never = this.#neverFits(a);
+    if (never) throw never;
     // Queue it (FIFO).
     this.#waits++;
     a.queued = true;
     this.#fifo.push(a);
     return false;
+  }
+
+  /**
+   * The RESOURCE_EXHAUSTED of `a` when the pool's quarantined blocks leave no room for it even once
+   * every other block is released (nothing could ever serve it); undefined without quarantined blocks
+   * or when the pool cannot tell (`canEverReserve` is optional).
+   */
+  #neverFits(a: QueueAllocation<M>): KeelError | undefined {
+    const q = this.#quarantinedBlocks;
+    if (q === 0 || this.pool.canEverReserve?.(a.byteLength, a.alignment) !== false) return undefined;
+    return neverFits(this.#what, a.label, a.byteLength, this.pool, q, this.#quarantinedBytes);
   }
 
   /** The largest dying block rules b and d take for `n` bytes (`reuseSlack`, at least one unit more). */
@@ -517,9 +535,15 @@ export class QueueAllocator<M> {
     this.#wake();
   }
 
+  /**
+   * The block is reserved for good. The pool stops it from holding other memory back (the ring reclaims
+   * past it), which may serve queued requests; those it leaves no room for ever fail (#wake).
+   */
   #quarantine(block: Block<M>): void {
     this.#quarantinedBlocks++;
     this.#quarantinedBytes += block.byteLength;
+    this.pool.quarantine?.(block);
+    this.#wake();
   }
 
   /** Tags `block` with its death frontier. */
@@ -561,8 +585,10 @@ export class QueueAllocator<M> {
   }
 
   /**
-   * Serves queued requests after memory came back, oldest first; any request that fits is served.
-   * Re-entrant calls (from the fences signalled here) make the running loop go round again.
+   * Serves queued requests after memory came back (or a block was quarantined), oldest first; any
+   * request that fits is served, and one that the quarantined blocks leave no room for ever fails
+   * (RESOURCE_EXHAUSTED). Re-entrant calls (from the fences signalled here) make the running loop go
+   * round again.
    */
   #wake(): void {
     if (!this.#fifo.head) return;
@@ -582,6 +608,9 @@ export class QueueAllocator<M> {
             if (this.#assign(a, false)) {
               this.#dequeue(a);
               ready.push(a);
+            } else {
+              const never = this.#neverFits(a);
+              if (never) failed.push([a, never]);
             }
           } catch (error) {
             failed.push([

@@ -8,6 +8,13 @@
  * block was released too; then the tail jumps over all of them. A request that does not fit before the
  * end of the slab wraps around to offset 0 (the skipped bytes at the end come back with that block).
  * When the ring becomes empty, head and tail return to 0.
+ *
+ * Quarantine: a quarantined block (its dealloca's wait failed; its users may still run) is a hole,
+ * not a wall. Its reservation counts as released for the FIFO rule, so the tail reclaims past it, and
+ * its range is kept in a sorted list of holes that every later block is placed around (a block never
+ * overlaps a hole; the bytes it skips come back with it, like the skipped end of the slab). The slab
+ * is kept while holes exist. A request that no gap between holes can hold, even with the ring empty,
+ * can never be served (`fitsBeside`). With no holes, placement is what it was: one comparison more.
  */
 
 import { checkOptions, ErrorCode, KeelError, type OptionRules } from '@keel/hal';
@@ -35,6 +42,11 @@ const END = 1;
 const SEQ = 2;
 const RELEASED = 3;
 
+// Values of RELEASED: still live, released (out of order), quarantined (a hole once reclaimed).
+const LIVE = 0;
+const FREED = 1;
+const HELD = 2;
+
 export class RingPool<M> extends PoolBase<M> {
   readonly maxBlockBytes: number;
   /** Bytes of the ring. */
@@ -53,6 +65,9 @@ export class RingPool<M> extends PoolBase<M> {
   #count = 0;
   #seq = 1;
 
+  // Quarantined ranges in alignment units: [begin, end) pairs, sorted, disjoint (rarely more than a few).
+  readonly #holes: number[] = [];
+
   constructor(provider: SlabProvider<M>, options: RingPoolOptions) {
     const o = checkOptions<Partial<RingPoolOptions>>('RingPool', options, RING_OPTION_RULES);
     super('RingPool', provider, o);
@@ -66,19 +81,35 @@ export class RingPool<M> extends PoolBase<M> {
     this.budget = this.capacity;
   }
 
-  /** Bytes between tail and head that are neither live nor free yet (released out of order, padding). */
+  /**
+   * Bytes between tail and head that are neither live nor free yet (released out of order, padding),
+   * quarantined bytes (holes) excepted.
+   */
   get pendingReclaimBytes(): number {
     let units = 0;
     const q = this.#slots;
     for (let i = 0; i < this.#count; i++) {
       const at = ((this.#first + i) & ((q.length >> 2) - 1)) << 2;
-      if (q[at + RELEASED] === 1) {
+      if (q[at + RELEASED] !== LIVE) {
         const begin = q[at + BEGIN] as number;
         const end = q[at + END] as number;
-        units += end > begin ? end - begin : this.#units - begin + end;
+        units +=
+          end > begin
+            ? end - begin - this.#holeUnits(begin, end)
+            : this.#units - begin + end - this.#holeUnits(begin, this.#units) - this.#holeUnits(0, end);
       }
     }
     return units * this.alignment;
+  }
+
+  /** Units of holes inside [begin, end). */
+  #holeUnits(begin: number, end: number): number {
+    let units = 0;
+    const holes = this.#holes;
+    for (let i = 0; i < holes.length; i += 2) {
+      units += Math.max(0, Math.min(end, holes[i + 1] as number) - Math.max(begin, holes[i] as number));
+    }
+    return units;
   }
 
   protected override take(
@@ -96,19 +127,19 @@ export class RingPool<M> extends PoolBase<M> {
     }
     const head = this.#head;
     const tail = this.#tail;
-    let start = alignUp(head, alignUnits);
+    let start: number;
     if (this.#count === 0) {
-      start = 0;
+      start = this.#place(0, cap, units, alignUnits);
       this.#tail = 0;
     } else if (head > tail) {
       // Free: [head, cap) then [0, tail).
-      if (start + units > cap) {
-        if (units > tail) return this.full();
-        start = 0;
-      }
-    } else if (head === tail || start + units > tail) {
-      return this.full();
+      start = this.#place(head, cap, units, alignUnits);
+      if (start < 0) start = this.#place(0, tail, units, alignUnits);
+    } else {
+      // Free: [head, tail) (nothing when head === tail: the ring is full).
+      start = head === tail ? -1 : this.#place(head, tail, units, alignUnits);
     }
+    if (start < 0) return this.full();
     const end = start + units;
     const slot = this.#push(this.#count === 0 ? 0 : head, end);
     this.#head = end;
@@ -121,6 +152,22 @@ export class RingPool<M> extends PoolBase<M> {
       units * this.alignment,
       this.#slots[(slot << 2) + SEQ] as number,
     );
+  }
+
+  /**
+   * The first start at or after `lo`, a multiple of `alignUnits`, of `units` units that end by `hi`
+   * and overlap no hole; -1 if there is none.
+   */
+  #place(lo: number, hi: number, units: number, alignUnits: number): number {
+    let start = alignUp(lo, alignUnits);
+    const holes = this.#holes;
+    for (let i = 0; i < holes.length; i += 2) {
+      const end = holes[i + 1] as number;
+      if (end <= start) continue;
+      if (start + units <= (holes[i] as number)) break;
+      start = alignUp(end, alignUnits);
+    }
+    return start + units <= hi ? start : -1;
   }
 
   #push(begin: number, end: number): number {
@@ -145,8 +192,32 @@ export class RingPool<M> extends PoolBase<M> {
   }
 
   protected override free(block: PoolBlock<M>): void {
-    // Slots move when the queue grows; find the reservation by its sequence number (sequence numbers
-    // of queued reservations are consecutive from the first one).
+    this.#slots[this.#find(block, 'release') + RELEASED] = FREED;
+    this.#reclaim();
+  }
+
+  /** The block becomes a hole: the tail may reclaim past its reservation, placement skips its range. */
+  protected override hold(block: PoolBlock<M>): void {
+    this.#slots[this.#find(block, 'quarantine') + RELEASED] = HELD;
+    const begin = block.offset / this.alignment;
+    const end = begin + block.capacity / this.alignment;
+    const holes = this.#holes;
+    let i = 0;
+    while (i < holes.length && (holes[i] as number) < begin) i += 2;
+    holes.splice(i, 0, begin, end);
+    this.#reclaim();
+  }
+
+  protected override fitsBeside(units: number, alignUnits: number): boolean {
+    // Once every other block is released the ring is empty: placement starts at 0.
+    return this.#place(0, this.#units, units, alignUnits) >= 0;
+  }
+
+  /**
+   * The index in #slots of `block`'s reservation record. Slots move when the queue grows; it is found
+   * by its sequence number (those of queued reservations are consecutive from the first one).
+   */
+  #find(block: PoolBlock<M>, op: string): number {
     const q = this.#slots;
     const mask = (q.length >> 2) - 1;
     const distance = block.seq - (q[(this.#first << 2) + SEQ] as number);
@@ -154,12 +225,17 @@ export class RingPool<M> extends PoolBase<M> {
     if (distance < 0 || distance >= this.#count || q[at + SEQ] !== block.seq) {
       throw new KeelError(
         ErrorCode.FAILED_PRECONDITION,
-        `${this.what}: release: block at offset ${block.offset} is not a live reservation of this ring`,
+        `${this.what}: ${op}: block at offset ${block.offset} is not a live reservation of this ring`,
       );
     }
-    q[at + RELEASED] = 1;
-    // Reclaim from the tail every released reservation in order.
-    while (this.#count > 0 && q[(this.#first << 2) + RELEASED] === 1) {
+    return at;
+  }
+
+  /** Reclaims from the tail every released (or quarantined) reservation, in order. */
+  #reclaim(): void {
+    const q = this.#slots;
+    const mask = (q.length >> 2) - 1;
+    while (this.#count > 0 && q[(this.#first << 2) + RELEASED] !== LIVE) {
       this.#tail = q[(this.#first << 2) + END] as number;
       this.#first = (this.#first + 1) & mask;
       this.#count--;
@@ -170,15 +246,19 @@ export class RingPool<M> extends PoolBase<M> {
     }
   }
 
-  /** Gives the ring's slab back when no reservation is outstanding; the next reserve creates it again. */
+  /**
+   * Gives the ring's slab back when no reservation is outstanding and no block is quarantined in it;
+   * the next reserve creates it again.
+   */
   protected override compact(): void {
-    if (this.#count === 0) this.freeAll();
+    if (this.#count === 0 && this.#holes.length === 0) this.freeAll();
   }
 
   protected override freeAll(): void {
     const slab = this.#slab;
     this.#slab = undefined;
     this.#count = 0;
+    this.#holes.length = 0;
     if (slab) this.dropSlab(slab);
   }
 }

@@ -20,6 +20,11 @@
  *   added. Either way a request of `dedicatedThreshold` bytes or more gets a slab of exactly its size;
  *   near the budget a smaller slab that still fits is made, and empty slabs are given back first if
  *   that makes room.
+ * - Quarantine: a quarantined block's node stays used for good (flag HELD), so its slab is never given
+ *   back and its range never reused; the free ranges beside it are. A request is refused for good
+ *   (`fitsBeside` false) only when neither the budget left beside the slabs holding quarantined blocks
+ *   nor a gap between those blocks (the last one of a growable slab extended by that budget) can hold
+ *   it once every other block is released.
  * - Bookkeeping lives in one Int32Array (eight fields per node) and a few bitmaps; a reserve allocates one small
  *   block object and nothing else.
  *
@@ -81,6 +86,8 @@ const MAX_UNITS = 0x7fffffff;
 
 const FREE = 1;
 const USED = 2;
+/** Used for good: the node of a quarantined block. */
+const HELD = 3;
 
 // Fields of a node (see #n).
 const OFFSET = 0;
@@ -287,6 +294,45 @@ export class TlsfPool<M> extends PoolBase<M> {
     this.#recycle(next);
   }
 
+  protected override hold(block: PoolBlock<M>): void {
+    this.#n[(block.handle << 3) + FLAGS] = HELD;
+  }
+
+  /**
+   * Once every block but the quarantined ones is released, the slabs without quarantined blocks can be
+   * given back (#grow does so to make room): what stays is the slabs holding quarantined blocks, with
+   * free gaps between those blocks, and the budget beside them.
+   */
+  protected override fitsBeside(units: number, alignUnits: number): boolean {
+    if (units > MAX_UNITS - alignUnits) return false;
+    const n = this.#n;
+    const unit = this.alignment;
+    const slabs = this.#slabs;
+    let held = 0;
+    for (const slab of slabs) if (slab?.quarantined) held += slab.byteLength / unit;
+    const room = this.#budgetUnits - held;
+    // A new slab (#grow makes one of at least `units` whenever the room allows).
+    if (room >= units) return true;
+    const heap = units < this.#smallUnits ? SMALL : LARGE;
+    const extendable = this.resizable && units < this.#dedicatedUnits;
+    for (let i = 0; i < slabs.length; i++) {
+      const slab = slabs[i];
+      if (!slab?.quarantined || slab.heap !== heap) continue;
+      let gap = 0;
+      for (let node = slab.first; node >= 0; node = n[(node << 3) + NEXT_PHYS] as number) {
+        const at = node << 3;
+        if (n[at + FLAGS] !== HELD) continue;
+        if (alignUp(gap, alignUnits) + units <= (n[at + OFFSET] as number)) return true;
+        gap = (n[at + OFFSET] as number) + (n[at + SIZE] as number);
+      }
+      let end = slab.byteLength / unit;
+      // The heap's growable slab: its last gap grows in place by the room left (#extendTail).
+      if (extendable && this.#tail[heap] === i) end = Math.min(MAX_UNITS, end + room);
+      if (alignUp(gap, alignUnits) + units <= end) return true;
+    }
+    return false;
+  }
+
   /**
    * Gives every slab without live blocks back to the provider, and (with a provider that can shrink
    * slabs in place) shrinks the free tail of the others to a multiple of the growth granule.
@@ -362,9 +408,15 @@ export class TlsfPool<M> extends PoolBase<M> {
       const node = this.#extendTail(heap, units, alignUnits);
       if (node >= 0) return node;
     }
-    // Give empty slabs back first if that makes room.
+    // Give empty slabs back first if that makes room (the newest slab may then grow in place).
     let room = this.#room();
-    if (room < units && this.#trimEmpty() > 0) room = this.#room();
+    if (room < units && this.#trimEmpty() > 0) {
+      if (growable) {
+        const node = this.#extendTail(heap, units, alignUnits);
+        if (node >= 0) return node;
+      }
+      room = this.#room();
+    }
     if (room < units) return -1;
     const slabUnits = Math.min(
       dedicated
@@ -515,7 +567,7 @@ export class TlsfPool<M> extends PoolBase<M> {
         if (flags === FREE) {
           freeNodes++;
           if (prev >= 0 && n[(prev << 3) + FLAGS] === FREE) fail(`${s}adjacent free nodes`);
-        } else if (flags === USED) live++;
+        } else if (flags === USED || flags === HELD) live++;
         else fail(`${s}recycled node ${node} is linked`);
         expected += n[at + SIZE] as number;
         prev = node;

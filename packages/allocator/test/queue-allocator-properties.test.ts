@@ -4,7 +4,9 @@
  * injected failures. Checked: blocks of allocations in their use window (from the alloca's signal to the
  * dealloca's frontier) never overlap; statistics match the program; after everything ran every byte is
  * back in the pool (except quarantined blocks of failed frontiers); nothing hangs (a program that
- * deadlocks on memory is ended by destroy, which fails everything pending).
+ * deadlocks on memory is ended by destroy, which fails everything pending); a request refused because
+ * quarantined blocks leave no room for it (RESOURCE_EXHAUSTED, thrown or failing its signal) indeed
+ * cannot be reserved once everything else is back in the pool.
  */
 import { Fence, KeelError, TimelineSemaphore } from '@keel/fence';
 import fc from 'fast-check';
@@ -96,6 +98,8 @@ function runProgram(pool: Pool<ArrayBuffer>, ops: readonly Op[]): Outcome {
   const runnable: Fence[] = [];
   const inUse = new Set<Tracked>();
   const violations: string[] = [];
+  /** Requests refused because the quarantine leaves no room for them: [byteLength, alignment]. */
+  const refused: [number, number][] = [];
 
   const waitFor = (queue: number, cross: number): Fence => {
     const q = queues[queue] as (typeof queues)[number];
@@ -175,7 +179,15 @@ function runProgram(pool: Pool<ArrayBuffer>, ops: readonly Op[]): Outcome {
       case 'alloca': {
         const wait = waitFor(op.queue, op.cross);
         const signal = nextSignal(op.queue);
-        const a = allocator.alloca(1 << op.queue, wait, signal, op.size, { alignment: 1 << op.alignLog2 });
+        let a: Allocation<ArrayBuffer>;
+        try {
+          a = allocator.alloca(1 << op.queue, wait, signal, op.size, { alignment: 1 << op.alignLog2 });
+        } catch (error) {
+          if (!KeelError.is(error, 'RESOURCE_EXHAUSTED') || allocator.stats.quarantinedBlocks === 0)
+            throw error;
+          refused.push([op.size, 1 << op.alignLog2]);
+          break;
+        }
         const t: Tracked = { a, signal, deallocated: false, frontier: undefined };
         tracked.push(t);
         signal.onReached((error) => {
@@ -223,9 +235,21 @@ function runProgram(pool: Pool<ArrayBuffer>, ops: readonly Op[]): Outcome {
   expect(errors).toEqual([]);
   const stats = allocator.stats;
   const stuck = stats.pendingAllocas > 0 || stats.queuedRequests > 0 || stats.dyingBytes > 0;
+  for (const t of tracked) {
+    if (KeelError.is(t.a.failure, 'RESOURCE_EXHAUSTED')) refused.push([t.a.byteLength, t.a.alignment]);
+  }
   if (!stuck) {
     expect(stats.liveBytes).toBe(0);
     expect(stats.pool.liveBytes).toBe(stats.quarantinedBytes);
+    // Everything but the quarantine is back: a refused request indeed cannot be reserved.
+    for (const [byteLength, alignment] of refused) {
+      const block = pool.reserve(byteLength, alignment);
+      if (block) {
+        violations.push(`refused ${byteLength} bytes (alignment ${alignment}) fit at ${block.offset}`);
+        pool.release(block);
+      }
+    }
+    expect(violations).toEqual([]);
     if (!injected) expect(stats.quarantinedBytes).toBe(0);
     for (const t of tracked) expect(['deallocated', 'failed']).toContain(t.a.state);
   } else {
