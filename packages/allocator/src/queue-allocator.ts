@@ -55,19 +55,21 @@
  * (as every queue operation does); an exception a semaphore still throws goes to `onError` (default: one
  * console warning per allocator). Nothing is ever thrown from a microtask.
  *
- * Why one file at just over 600 lines: it is one concept, the engine behind `alloca`/`dealloca`, and
- * about a sixth of it is this contract. The parts that stand alone live in their own files: the
- * dying-block index of rules b and d (dying-blocks.ts), the intrusive lists of the FIFO and the age
+ * This file is the engine behind `alloca`/`dealloca` and nothing else: which rule serves a request, who
+ * owns a block, what a reached or failed fence does. The parts that stand alone live in their own files:
+ * the dying-block index of rules b and d (dying-blocks.ts), the intrusive lists of the FIFO and the age
  * order (intrusive-list.ts), allocations (allocation.ts), death records (death-record.ts), fence dominance
  * (dominance.ts), pool support (pool-support.ts), the argument checks and synchronous errors
- * (queue-allocator-checks.ts), its options (queue-allocator-options.ts) and the statistics' shape
+ * (queue-allocator-checks.ts), its options (queue-allocator-options.ts), what `destroy` gives back to a
+ * kept pool (give-back.ts), the counters behind `stats` (allocator-counters.ts) and the statistics' shape
  * (allocator-stats.ts).
  */
 import { describeValue, Fence, type Registration } from '@keel/fence';
 import { checkOptions, ErrorCode, KeelError, QueueAffinity } from '@keel/hal';
 import { abortedBy, failTimepoints, invalid, isFence, signalPendingTimepoints } from '@keel/hal/driver';
 import { type Allocation, type AllocationSource, QueueAllocation } from './allocation';
-import type { AllocatorStats, QueueStats } from './allocator-stats';
+import { AllocatorCounters } from './allocator-counters';
+import type { AllocatorStats } from './allocator-stats';
 import type { Block } from './block';
 import { DeathRecord } from './death-record';
 import { DyingBlocks } from './dying-blocks';
@@ -89,12 +91,6 @@ import {
   type QueueAllocatorOptions,
   warnOnce,
 } from './queue-allocator-options';
-
-interface MutableQueueStats {
-  allocas: number;
-  deallocas: number;
-  liveBytes: number;
-}
 
 /**
  * What waits on a fence for the allocator and must be failed by destroy: a death record, or the
@@ -119,19 +115,7 @@ export class QueueAllocator<M> {
   readonly #onError: (error: unknown) => void;
   #destroyed = false;
 
-  // Counters.
-  #allocas = 0;
-  #deallocas = 0;
-  #failures = 0;
-  #liveBytes = 0;
-  #peakLiveBytes = 0;
-  #reuseFrontierReached = 0;
-  #reuseDominated = 0;
-  #growths = 0;
-  #waits = 0;
-  #quarantinedBlocks = 0;
-  #quarantinedBytes = 0;
-  readonly #queues = new Map<number, MutableQueueStats>();
+  readonly #counters = new AllocatorCounters();
 
   // Dying blocks (rules b and d).
   readonly #dying: DyingBlocks<M>;
@@ -167,34 +151,12 @@ export class QueueAllocator<M> {
   }
 
   get stats(): AllocatorStats {
-    const pool = this.pool.stats;
-    const queues = new Map<QueueAffinity, QueueStats>();
-    for (const [mask, q] of this.#queues) queues.set(mask, { ...q });
-    return {
-      allocas: this.#allocas,
-      deallocas: this.#deallocas,
-      failures: this.#failures,
-      liveBytes: this.#liveBytes,
-      peakLiveBytes: this.#peakLiveBytes,
-      dyingBytes: this.#dying.bytes,
-      reservedBytes: pool.reservedBytes,
-      peakReservedBytes: pool.peakReservedBytes,
-      reuseFrontierReached: this.#reuseFrontierReached,
-      reuseDominated: this.#reuseDominated,
-      growths: this.#growths,
-      waits: this.#waits,
-      queuedRequests: this.#fifo.size,
-      pendingAllocas: this.#pending.size,
-      quarantinedBlocks: this.#quarantinedBlocks,
-      quarantinedBytes: this.#quarantinedBytes,
-      queues,
-      pool,
-    };
+    return this.#counters.snapshot(this.pool.stats, this.#dying.bytes, this.#fifo.size, this.#pending.size);
   }
 
   /** Sets the live and reserved peaks (the allocator's and the pool's) to the current values. */
   resetPeaks(): void {
-    this.#peakLiveBytes = this.#liveBytes;
+    this.#counters.resetPeaks();
     this.pool.resetPeaks();
   }
 
@@ -223,8 +185,7 @@ export class QueueAllocator<M> {
     if ((byteLength || 1) > pool.maxBlockBytes) throw tooLarge(this.#what, label, byteLength, pool);
     const a = new QueueAllocation<M>(this, affinity >>> 0, wait, signalFence, byteLength, alignment, label);
     this.#assign(a, true);
-    this.#allocas++;
-    this.#queueStats(a.affinity).allocas++;
+    this.#counters.alloca(a.affinity);
     this.#pending.add(a);
     const reg = a.wait.onReached((error) => this.#onAllocaWait(a, error));
     if (this.#pending.has(a)) a.reg = reg;
@@ -249,8 +210,7 @@ export class QueueAllocator<M> {
       );
     }
     a.freed = true;
-    this.#deallocas++;
-    this.#queueStats(affinity >>> 0).deallocas++;
+    this.#counters.dealloca(affinity >>> 0);
     if (a.state === 'failed') {
       // Nothing to free (the failed alloca gave its block back); order the signal after the wait.
       const entry: Open = { signal: signalFence, reg: undefined };
@@ -305,7 +265,7 @@ export class QueueAllocator<M> {
       a.block = undefined;
       a.held = undefined;
       this.#dequeue(a);
-      this.#failures++;
+      this.#counters.failures++;
       toFail.push(a.signal, a.lateSignal);
     }
     this.#pending.clear();
@@ -348,15 +308,6 @@ export class QueueAllocator<M> {
     }
   }
 
-  #queueStats(mask: number): MutableQueueStats {
-    let q = this.#queues.get(mask);
-    if (!q) {
-      q = { allocas: 0, deallocas: 0, liveBytes: 0 };
-      this.#queues.set(mask, q);
-    }
-    return q;
-  }
-
   /**
    * Finds a block for `a` by rules b, a, c (and, at the call, d). Returns true when `a` has a block.
    * At the call a request nothing can serve is queued.
@@ -366,13 +317,13 @@ export class QueueAllocator<M> {
     const alignment = a.alignment;
     const dominated = this.#dying.findDominated(a.wait, n, alignment, this.#limit(n));
     if (dominated) {
-      if (atCall) this.#reuseDominated++;
+      if (atCall) this.#counters.reuseDominated++;
       this.#take(a, dominated, atCall ? 'dominated' : 'waited');
       return true;
     }
     let block = this.pool.reserveExisting(n, alignment);
     if (block) {
-      if (atCall) this.#reuseFrontierReached++;
+      if (atCall) this.#counters.reuseFrontierReached++;
       this.#give(a, block, atCall ? 'frontier-reached' : 'waited');
       return true;
     }
@@ -387,14 +338,14 @@ export class QueueAllocator<M> {
       growthError = error;
     }
     if (block) {
-      if (atCall) this.#growths++;
+      if (atCall) this.#counters.growths++;
       this.#give(a, block, atCall ? 'grown' : 'waited');
       return true;
     }
     if (!atCall) return false;
     const earliest = this.#dying.findEarliest(n, alignment, this.#limit(n));
     if (earliest) {
-      this.#waits++;
+      this.#counters.waits++;
       a.wait = Fence.join(a.wait, earliest.frontier);
       this.#take(a, earliest, 'waited');
       return true;
@@ -403,7 +354,7 @@ export class QueueAllocator<M> {
     const never = this.#neverFits(a);
     if (never) throw never;
     // Queue it (FIFO).
-    this.#waits++;
+    this.#counters.waits++;
     a.queued = true;
     this.#fifo.push(a);
     return false;
@@ -415,9 +366,10 @@ export class QueueAllocator<M> {
    * or when the pool cannot tell (`canEverReserve` is optional).
    */
   #neverFits(a: QueueAllocation<M>): KeelError | undefined {
-    const q = this.#quarantinedBlocks;
+    const c = this.#counters;
+    const q = c.quarantinedBlocks;
     if (q === 0 || this.pool.canEverReserve?.(a.byteLength, a.alignment) !== false) return undefined;
-    return neverFits(this.#what, a.label, a.byteLength, this.pool, q, this.#quarantinedBytes);
+    return neverFits(this.#what, a.label, a.byteLength, this.pool, q, c.quarantinedBytes);
   }
 
   /** The largest dying block rules b and d take for `n` bytes (`reuseSlack`, at least one unit more). */
@@ -455,10 +407,7 @@ export class QueueAllocator<M> {
   #count(a: QueueAllocation<M>, counted: boolean): void {
     if (a.counted === counted) return;
     a.counted = counted;
-    const bytes = counted ? a.byteLength : -a.byteLength;
-    this.#liveBytes += bytes;
-    this.#peakLiveBytes = Math.max(this.#peakLiveBytes, this.#liveBytes);
-    this.#queueStats(a.affinity).liveBytes += bytes;
+    this.#counters.live(a.affinity, counted ? a.byteLength : -a.byteLength);
   }
 
   #onAllocaWait(a: QueueAllocation<M>, error: KeelError | undefined): void {
@@ -489,7 +438,7 @@ export class QueueAllocator<M> {
     this.#count(a, false);
     a.state = 'failed';
     a.failure = failure;
-    this.#failures++;
+    this.#counters.failures++;
     const block = a.held;
     a.block = undefined;
     a.held = undefined;
@@ -540,8 +489,7 @@ export class QueueAllocator<M> {
    * past it), which may serve queued requests; those it leaves no room for ever fail (#wake).
    */
   #quarantine(block: Block<M>): void {
-    this.#quarantinedBlocks++;
-    this.#quarantinedBytes += block.byteLength;
+    this.#counters.quarantined(block.byteLength);
     this.pool.quarantine?.(block);
     this.#wake();
   }

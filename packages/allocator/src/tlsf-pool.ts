@@ -30,12 +30,13 @@
  *
  * Limits: a slab holds at most 2^31 − 1 alignment units (32 GiB at the default alignment).
  *
- * Why one file: it is one algorithm (two-level segregated fit: the bitmaps, the free
- * lists, split and coalesce, slab growth within the budget), whose invariants tie every method to the
- * same bitmaps and block links; splitting it would scatter one data structure's invariants across
- * files. Shared pool plumbing lives in pool-support.ts.
+ * This file is the algorithm (two-level segregated fit: the bitmaps, the free lists, split and
+ * coalesce, slab growth within the budget, the quarantine's room), whose every method keeps the same
+ * bitmaps and node links consistent. Beside it: the layout of that bookkeeping (size classes and node
+ * fields, tlsf-layout.ts), the check of its invariants that tests run (`checkInvariants`,
+ * tlsf-invariants.ts) and the plumbing shared by every pool (pool-support.ts).
  */
-import { checkOptions, ErrorCode, KeelError, type OptionRules } from '@keel/hal';
+import { checkOptions, type OptionRules } from '@keel/hal';
 import { growTypedArray } from '@keel/hal/driver';
 import {
   alignUp,
@@ -47,6 +48,30 @@ import {
   type SlabRecord,
 } from './pool-support';
 import type { SlabProvider } from './slab-provider';
+import { checkTlsfInvariants } from './tlsf-invariants';
+import {
+  CLASSES,
+  classOf,
+  FL_COUNT,
+  FLAGS,
+  FREE,
+  HEAPS,
+  HELD,
+  LARGE,
+  MAX_UNITS,
+  NEXT_FREE,
+  NEXT_PHYS,
+  OFFSET,
+  PREV_FREE,
+  PREV_PHYS,
+  SIZE,
+  SL_COUNT,
+  SL_LOG2,
+  SLAB,
+  SMALL,
+  searchClassOf,
+  USED,
+} from './tlsf-layout';
 
 export interface TlsfPoolOptions extends PoolOptions {
   /** Bytes of each slab of the large heap when the provider cannot resize slabs (default 4 MiB). */
@@ -74,47 +99,8 @@ const TLSF_OPTION_RULES: OptionRules = {
   growthGranule: POSITIVE,
 };
 
-const SL_LOG2 = 5;
-const SL_COUNT = 1 << SL_LOG2;
-/** First-level classes: 0 holds sizes below SL_COUNT units (linear), then one per power of two. */
-const FL_COUNT = 32 - SL_LOG2 + 1;
-const CLASSES = FL_COUNT * SL_COUNT;
-const HEAPS = 2;
-const LARGE = 0;
-const SMALL = 1;
-const MAX_UNITS = 0x7fffffff;
-
-const FREE = 1;
-const USED = 2;
-/** Used for good: the node of a quarantined block. */
-const HELD = 3;
-
-// Fields of a node (see #n).
-const OFFSET = 0;
-const SIZE = 1;
-const SLAB = 2;
-const PREV_PHYS = 3;
-const NEXT_PHYS = 4;
-const PREV_FREE = 5;
-const NEXT_FREE = 6;
-const FLAGS = 7;
-
 /** How many ranges of a request's own class are tried before the class above. */
 const OWN_CLASS_PROBES = 8;
-
-/** The class index (fl * SL_COUNT + sl) a free range of `units` units is filed under. */
-function classOf(units: number): number {
-  if (units < SL_COUNT) return units;
-  const f = 31 - Math.clz32(units);
-  return ((f - SL_LOG2 + 1) << SL_LOG2) | ((units >>> (f - SL_LOG2)) & (SL_COUNT - 1));
-}
-
-/** The smallest class index whose every range holds `units` units (TLSF's rounded-up search). */
-function searchClassOf(units: number): number {
-  if (units < SL_COUNT) return units;
-  const f = 31 - Math.clz32(units);
-  return classOf(units + (1 << (f - SL_LOG2)) - 1);
-}
 
 function ctz(x: number): number {
   return 31 - Math.clz32(x & -x);
@@ -541,68 +527,20 @@ export class TlsfPool<M> extends PoolBase<M> {
   /**
    * Walks every slab and checks the invariants (for tests): nodes tile each slab without gaps or
    * overlaps, first/last links are right, no two free nodes are adjacent, every free node is in the
-   * list of its heap and class and the bitmaps match the lists. Throws INTERNAL naming the broken rule.
+   * list of its heap and class and the bitmaps match the lists. Throws INTERNAL naming the broken rule
+   * (tlsf-invariants.ts).
    */
   checkInvariants(): void {
-    const n = this.#n;
-    const fail = (rule: string): never => {
-      throw new KeelError(ErrorCode.INTERNAL, `${this.what}: invariant broken: ${rule}`);
-    };
-    let freeNodes = 0;
-    let reserved = 0;
-    this.#slabs.forEach((slab, index) => {
-      if (!slab) return;
-      const s = `slab ${slab.id}: `;
-      reserved += slab.byteLength;
-      let expected = 0;
-      let prev = -1;
-      let live = 0;
-      for (let node = slab.first; node >= 0; node = n[(node << 3) + NEXT_PHYS] as number) {
-        const at = node << 3;
-        if (n[at + PREV_PHYS] !== prev) fail(`${s}node ${node} has a wrong previous link`);
-        if (n[at + OFFSET] !== expected) fail(`${s}gap or overlap at unit ${expected}`);
-        if (n[at + SLAB] !== index || this.#nHeap[node] !== slab.heap)
-          fail(`${s}node ${node} names the wrong slab or heap`);
-        const flags = n[at + FLAGS];
-        if (flags === FREE) {
-          freeNodes++;
-          if (prev >= 0 && n[(prev << 3) + FLAGS] === FREE) fail(`${s}adjacent free nodes`);
-        } else if (flags === USED || flags === HELD) live++;
-        else fail(`${s}recycled node ${node} is linked`);
-        expected += n[at + SIZE] as number;
-        prev = node;
-      }
-      if (prev !== slab.last) fail(`${s}wrong last node`);
-      if (expected * this.alignment !== slab.byteLength) fail(`${s}nodes do not cover the slab`);
-      if (live !== slab.live) fail(`${s}live count ${slab.live}, found ${live}`);
+    checkTlsfInvariants({
+      what: this.what,
+      alignment: this.alignment,
+      reservedBytes: this.tally.reservedBytes,
+      nodes: this.#n,
+      nodeHeaps: this.#nHeap,
+      heads: this.#heads,
+      flBitmap: this.#flBitmap,
+      slBitmap: this.#slBitmap,
+      slabs: this.#slabs,
     });
-    if (reserved !== this.tally.reservedBytes) fail(`slabs hold ${reserved} bytes, stats say otherwise`);
-    for (let heap = 0; heap < HEAPS; heap++) {
-      for (let cls = 0; cls < CLASSES; cls++) {
-        const c = `heap ${heap} class ${cls}: `;
-        const fl = cls >>> SL_LOG2;
-        let prev = -1;
-        let node = this.#heads[heap * CLASSES + cls] as number;
-        if (
-          (node >= 0 ? 1 : 0) !==
-          (((this.#slBitmap[heap * FL_COUNT + fl] as number) >>> (cls & (SL_COUNT - 1))) & 1)
-        )
-          fail(`${c}bitmap disagrees with its list`);
-        for (; node >= 0; node = n[(node << 3) + NEXT_FREE] as number) {
-          const at = node << 3;
-          freeNodes--;
-          if (n[at + FLAGS] !== FREE || this.#nHeap[node] !== heap || classOf(n[at + SIZE] as number) !== cls)
-            fail(`${c}node ${node} is not free or in the wrong list`);
-          if (n[at + PREV_FREE] !== prev) fail(`${c}wrong free-list back link`);
-          prev = node;
-        }
-        if (
-          (((this.#flBitmap[heap] as number) >>> fl) & 1) !==
-          (this.#slBitmap[heap * FL_COUNT + fl] ? 1 : 0)
-        )
-          fail(`heap ${heap}: first-level bitmap disagrees at ${fl}`);
-      }
-    }
-    if (freeNodes !== 0) fail(`free nodes and listed nodes differ by ${freeNodes}`);
   }
 }

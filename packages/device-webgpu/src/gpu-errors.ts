@@ -18,11 +18,11 @@ export function describeError(error: unknown): string {
 export const ERROR_SCOPES: readonly GPUErrorFilter[] = ['internal', 'out-of-memory', 'validation'];
 
 /**
- * A KeelError for `error` raised by `what` ("webgpu device '…' queueFill"); `detail` is appended to
- * the message (e.g. that the operation shared its submission with others). The code follows the
- * GPUError's class (its constructor's name).
+ * A KeelError for `error` raised by `what` ("webgpu device '…' queueFill"). The code follows the
+ * GPUError's class (its constructor's name). `batchSize`: the operations of the command buffer that
+ * failed (above 1, the message says that WebGPU dropped them all).
  */
-export function fromGpuError(error: GPUError, what: string, detail = ''): KeelError {
+export function fromGpuError(error: GPUError, what: string, batchSize = 1): KeelError {
   const name = (error as { constructor?: { name?: unknown } }).constructor?.name;
   const kind = typeof name === 'string' ? name : '';
   let code: ErrorCode = ErrorCode.INVALID_ARGUMENT;
@@ -34,6 +34,11 @@ export function fromGpuError(error: GPUError, what: string, detail = ''): KeelEr
     code = ErrorCode.INTERNAL;
     text = 'hit an internal WebGPU error';
   }
+  const others = batchSize - 1;
+  const detail =
+    others > 0
+      ? `; it was submitted with ${others} other operation${others > 1 ? 's' : ''} in one command buffer, which WebGPU dropped whole: none of them ran`
+      : '';
   return new KeelError(code, `${what}: ${text} (${error.message})${detail}`, { cause: error });
 }
 

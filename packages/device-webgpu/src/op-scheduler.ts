@@ -9,7 +9,8 @@
  * Signals of execute, fill, update, copy and write become GPU-ordered when they are encoded; those of
  * reads and host calls (which touch host memory or run host code) only when actually signalled. A
  * barrier runs when its waits are reached, but its signal is GPU-ordered as soon as its waits are;
- * `markOrdered` lets the device do the same for allocas and deallocas.
+ * `markOrdered` lets the device do the same for allocas and deallocas. What is reached or GPU-ordered
+ * is kept by gpu-order.ts.
  *
  * Deferral. An operation that is not ready is deferred, never blocked: it registers on its wait fence
  * (promise-free `onReached`) and runs when the fence is reached, or earlier when another operation
@@ -57,11 +58,13 @@
  * the failure, which settles after `lost` on a lost device (failAll fails the read with the loss) and
  * once the queue is idle on a live one (the read fails with the map's error). No timer.
  *
- * Why one file at ~630 lines: readiness, deferral, completion and failure share one state machine per
- * operation (the record's state, its waits, its batch); the parts that stand alone already live in
- * submit-batch.ts, inflight-ring.ts, queue-op.ts and gpu-errors.ts.
+ * This file is the state machine of an operation (the record's state, its waits, its batch), which ties
+ * readiness, deferral, completion and failure together. The parts that stand alone live beside it:
+ * which timepoints are reached or GPU-ordered (gpu-order.ts), submission batches and their error scopes
+ * (submit-batch.ts), the in-flight ring (inflight-ring.ts), the operation record (queue-op.ts), running
+ * a host call's callback (host-call.ts) and GPU errors as Keel errors (gpu-errors.ts).
  */
-import { ErrorCode, type Fence, KeelError, type Semaphore } from '@keel/fence';
+import { ErrorCode, type Fence, KeelError } from '@keel/fence';
 import {
   abortedBy,
   failOperation,
@@ -73,6 +76,8 @@ import {
   type UnhandledFailureReport,
 } from '@keel/hal/driver';
 import { describeError, type ErrorScopes, fromGpuError } from './gpu-errors';
+import { GpuOrder, Wait } from './gpu-order';
+import { runHostCall } from './host-call';
 import { InflightRing } from './inflight-ring';
 import { IdleLatch } from './pending-work';
 import { AfterScopes, OpKind, QueueOp, runsOnGpuOrder, signalsOnGpuOrder } from './queue-op';
@@ -101,15 +106,6 @@ export interface OpRunner extends BatchEncoder {
   traceDone(op: QueueOp, error: unknown): void;
 }
 
-/** Readiness of a wait fence (an enum: esbuild inlines its members). */
-enum Wait {
-  READY,
-  PENDING,
-  FAILED,
-  /** Every timepoint reached or GPU-ordered, some only GPU-ordered (with `allowOrdered`). */
-  ORDERED,
-}
-
 function report(error: unknown): void {
   queueMicrotask(() => {
     throw error;
@@ -124,8 +120,8 @@ export class OpScheduler implements BatchHost {
   readonly #reportUnhandled: UnhandledFailureReport;
   /** The open submission batch, and batches whose error scopes are being popped. */
   readonly #batcher: Batcher;
-  /** Per semaphore: the highest value work already submitted to the GPUQueue will signal. */
-  readonly #ordered = new WeakMap<Semaphore, number>();
+  /** What is reached or GPU-ordered (gpu-order.ts); its `failure`: what the last FAILED check found. */
+  readonly #order = new GpuOrder();
   /** The scheduler's records (hal/driver RecordPool; callbacks bound once per record by #create). */
   readonly #records = new RecordPool<QueueOp>(() => this.#create());
   readonly #deferred = new Set<QueueOp>();
@@ -137,8 +133,6 @@ export class OpScheduler implements BatchHost {
   readonly #inflight: InflightRing;
   /** Reads waiting for their staging buffers, and host calls running. */
   readonly #outside = new Set<QueueOp>();
-  /** The failure found while checking a fence (set by #check). */
-  #failure: KeelError | undefined;
   /** Called whenever the number of deferred operations drops to zero. */
   onIdle: (() => void) | undefined;
   /** Reads' `mapAsync` calls not settled yet (settled or not, they are counted until their callback). */
@@ -237,42 +231,15 @@ export class OpScheduler implements BatchHost {
     this.#records.release(op);
   }
 
-  /** READY, ORDERED, PENDING or FAILED (then #failure holds the failure). */
-  #check(wait: Fence, allowOrdered: boolean): Wait {
-    const timepoints = wait.timepoints;
-    let state = Wait.READY;
-    for (let i = 0; i < timepoints.length; i++) {
-      const tp = timepoints[i] as { semaphore: Semaphore; value: number };
-      const semaphore = tp.semaphore;
-      const failure = semaphore.failure;
-      if (failure !== undefined) {
-        this.#failure = failure;
-        return Wait.FAILED;
-      }
-      if (semaphore.value >= tp.value) continue;
-      if (allowOrdered && (this.#ordered.get(semaphore) ?? -1) >= tp.value) {
-        if (state === Wait.READY) state = Wait.ORDERED;
-        continue;
-      }
-      state = Wait.PENDING;
-    }
-    return state;
-  }
-
   /** True when every timepoint of `wait` is reached or GPU-ordered (and none failed). */
   isOrdered(wait: Fence): boolean {
-    const state = this.#check(wait, true);
+    const state = this.#order.check(wait, true);
     return state === Wait.READY || state === Wait.ORDERED;
   }
 
   /** Records that work already submitted (or nothing at all) will signal `signal`. */
   markOrdered(signal: Fence): void {
-    const timepoints = signal.timepoints;
-    for (let i = 0; i < timepoints.length; i++) {
-      const tp = timepoints[i] as { semaphore: Semaphore; value: number };
-      const known = this.#ordered.get(tp.semaphore);
-      if (known === undefined || known < tp.value) this.#ordered.set(tp.semaphore, tp.value);
-    }
+    this.#order.mark(signal);
     if (this.#deferred.size > 0) this.#recheck();
   }
 
@@ -285,10 +252,11 @@ export class OpScheduler implements BatchHost {
       this.#finish(op, this.#lost);
       return;
     }
-    const state = this.#check(op.wait, runsOnGpuOrder(op.kind));
+    const order = this.#order;
+    const state = order.check(op.wait, runsOnGpuOrder(op.kind));
     if (state === Wait.FAILED) {
-      this.#finish(op, abortedBy(this.#failure, this.#what(op)));
-      this.#failure = undefined;
+      this.#finish(op, abortedBy(order.failure, this.#what(op)));
+      order.failure = undefined;
       return;
     }
     if (state === Wait.READY || state === Wait.ORDERED) {
@@ -341,7 +309,7 @@ export class OpScheduler implements BatchHost {
         this.#recheckAgain = false;
         for (const op of this.#deferred) {
           if (!runsOnGpuOrder(op.kind)) continue;
-          const state = this.#check(op.wait, true);
+          const state = this.#order.check(op.wait, true);
           if (state === Wait.READY || state === Wait.ORDERED) {
             this.#undefer(op);
             this.#run(op, state === Wait.ORDERED);
@@ -445,7 +413,7 @@ export class OpScheduler implements BatchHost {
    * are reached (a read's staging buffer completes before the work it waited on is signalled, say).
    */
   #gpuDone(op: QueueOp): void {
-    if (op.early && this.#check(op.wait, false) === Wait.PENDING) {
+    if (op.early && this.#order.check(op.wait, false) === Wait.PENDING) {
       this.#outside.add(op);
       const registration = op.wait.onReached(op.onSettled);
       if (this.#outside.has(op)) op.registration = registration;
@@ -468,18 +436,12 @@ export class OpScheduler implements BatchHost {
     }
     let error: unknown = this.#lost;
     if (error === undefined && op.gpuError !== undefined) {
-      const others = op.batchSize - 1;
-      error = fromGpuError(
-        op.gpuError,
-        this.#what(op),
-        others > 0
-          ? `; it was submitted with ${others} other operation${others > 1 ? 's' : ''} in one command buffer, which WebGPU dropped whole: none of them ran`
-          : '',
-      );
+      error = fromGpuError(op.gpuError, this.#what(op), op.batchSize);
     }
-    if (error === undefined && op.early && this.#check(op.wait, false) === Wait.FAILED) {
-      error = abortedBy(this.#failure, this.#what(op));
-      this.#failure = undefined;
+    const order = this.#order;
+    if (error === undefined && op.early && order.check(op.wait, false) === Wait.FAILED) {
+      error = abortedBy(order.failure, this.#what(op));
+      order.failure = undefined;
     }
     if (op.staging !== undefined || op.kind === OpKind.READ) {
       if (error === undefined) {
@@ -553,20 +515,9 @@ export class OpScheduler implements BatchHost {
     this.#idle.check();
   }
 
+  /** A host call's microtask: runs its callback (host-call.ts) unless a loss failed it meanwhile. */
   #runHostCall(op: QueueOp): void {
-    if (!this.#outside.has(op)) return;
-    let result: void | Promise<void>;
-    try {
-      result = (op.callback as () => void | Promise<void>)();
-    } catch (error) {
-      this.#hostCallFailed(op, error);
-      return;
-    }
-    if (result !== undefined && typeof (result as Promise<void>).then === 'function') {
-      (result as Promise<void>).then(op.onHostCallDone, op.onHostCallFailed);
-    } else {
-      this.#hostCallDone(op);
-    }
+    if (this.#outside.has(op)) runHostCall(op);
   }
 
   #hostCallDone(op: QueueOp): void {
