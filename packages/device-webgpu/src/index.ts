@@ -5,6 +5,7 @@ export {
   type WebGpuAdapterEntry,
   webGpuAdapterOptions,
 } from './list-adapters';
-export { WebGpuDevice, type WebGpuDeviceStats } from './webgpu-device';
+export { WebGpuDevice } from './webgpu-device';
 export type { WebGpuDeviceOptions } from './webgpu-device-options';
+export type { WebGpuDeviceStats } from './webgpu-device-stats';
 export { WebGpuExecutable } from './webgpu-executable';

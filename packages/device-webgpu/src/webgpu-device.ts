@@ -52,8 +52,9 @@ import { ResidentConstants } from './resident-constants';
 import { TransferEncoder } from './transfer-encoder';
 import { UniformRing } from './uniform-ring';
 import { WebGpuBuffer } from './webgpu-buffer';
+import type { WebGpuDeviceStats } from './webgpu-device-stats';
 import { compileExecutable } from './webgpu-executable';
-import { type UploadPoolStats, WriteStaging } from './write-staging';
+import { WriteStaging } from './write-staging';
 
 /** Everything the device is made of (built by createWebGpuDevice). */
 export interface WebGpuDeviceParts {
@@ -71,45 +72,6 @@ export interface WebGpuDeviceParts {
   readonly tableCacheSize: number;
   readonly onUncapturedError: ((error: GPUError) => void) | undefined;
   readonly onUnhandledFailure: UnhandledFailureHook | undefined;
-}
-
-/** Counters of the device (for tests, benchmarks and tuning). */
-export interface WebGpuDeviceStats {
-  /** `queue.submit` calls (one per submission batch that encoded anything). */
-  readonly submissions: number;
-  /**
-   * `popErrorScope` calls around queue operations: three per submission batch, and three more for an
-   * operation whose encoding made a call that reports errors at once (a bind group or buffer made on
-   * first use, a `queueUpdate`'s `writeBuffer`); `createBuffer`'s and `createExecutable`'s own scopes are
-   * not counted.
-   */
-  readonly errorScopePops: number;
-  /** Operations per logical queue. */
-  readonly operationsPerQueue: readonly number[];
-  /** Operations deferred behind waits not ready at the call (allocas, deallocas: allocatorStats()). */
-  readonly deferred: number;
-  /** Replay plans built. */
-  readonly plansBuilt: number;
-  /** Bind groups created, and device-wide cache hits/misses/evictions over every layout. */
-  readonly bindGroups: {
-    readonly hits: number;
-    readonly misses: number;
-    readonly evictions: number;
-    readonly size: number;
-  };
-  readonly uniformRingBytes: number;
-  readonly readback: { readonly created: number; readonly reused: number };
-  /** `queueWrite`'s staging buffer (write-staging.ts; the names predate it: `remapping` is always 0). */
-  readonly upload: UploadPoolStats;
-  /** Operations not completed yet (queueAlloca/queueDealloca excepted: see `deferred`). */
-  readonly pending: number;
-  /**
-   * GPUBuffers Keel created on this device and has not destroyed yet (dedicated buffers, slabs,
-   * staging, uniform ring, scratch, resident constants): 0 once `destroy()` resolved.
-   */
-  readonly gpuBuffers: number;
-  /** Bind group layouts interned (with their bind group caches); 0 once `destroy()` resolved. */
-  readonly bindGroupLayouts: number;
 }
 
 // The front's record type is the kit's QueueRecord (the device's records are QueueOps): the published
@@ -539,14 +501,6 @@ export class WebGpuDevice
     };
   }
 
-  /**
-   * Fails every pending signal with UNAVAILABLE at once, then waits until nothing Keel started on the
-   * GPU is in flight (reads' and staging buffers' `mapAsync`, `onSubmittedWorkDone`, pipeline
-   * compilations), then destroys every GPU resource Keel created (buffers, slabs, staging, the uniform
-   * ring, resident constants; bind group caches are dropped) and the GPUDevice if Keel requested it.
-   * The promise resolves when all of that is done (`Symbol.asyncDispose` awaits it). Idempotent; any
-   * later call of another method is FAILED_PRECONDITION.
-   */
   /** Traces (startTrace is the kit's): GPU timestamps where possible, else host estimates (gpu-profiler.ts). */
   protected override traceTiming(options: TraceOptions): 'gpu-timestamp' | 'host-estimate' | 'none' {
     if (options.dispatches === false) return 'none';
@@ -555,6 +509,14 @@ export class WebGpuDevice
       : 'host-estimate';
   }
 
+  /**
+   * Fails every pending signal with UNAVAILABLE at once, then waits until nothing Keel started on the
+   * GPU is in flight (reads' and staging buffers' `mapAsync`, `onSubmittedWorkDone`, pipeline
+   * compilations), then destroys every GPU resource Keel created (buffers, slabs, staging, the uniform
+   * ring, resident constants; bind group caches are dropped) and the GPUDevice if Keel requested it.
+   * The promise resolves when all of that is done (`Symbol.asyncDispose` awaits it). Idempotent; any
+   * later call of another method is FAILED_PRECONDITION.
+   */
   destroy(): Promise<void> {
     this.#destroying ??= this.#destroy();
     return this.#destroying;
