@@ -19,6 +19,8 @@ export type {
   TrainDataParallelResult,
 } from './data-parallel/data-parallel-options';
 export {
+  checkBatchCoversDevices,
+  checkDeviceAdapters,
   type DeviceEntry,
   MAX_DATA_PARALLEL_DEVICES,
   type OpenDeviceListOptions,

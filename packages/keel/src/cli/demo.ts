@@ -12,7 +12,11 @@
  * device is lost inside the traced steps the file holds each device's part, one pid per device.
  * `--devices LIST` trains data-parallel over several devices (`trainMlpDataParallel`) and prints where
  * the scheduler placed each operation of the last step; `--trace` and `--trace-steps` are for one
- * device and are refused there, as `--trace-steps` is without `--trace`.
+ * device and are refused there, as `--trace-steps` is without `--trace`. The list is checked against
+ * `--batch` (a row per device) and the WebGPU adapters present before the first line is printed,
+ * naming the flag.
+ * A failure prints one line, `keel demo: [CODE: ]message` (the KeelError's code where there is one),
+ * and exits 1.
  */
 import { accessSync, constants, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -20,6 +24,8 @@ import path from 'node:path';
 import { KeelError } from '@keel/fence';
 import type { ChromeTrace, Device } from '@keel/hal';
 import {
+  checkBatchCoversDevices,
+  checkDeviceAdapters,
   DEFAULT_STEPS,
   describeModel,
   formatDataParallelSummary,
@@ -131,6 +137,9 @@ const stepCount = (n: number): string => `${n} step${n === 1 ? '' : 's'}`;
 async function runDataParallelDemo(options: DemoOptions, spec: string): Promise<void> {
   const out = process.stdout;
   const entries = parseDeviceList(spec, '--devices');
+  // What the API would refuse after opening devices, refused before the first line, naming the flags.
+  checkBatchCoversDevices(options.batch, entries.length, '--batch');
+  await checkDeviceAdapters(entries, '--devices');
   const steps = options.steps ?? (entries.some((e) => e.kind === 'webgpu') ? DEFAULT_STEPS.webgpu : 200);
   const model = describeModel({ config: { ...REFERENCE_MLP, batch: options.batch } });
   out.write(
@@ -279,7 +288,8 @@ export function demoCommand(parent: Command): Command {
           await runDemo(options);
         }
       } catch (error) {
-        process.stderr.write(`keel demo: ${error instanceof Error ? error.message : String(error)}\n`);
+        const code = KeelError.is(error) ? `${error.code}: ` : '';
+        process.stderr.write(`keel demo: ${code}${error instanceof Error ? error.message : String(error)}\n`);
         process.exit(1);
       }
       // Dawn can keep the event loop alive after its device is destroyed; everything is printed, so exit.

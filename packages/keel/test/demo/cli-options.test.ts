@@ -1,7 +1,9 @@
 /**
  * `keel demo` and `keel bench` refuse what they cannot do, in one line naming the option, with exit
  * status 1 and before any training step: `--trace`/`--trace-steps` with `--devices`, `--trace-steps`
- * without `--trace`, a `--trace` file that cannot be written, the package suite's options given to the
+ * without `--trace`, a `--trace` file that cannot be written, a `--devices` list naming an adapter that
+ * is not there or more devices than `--batch` has rows (before the first line, naming the flag and the
+ * code), the package suite's options given to the
  * repository's runner in a checkout, an unknown suite there. Also the wording of a one-step run.
  * Spawns the built CLI (`pnpm build` first).
  */
@@ -33,6 +35,21 @@ describe('keel demo refuses options it would ignore', { timeout: 60_000 }, () =>
     );
     const steps = await runCli(['demo', '--devices', 'cpu:2', '--steps', '2', '--trace-steps', '2']);
     expectRefused(steps, /--trace and --trace-steps are for one device/);
+  });
+
+  it('a --devices list the adapters or --batch cannot take, before the first line, naming the flag', async () => {
+    const far = await runCli(['demo', '--devices', 'cpu,webgpu:7', '--steps', '1']);
+    expectRefused(
+      far,
+      /^keel demo: OUT_OF_RANGE: --devices: 'webgpu:7' names WebGPU adapter 7, but \d+ adapter\(s\) are present/,
+    );
+    expect(far.stdout).toBe('');
+    const rows = await runCli(['demo', '--devices', 'cpu:3', '--batch', '2', '--steps', '1']);
+    expectRefused(
+      rows,
+      /^keel demo: INVALID_ARGUMENT: --batch \(2\) must give each of the 3 devices at least one row$/,
+    );
+    expect(rows.stdout).toBe('');
   });
 
   it('--trace-steps without --trace', async () => {

@@ -14,7 +14,8 @@ export interface TrainDataParallelOptions {
   /**
    * The devices: a device list (`'cpu:2'`, `'cpu,webgpu'`, `'webgpu:0,webgpu:1'`, `'webgpu:0x2'`; see
    * device-list.ts), opened and destroyed by the run, or Keel devices the caller opened and keeps
-   * (backend 'cpu' or 'webgpu', at least 2 queues each, distinct).
+   * (backend 'cpu' or 'webgpu', at least 2 queues each, distinct, not lost or destroyed; checked
+   * before anything opens, see device-list.ts).
    */
   readonly devices: string | readonly Device[];
   /** Training steps (default 100). */
@@ -47,7 +48,10 @@ export interface TrainDataParallelOptions {
   readonly onStart?: (info: {
     readonly devices: readonly { readonly label: string; readonly name: string }[];
   }) => void;
-  /** Stops the run at a step boundary (KeelError CANCELLED, as trainMlp). */
+  /**
+   * Stops the run at a step boundary, or after the last step when it comes during the last loss
+   * (KeelError CANCELLED, as trainMlp).
+   */
   readonly abortSignal?: AbortSignal;
 }
 
@@ -61,7 +65,11 @@ export interface DataParallelDeviceReport {
   readonly pinned: boolean;
   /** Rows of the global batch it trained on in the last step. */
   readonly rows: number;
-  /** Measured compute speed, rows per millisecond (moving average; 0 if never measured). */
+  /**
+   * Measured compute speed with `balance: 'measured'`, rows per millisecond (moving average over the
+   * steps on the current shards; 0 if never measured): from host calls on the device at its inputs
+   * being ready and its gradients computed (step-timer.ts).
+   */
   readonly rowsPerMs: number;
   /** Gradient-step recordings (one per shard size it ran). */
   readonly recordings: number;
@@ -102,8 +110,12 @@ export interface TrainDataParallelResult {
   readonly trainMs: number;
   readonly totalMs: number;
   readonly balance: BalanceMode;
+  /** Shard changes applied during the run: always `shards.length - 1`. */
   readonly rebalances: number;
-  /** Shard sizes whenever they changed: `{ step, rows }` (step is 0-based; the first entry is step 0). */
+  /**
+   * Shard sizes whenever they changed: `{ step, rows }` (step is 0-based: the first step that ran them;
+   * the first entry is step 0).
+   */
   readonly shards: readonly { readonly step: number; readonly rows: readonly number[] }[];
   readonly devices: readonly DataParallelDeviceReport[];
   readonly transfers: DataParallelTransfers;

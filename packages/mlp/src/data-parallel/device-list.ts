@@ -10,14 +10,25 @@
  * index or count → INVALID_ARGUMENT; the same device named by two entries (`cpu,cpu`, `webgpu,webgpu:0`)
  * → INVALID_ARGUMENT (write `cpu:2` or `webgpu:0x2`: a repeat is more often a typo than a wish); more
  * than MAX_DATA_PARALLEL_DEVICES devices → OUT_OF_RANGE; an adapter index beyond the adapters present
- * → OUT_OF_RANGE (checked when the devices are opened).
+ * → OUT_OF_RANGE (`checkDeviceAdapters`, also run when the devices are opened); a global batch with
+ * fewer rows than devices → INVALID_ARGUMENT (`checkBatchCoversDevices`).
+ *
+ * Caller devices (`checkCallerDevices`, before anything opens): each a Keel device (its `info`, `lost`
+ * and the methods the run calls, else INVALID_ARGUMENT naming the entry), distinct, with 2+ queues
+ * (INVALID_ARGUMENT), not lost or destroyed (FAILED_PRECONDITION naming the entry, the loss its cause).
  */
 import { createCpuDevice } from '@keel/device-cpu';
-import { createWebGpuDevice, listWebGpuAdapters, webGpuAdapterOptions } from '@keel/device-webgpu';
+import {
+  createWebGpuDevice,
+  listWebGpuAdapters,
+  type WebGpuAdapterEntry,
+  webGpuAdapterOptions,
+} from '@keel/device-webgpu';
 import { describeValue, ErrorCode, KeelError } from '@keel/fence';
 import type { Device } from '@keel/hal';
 import { hardwareConcurrency } from '../platform/cores';
 import { TRAIN_QUEUES } from '../train/open-device';
+import { isDeviceLike } from '../train/train-options';
 
 /** Most devices one data-parallel run takes. */
 export const MAX_DATA_PARALLEL_DEVICES = 8;
@@ -120,16 +131,26 @@ export interface OpenDeviceListOptions {
 }
 
 /**
- * Opens one Keel device (two queues: compute and upload) per entry. Checks WebGPU adapter indices
- * against the adapters present first (OUT_OF_RANGE naming the entry). On any failure the devices
- * already opened are destroyed before the error propagates.
+ * Checks `batch` rows can give each of `devices` devices at least one row (INVALID_ARGUMENT naming
+ * `what`: `trainMlpDataParallel: batch`, `--batch`).
  */
-export async function openDeviceList(
+export function checkBatchCoversDevices(batch: number, devices: number, what = 'batch'): void {
+  if (batch < devices) {
+    throw new KeelError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${what} (${batch}) must give each of the ${devices} devices at least one row`,
+    );
+  }
+}
+
+/**
+ * Checks the WebGPU adapter indices of `entries` against the adapters present (OUT_OF_RANGE naming
+ * `what` and the entry) and returns the adapters (none listed when no entry is WebGPU).
+ */
+export async function checkDeviceAdapters(
   entries: readonly DeviceEntry[],
-  options: OpenDeviceListOptions = {},
-): Promise<Device[]> {
-  const what = options.what ?? 'devices';
-  const cpuCount = entries.filter((e) => e.kind === 'cpu').length;
+  what = 'devices',
+): Promise<WebGpuAdapterEntry[]> {
   const adapters = entries.some((e) => e.kind === 'webgpu') ? await listWebGpuAdapters() : [];
   for (const e of entries) {
     if (e.kind === 'webgpu' && e.adapter! >= adapters.length) {
@@ -141,6 +162,56 @@ export async function openDeviceList(
       );
     }
   }
+  return adapters;
+}
+
+/** Device methods a data-parallel run calls beyond those trainMlp checks (the scheduler's host calls). */
+const DATA_PARALLEL_METHODS = ['createSemaphore', 'queueHostCall', 'queueBarrier'] as const;
+
+/**
+ * Checks caller devices before anything opens (see the file comment); `what` names the option
+ * (`trainMlpDataParallel: devices`).
+ */
+export function checkCallerDevices(devices: readonly unknown[], what: string): asserts devices is Device[] {
+  if (devices.length === 0) throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: the array is empty`);
+  devices.forEach((d, i) => {
+    if (!isDeviceLike(d, DATA_PARALLEL_METHODS)) {
+      throw new KeelError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${what}: entry ${i} is not a Keel device (it needs an info, a lost promise and the methods the run calls), got ${describeValue(d)}`,
+      );
+    }
+    if (devices.indexOf(d) !== i) {
+      throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: entry ${i} repeats device '${d.info.name}'`);
+    }
+    if (d.info.queueCount < TRAIN_QUEUES) {
+      throw new KeelError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${what}: device '${d.info.name}' has ${d.info.queueCount} queue(s); each needs ${TRAIN_QUEUES} (compute and upload)`,
+      );
+    }
+    const lost = d.lostReason;
+    if (lost !== undefined) {
+      throw new KeelError(
+        ErrorCode.FAILED_PRECONDITION,
+        `${what}: entry ${i} (device '${d.info.name}') is lost or destroyed: ${lost.message}`,
+        { cause: lost },
+      );
+    }
+  });
+}
+
+/**
+ * Opens one Keel device (two queues: compute and upload) per entry. Checks WebGPU adapter indices
+ * against the adapters present first (OUT_OF_RANGE naming the entry). On any failure the devices
+ * already opened are destroyed before the error propagates.
+ */
+export async function openDeviceList(
+  entries: readonly DeviceEntry[],
+  options: OpenDeviceListOptions = {},
+): Promise<Device[]> {
+  const cpuCount = entries.filter((e) => e.kind === 'cpu').length;
+  const adapters = await checkDeviceAdapters(entries, options.what ?? 'devices');
   const workers = options.workers ?? Math.max(1, Math.floor(hardwareConcurrency() / Math.max(1, cpuCount)));
   const devices: Device[] = [];
   try {

@@ -3,10 +3,15 @@
  *
  * `even`: the batch split as evenly as possible (earlier devices take the remainder), fixed for the run.
  * `measured`: shards moved halfway toward proportional to each device's measured speed (rows per
- * millisecond of compute, an exponential moving average over the steps since the last re-balance, the
- * first of them skipped), re-planned every `every` steps; shards are multiples of `granule` rows (the last device takes what is left), at least
- * one granule each, and change only when some shard would move by at least one granule, so a run of
+ * millisecond of compute, an exponential moving average over the steps run on the current shards, the
+ * first step on them skipped: it replays new recordings for the first time), re-planned every `every`
+ * steps; shards are multiples of `granule` rows (the last device takes what is left), at least one
+ * granule each, and change only when some shard would move by at least one granule, so a run of
  * devices of equal speed keeps its shards. Deterministic given the same measurements.
+ *
+ * A plan (`rows` after `maybeRebalance` returned true) takes effect when the run gives it to a step;
+ * every observation says which shards its step ran (`observe(rows, …)`), so a step that still ran the
+ * old shards is measured as theirs, and no new plan is made while one has not reached a measured step.
  */
 import { ErrorCode, KeelError } from '@keel/fence';
 
@@ -51,12 +56,12 @@ export class ShardBalancer {
   readonly granule: number;
   readonly every: number;
   #rows: number[];
+  /** The shards the moving average is for (those of the last step observed). */
+  #measuredRows: number[];
   readonly #speed: Float64Array;
   #samples = 0;
-  /** Observations to ignore: the first step after a change runs new recordings for the first time. */
-  #skip = 0;
-  /** Re-balances applied. */
-  rebalances = 0;
+  /** Plans made (`maybeRebalance` returned true). */
+  plans = 0;
 
   constructor(mode: BalanceMode, total: number, devices: number, granule: number, every: number) {
     this.mode = mode;
@@ -64,10 +69,11 @@ export class ShardBalancer {
     this.granule = granule;
     this.every = every;
     this.#rows = splitRows(total, new Array<number>(devices).fill(1), mode === 'even' ? 1 : granule);
+    this.#measuredRows = this.#rows.slice();
     this.#speed = new Float64Array(devices);
   }
 
-  /** The current shard sizes (rows per device). */
+  /** The planned shard sizes (rows per device): what the next step given shards takes. */
   get rows(): readonly number[] {
     return this.#rows;
   }
@@ -78,26 +84,32 @@ export class ShardBalancer {
   }
 
   /**
-   * Records step timings: `computeMs[d]` for the current rows of device d. The average restarts after a
-   * re-balance (speeds at other shard sizes do not predict these: fixed costs per step make rows/ms
-   * depend on the rows), and the first step after it is not counted (first replay of new recordings).
+   * Records one step's timings: `computeMs[d]` for `rows[d]` rows on device d (the shards that step
+   * ran). The first step on shards other than those measured so far restarts the average (speeds at
+   * other shard sizes do not predict these: fixed costs per step make rows/ms depend on the rows) and
+   * is not counted (first replay of new recordings).
    */
-  observe(computeMs: readonly number[]): void {
-    if (this.#skip > 0) {
-      this.#skip--;
+  observe(rows: readonly number[], computeMs: readonly number[]): void {
+    if (rows.some((r, d) => r !== this.#measuredRows[d])) {
+      this.#measuredRows = rows.slice();
+      this.#samples = 0;
       return;
     }
     for (let d = 0; d < this.#speed.length; d++) {
       const ms = Math.max(computeMs[d]!, 1e-3);
-      const speed = this.#rows[d]! / ms;
+      const speed = rows[d]! / ms;
       this.#speed[d] = this.#samples === 0 ? speed : 0.7 * this.#speed[d]! + 0.3 * speed;
     }
     this.#samples++;
   }
 
-  /** After `step` (0-based) was observed: re-plans the shards when due. Returns true if they changed. */
+  /**
+   * After `step` (0-based) was observed: re-plans the shards when due (and no plan is still on its way
+   * to a measured step). Returns true if they changed.
+   */
   maybeRebalance(step: number): boolean {
     if (this.mode !== 'measured' || this.#samples === 0 || (step + 1) % this.every !== 0) return false;
+    if (this.#rows.some((r, d) => r !== this.#measuredRows[d])) return false;
     // Shards proportional to speed equalize the devices' compute times at the fixed point; halfway
     // steps toward it damp the oscillation that fixed per-step costs cause.
     const target = splitRows(this.total, Array.from(this.#speed), this.granule);
@@ -110,11 +122,8 @@ export class ShardBalancer {
       this.granule,
     );
     // Within a granule or two of the target, halfway rounds back to where it is: take the target.
-    const next = moves(halfway) ? halfway : target;
-    this.#rows = next;
-    this.rebalances++;
-    this.#samples = 0;
-    this.#skip = 1;
+    this.#rows = moves(halfway) ? halfway : target;
+    this.plans++;
     return true;
   }
 }

@@ -24,19 +24,27 @@
  * So every replica holds the same bytes after every step (`replicasIdentical` checks it at the end), and
  * only gradients (device → host) and weights (host → device) cross between devices: the activations
  * never leave their device. Batch k+1 uploads while step k computes. Shards are even, or sized by
- * measured speed and re-balanced as the run goes (shard-balancer.ts) when the devices differ.
+ * measured speed and re-balanced as the run goes (shard-balancer.ts) when the devices differ: each
+ * device's compute time is taken by two host calls per step on its upload queue (step-timer.ts;
+ * submitted to the device directly, not through the scheduler: measurement, not the step's work, so
+ * `placement` does not count them), and a plan made after
+ * step k was measured applies from step k+2 (shard k+1 was uploaded while step k computed); no plan is
+ * made after step steps - 3, so every plan applies and `rebalances` = `shards.length - 1`.
  *
- * Errors: INVALID_ARGUMENT / OUT_OF_RANGE for bad options or device lists (device-list.ts), UNAVAILABLE
- * when a WebGPU adapter cannot be opened, CANCELLED through `abortSignal`, and any device error of a
- * step (the run stops and rethrows the root cause). Devices the run opened are always destroyed.
+ * Errors, all before anything opens but the last three: INVALID_ARGUMENT / OUT_OF_RANGE for bad
+ * options, device lists or caller devices, FAILED_PRECONDITION for a caller device already lost or
+ * destroyed (device-list.ts); UNAVAILABLE when a WebGPU adapter cannot be opened; CANCELLED through
+ * `abortSignal` (checked before each step and once more after the last loss arrived); any device
+ * error of a step: the run stops and rethrows the root cause (run-failure.ts: the lost device's reason
+ * when a device was lost). Devices the run opened are always destroyed.
  */
-import { ErrorCode, Fence, KeelError, type Semaphore, type Timepoint } from '@keel/fence';
+import { Fence, type Semaphore, type Timepoint } from '@keel/fence';
 import { BufferUsage, type Device, QueueAffinity } from '@keel/hal';
 import { Scheduler, type SchedulerTarget } from '@keel/scheduler';
 import { ensureOnHost } from '@keel/tensor-residency';
 import { type Batch, REFERENCE_DATASET, SyntheticDataset } from '../dataset';
 import { initParams, type MlpConfig, type MlpParams, REFERENCE_MLP } from '../model';
-import { createMlpExecutable, TRAIN_QUEUES } from '../train/open-device';
+import { createMlpExecutable } from '../train/open-device';
 import { trainCancelled } from '../train/train-options';
 import {
   type DataParallelDeviceReport,
@@ -44,7 +52,7 @@ import {
   type TrainDataParallelOptions,
   type TrainDataParallelResult,
 } from './data-parallel-options';
-import { openDeviceList, parseDeviceList } from './device-list';
+import { checkBatchCoversDevices, checkCallerDevices, openDeviceList, parseDeviceList } from './device-list';
 import {
   ARENA_SLOT,
   GRADS_SLOT,
@@ -55,9 +63,15 @@ import {
   X_SLOT,
 } from './gradient-program';
 import { Replica } from './replica';
+import { rootCause } from './run-failure';
 import { ShardBalancer } from './shard-balancer';
+import { StepTimer } from './step-timer';
 
 const at = (semaphore: Semaphore, value: number): Timepoint => ({ semaphore, value });
+
+const WHAT = 'trainMlpDataParallel';
+/** Names the `devices` option in messages. */
+const DEVICES = `${WHAT}: devices`;
 
 function median(values: readonly number[]): number {
   const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
@@ -89,26 +103,6 @@ function unpackParams(flat: Float32Array, packed: PackedParameters, layers: numb
   return { weights, biases };
 }
 
-/** Checks caller devices: distinct, 2+ queues, a backend with MLP kernels. */
-function checkCallerDevices(devices: readonly Device[]): void {
-  const what = 'trainMlpDataParallel: devices';
-  if (devices.length === 0) throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: the array is empty`);
-  devices.forEach((d, i) => {
-    if (typeof d !== 'object' || d === null || typeof (d as Partial<Device>).info !== 'object') {
-      throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: entry ${i} is not a Keel device`);
-    }
-    if (devices.indexOf(d) !== i) {
-      throw new KeelError(ErrorCode.INVALID_ARGUMENT, `${what}: entry ${i} repeats device '${d.info.name}'`);
-    }
-    if (d.info.queueCount < TRAIN_QUEUES) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `${what}: device '${d.info.name}' has ${d.info.queueCount} queue(s); each needs ${TRAIN_QUEUES} (compute and upload)`,
-      );
-    }
-  });
-}
-
 /** Trains the reference MLP data-parallel over `options.devices`; see the file comment. */
 export async function trainMlpDataParallel(
   options: TrainDataParallelOptions,
@@ -116,7 +110,7 @@ export async function trainMlpDataParallel(
   const started = performance.now();
   const { steps, batch, warmup } = resolveDataParallelOptions(options);
   const signal = options.abortSignal;
-  if (signal?.aborted) throw trainCancelled(signal, 0);
+  if (signal?.aborted) throw trainCancelled(signal, 0, WHAT);
   const config: MlpConfig = { ...REFERENCE_MLP, batch };
   const d0 = config.layers;
   const inputSize = d0[0]!;
@@ -132,22 +126,19 @@ export async function trainMlpDataParallel(
   let labels: string[];
   let owned: boolean;
   if (typeof options.devices === 'string') {
-    const entries = parseDeviceList(options.devices, 'trainMlpDataParallel: devices');
-    if (batch < entries.length) {
-      throw new KeelError(
-        ErrorCode.INVALID_ARGUMENT,
-        `trainMlpDataParallel: batch (${batch}) must give each of the ${entries.length} devices at least one row`,
-      );
-    }
+    const entries = parseDeviceList(options.devices, DEVICES);
+    checkBatchCoversDevices(batch, entries.length, `${WHAT}: batch`);
     devices = await openDeviceList(entries, {
       ...(options.workers === undefined ? {} : { workers: options.workers }),
-      what: 'trainMlpDataParallel: devices',
+      what: DEVICES,
     });
     labels = entries.map((e) => e.label);
     owned = true;
   } else {
-    devices = [...options.devices];
-    checkCallerDevices(devices);
+    const given: unknown[] = [...options.devices];
+    checkCallerDevices(given, DEVICES);
+    checkBatchCoversDevices(batch, given.length, `${WHAT}: batch`);
+    devices = given;
     labels = devices.map((_, i) => `device${i}`);
     owned = false;
   }
@@ -161,7 +152,7 @@ export async function trainMlpDataParallel(
     const masterBytes = new Uint8Array(master.buffer, 0, packed.packedBytes);
     for (let d = 0; d < n; d++) {
       const device = devices[d]!;
-      const executable = await createMlpExecutable('trainMlpDataParallel', device, options.cpuKernelUrl);
+      const executable = await createMlpExecutable(WHAT, device, options.cpuKernelUrl);
       replicas.push(new Replica(d, labels[d]!, device, executable, config, packed, master));
     }
     const targets: SchedulerTarget[] = devices.flatMap((device, d) =>
@@ -180,6 +171,7 @@ export async function trainMlpDataParallel(
     const balance = options.balance ?? (sameKind ? 'even' : 'measured');
     const balancer = new ShardBalancer(balance, batch, n, options.granule ?? 8, options.rebalanceEvery ?? 5);
     const shards: { step: number; rows: readonly number[] }[] = [{ step: 0, rows: balancer.rows.slice() }];
+    const timer = balance === 'measured' ? new StepTimer(devices) : undefined;
     const rowsOf: (readonly number[])[] = new Array(steps);
     options.onStart?.({ devices: replicas.map((r) => ({ label: r.label, name: r.device.info.name })) });
 
@@ -253,6 +245,14 @@ export async function trainMlpDataParallel(
       const rows = rowsOf[k]!;
       for (let d = 0; d < n; d++) {
         const r = replicas[d]!;
+        // Timed from here, before the device's operations are submitted, at the earliest once its
+        // inputs are ready on the host side: the reduced weights and its shard.
+        timer?.submit(
+          d,
+          k,
+          Fence.join(k === 0 ? r.lease.wait : Fence.of(at(reduced, k)), Fence.of(at(r.upload, 2 * k + 2))),
+          at(r.exec, k + 1),
+        );
         const recorded = r.stepFor(rows[d]!);
         const arena = scheduler.submit(
           {
@@ -318,11 +318,8 @@ export async function trainMlpDataParallel(
     let last = t0;
     rowsOf[0] = balancer.rows.slice();
     uploadShard(0);
-    const startAt = new Float64Array(n);
-    const endAt = new Float64Array(n);
-    const computeMs = new Array<number>(n).fill(0);
     for (let k = 0; k < steps; k++) {
-      if (signal?.aborted) throw trainCancelled(signal, k);
+      if (signal?.aborted) throw trainCancelled(signal, k, WHAT);
       submitStep(k);
       if (k + 1 < steps) {
         rowsOf[k + 1] = balancer.rows.slice();
@@ -331,43 +328,21 @@ export async function trainMlpDataParallel(
         uploadShard(k + 1);
       }
       scheduler.flush();
-      const timed =
-        balance === 'measured'
-          ? replicas.map((r, d) =>
-              Promise.all([
-                Fence.join(
-                  k === 0 ? r.lease.wait : Fence.of(at(r.bcast, k)),
-                  Fence.of(at(r.upload, 2 * k + 2)),
-                )
-                  .wait()
-                  .then(() => {
-                    startAt[d] = performance.now();
-                  }),
-                r.exec.wait(k + 1).then(() => {
-                  endAt[d] = performance.now();
-                }),
-                // A failed step is reported by the loss wait below; the timing is simply lost.
-              ]).then(
-                () => true,
-                () => false,
-              ),
-            )
-          : undefined;
       await reduced.wait(k + 1);
       const now = performance.now();
       stepMs[k] = now - last;
       last = now;
       options.onStep?.({ step: k + 1, steps, loss: losses[k]!, stepMs: stepMs[k]!, elapsedMs: now - t0 });
-      if (timed !== undefined) {
-        const measured = await Promise.all(timed);
-        // Step 0 pays for first use (pipelines, first touch): not a measure of speed.
-        if (k >= 1 && measured.every(Boolean)) {
-          for (let d = 0; d < n; d++) computeMs[d] = endAt[d]! - startAt[d]!;
-          balancer.observe(computeMs);
-          balancer.maybeRebalance(k);
-        }
+      // Step 0 pays for first use (pipelines, first touch): not a measure of speed. A failed step is
+      // reported by the waits above; its timing is simply lost.
+      if (timer !== undefined && (await timer.measured(k)) && k >= 1) {
+        balancer.observe(rowsOf[k]!, timer.computeMs);
+        // Shard k+1 is uploaded: a plan made now applies from step k+2, if there is one.
+        if (k + 2 < steps) balancer.maybeRebalance(k);
       }
     }
+    // An abort that came after the last submission (while the last loss was reduced) is honoured too.
+    if (signal?.aborted) throw trainCancelled(signal, steps, WHAT);
     const trainMs = last - t0;
 
     for (const r of replicas) r.lease.release(Fence.of(at(r.bcast, steps)));
@@ -402,7 +377,7 @@ export async function trainMlpDataParallel(
       trainMs,
       totalMs: performance.now() - started,
       balance,
-      rebalances: balancer.rebalances,
+      rebalances: shards.length - 1,
       shards,
       devices: reports,
       transfers: {
@@ -426,7 +401,7 @@ export async function trainMlpDataParallel(
       },
     };
   } catch (error) {
-    throw KeelError.is(error, ErrorCode.ABORTED) && KeelError.is(error.cause) ? error.cause : error;
+    throw rootCause(error, devices);
   } finally {
     await cleanUp(replicas, submitted, owned ? devices : []);
   }

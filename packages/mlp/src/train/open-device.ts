@@ -1,6 +1,7 @@
 /**
  * The device a training run uses, and the MLP executable for its backend (`createMlpExecutable`: where
- * the CPU kernel module does not load from its default URL, the error says how to provide it).
+ * the CPU kernel module does not load, the error names the `cpuKernelUrl` option that gave its URL, or
+ * says how to provide it when it does not load from its default URL).
  *
  * The run needs two queues: queue 0 computes (alloca, execute, loss read, dealloca), queue 1 uploads
  * batches. On the CPU device every core works on queue 0 (`workersPerQueue` = cores): queue 1 only
@@ -76,9 +77,11 @@ export function mlpExecutableSource(
 }
 
 /**
- * `device.createExecutable` of the MLP kernels. Where the CPU kernel module does not load from its
- * default URL (beside the bundle: a bundler such as esbuild does not copy it), the INVALID_ARGUMENT
- * says how to provide it; the device's error is its cause. `what` names the caller (`trainMlp`, …).
+ * `device.createExecutable` of the MLP kernels. Where the CPU kernel module does not load
+ * (INVALID_ARGUMENT from the device), the INVALID_ARGUMENT names what to fix: the `cpuKernelUrl`
+ * option when one was given, else how to provide the module when it is not at its default URL
+ * (beside the bundle: a bundler such as esbuild does not copy it); the device's error is its cause.
+ * `what` names the caller (`trainMlp`, …).
  */
 export async function createMlpExecutable(
   what: string,
@@ -90,12 +93,14 @@ export async function createMlpExecutable(
   try {
     return await device.createExecutable(source);
   } catch (error) {
-    if (
-      cpuKernelUrl !== undefined ||
-      source.format !== 'js-module' ||
-      !KeelError.is(error, ErrorCode.INVALID_ARGUMENT)
-    )
-      throw error;
+    if (source.format !== 'js-module' || !KeelError.is(error, ErrorCode.INVALID_ARGUMENT)) throw error;
+    if (cpuKernelUrl !== undefined) {
+      throw new KeelError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${what}: option 'cpuKernelUrl' (${String(cpuKernelUrl)}) does not give a loadable MLP CPU kernel module (${error.message}); give the URL of @keel/mlp's dist/kernels/mlp-cpu.js, or leave the option out`,
+        { cause: error },
+      );
+    }
     throw new KeelError(
       ErrorCode.INVALID_ARGUMENT,
       `${what}: the MLP's CPU kernel module did not load from ${String(source.url)}, beside the bundle (${error.message}). Bundlers that do not copy \`new URL(..., import.meta.url)\` assets (esbuild) need @keel/mlp's dist/kernels/mlp-cpu.js copied beside the bundle as kernels/mlp-cpu.js, or its URL given as cpuKernelUrl (@keel/mlp README § Install)`,

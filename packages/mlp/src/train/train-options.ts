@@ -165,10 +165,11 @@ const DEVICE_METHODS = [
 
 /**
  * True for an object shaped like a Keel Device (hal's `Device`): an `info` with a backend, a name, a
- * queue count, limits and features, a `lost` promise, and the methods the run calls. Checked with the
- * options, so a stand-in is refused as INVALID_ARGUMENT before anything runs on it.
+ * queue count, limits and features, a `lost` promise, and the methods the run calls (`moreMethods`: those
+ * another caller needs besides). Checked with the options, so a stand-in is refused as INVALID_ARGUMENT
+ * before anything runs on it.
  */
-export function isDeviceLike(value: unknown): value is Device {
+export function isDeviceLike(value: unknown, moreMethods: readonly string[] = []): value is Device {
   if (typeof value !== 'object' || value === null) return false;
   const d = value as Readonly<Record<string, unknown>>;
   const info = d.info as Readonly<Record<string, unknown>> | null | undefined;
@@ -184,7 +185,8 @@ export function isDeviceLike(value: unknown): value is Device {
     typeof lost === 'object' &&
     lost !== null &&
     typeof lost.then === 'function' &&
-    DEVICE_METHODS.every((m) => typeof d[m] === 'function')
+    DEVICE_METHODS.every((m) => typeof d[m] === 'function') &&
+    moreMethods.every((m) => typeof d[m] === 'function')
   );
 }
 
@@ -228,10 +230,10 @@ const TRAIN_OPTION_RULES: OptionRules = {
 };
 
 /** The KeelError CANCELLED of a run stopped through its `abortSignal`. */
-export function trainCancelled(signal: AbortSignal, atStep: number): KeelError {
+export function trainCancelled(signal: AbortSignal, atStep: number, what = 'trainMlp'): KeelError {
   return new KeelError(
     ErrorCode.CANCELLED,
-    `trainMlp: the run was aborted through its abortSignal ${atStep === 0 ? 'before the first step' : `after step ${atStep}`}`,
+    `${what}: the run was aborted through its abortSignal ${atStep === 0 ? 'before the first step' : `after step ${atStep}`}`,
     { cause: signal.reason },
   );
 }
