@@ -46,6 +46,17 @@ export interface Allocation<M> {
   /** Why it failed (UNAVAILABLE on destroy, ABORTED with the wait's failure as cause, ...). */
   readonly failure: KeelError | undefined;
   readonly label: string | undefined;
+  /**
+   * The fence `signal` waits for (besides memory): the alloca's wait, joined under rule d at the call
+   * with the death frontier of the dying block it took (the previous owner's users). A device that runs
+   * work ahead of signals (GPU order) may count `signal` as ordered only once this fence is.
+   */
+  readonly wait: Fence;
+  /**
+   * The alloca's signal fence. Part of the death frontier of a dealloca issued before it was signalled
+   * (the allocation's users are ordered after it).
+   */
+  readonly signal: Fence;
 }
 
 /**

@@ -377,7 +377,6 @@ export class WebGpuDevice
   protected allocate(queue: number, wait: Fence, signal: Fence, request: driver.AllocaRequest): Buffer {
     const { params, size, pool } = request;
     const allocator = this.#pools.allocator(pool, this.names.queueAlloca);
-    const ordered = this.#scheduler.isOrdered(wait);
     // Sizes are rounded to 4 so every binding and copy of the buffer stays inside its block.
     const allocation = allocator.alloca(QueueAffinity.of(queue), wait, signal, alignUp(size, 4), {
       label: params.label,
@@ -391,15 +390,24 @@ export class WebGpuDevice
       undefined,
       allocation,
     );
-    // Memory found at the call and waits already ordered: work ordered after `signal` may be submitted
-    // right away (the allocator signals it once `wait` is reached).
-    if (ordered && allocation.block !== undefined) this.#scheduler.markOrdered(signal);
+    // Memory found at the call and its effective wait already ordered: work ordered after `signal` may
+    // be submitted right away (the allocator signals it once that wait is reached). The effective wait,
+    // not the call's: a block taken from a pending dealloca (rule d) is safe only after that dealloca's
+    // frontier, and the previous owner's work behind it may not even be encoded yet.
+    if (allocation.block !== undefined && this.#scheduler.isOrdered(allocation.wait)) {
+      this.#scheduler.markOrdered(signal);
+    }
     return buffer;
   }
 
   protected deallocate(queue: number, wait: Fence, signal: Fence, buffer: WebGpuBuffer): void {
-    const ordered = this.#scheduler.isOrdered(wait);
-    this.#pools.dealloca(queue, wait, signal, buffer, buffer.allocation, this.names.queueDealloca);
+    // The allocator signals `signal` once the death frontier is reached: `wait`, joined with the
+    // alloca's signal while the alloca is pending (reached once it is live).
+    const allocation = buffer.allocation;
+    const ordered =
+      this.#scheduler.isOrdered(wait) &&
+      (allocation === undefined || this.#scheduler.isOrdered(allocation.signal));
+    this.#pools.dealloca(queue, wait, signal, buffer, allocation, this.names.queueDealloca);
     buffer.markDeallocated();
     if (ordered) this.#scheduler.markOrdered(signal);
   }

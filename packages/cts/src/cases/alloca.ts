@@ -1,11 +1,39 @@
-/** Queue-ordered allocation: basic, chained, many cycles, cross-queue, failed dealloca, use after free. */
-import { Fence } from '@keel/fence';
-import { type Buffer, BufferUsage, ErrorCode, KeelError, QueueAffinity } from '@keel/hal';
+/**
+ * Queue-ordered allocation: basic, chained, many cycles, cross-queue, failed dealloca, reuse of a pending
+ * dealloca's memory, use after free.
+ */
+import { Fence, type Semaphore } from '@keel/fence';
+import { type Buffer, BufferUsage, type Device, ErrorCode, KeelError, QueueAffinity } from '@keel/hal';
 import { causedBy, check, checkArrayEqual, checkEqual, expectKeelError } from '../assertions';
 import { defineCase } from '../case';
 import type { CtsContext } from '../context';
 
 const params = { usage: BufferUsage.DEFAULT };
+
+const RING = { pool: 'ring' } as const;
+
+/**
+ * The capacity of `device`'s 'ring' pool (its reserved bytes while a small ring alloca is live; the
+ * alloca is deallocated again before this returns), or undefined when the device has no ring pool or
+ * no `allocatorStats()`.
+ */
+async function ringCapacity(device: Device, timeoutMs: number): Promise<number | undefined> {
+  if (device.allocatorStats === undefined) return undefined;
+  const q = QueueAffinity.of(0);
+  const s = device.createSemaphore(0);
+  let probe: Buffer;
+  try {
+    probe = device.queueAlloca(q, Fence.empty, Fence.of({ semaphore: s, value: 1 }), params, 16, RING);
+  } catch (error) {
+    if (KeelError.is(error, ErrorCode.INVALID_ARGUMENT)) return undefined;
+    throw error;
+  }
+  const capacity = device.allocatorStats().get('ring')?.reservedBytes;
+  device.queueDealloca(q, Fence.of({ semaphore: s, value: 1 }), Fence.of({ semaphore: s, value: 2 }), probe);
+  await s.wait(2, { timeoutMs });
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  return capacity;
+}
 
 /** Lets deallocas whose frontier was just reached return their memory. */
 async function settle(_ctx: CtsContext): Promise<void> {
@@ -289,6 +317,78 @@ export const allocaCases = [
       ctx.device.queueDealloca(q, at(3), at(4), next);
       await t.wait(4, { timeoutMs: ctx.timeoutMs });
       checkArrayEqual(out, new Uint8Array(4096).fill(0xee), 'a later alloca');
+    },
+  }),
+  defineCase({
+    id: 'alloca.reuse-after-pending-dealloca',
+    title:
+      "an alloca served by a pending dealloca's memory (the pool is full) is ordered after that dealloca's frontier: its work never runs before the previous owner's gated work, nor does work after its own early dealloca",
+    tags: ['alloca', 'reuse'],
+    recordsCommands: false,
+    async run(ctx, extra) {
+      // A device of its own: the ring must be empty, so that an alloca of its capacity fills it.
+      const handle = await extra.createDevice();
+      const d = handle.device;
+      try {
+        const capacity = await ringCapacity(d, ctx.timeoutMs);
+        if (capacity === undefined) return; // no 'ring' pool, or no allocatorStats() to size it
+        const q = QueueAffinity.of(0);
+        const n = 256;
+        const timeout = { timeoutMs: ctx.timeoutMs };
+        const at = (semaphore: Semaphore, value: number) => Fence.of({ semaphore, value });
+        const readBack = async (buffer: Buffer): Promise<Uint8Array> => {
+          const out = new Uint8Array(n);
+          const r = d.createSemaphore(0);
+          d.queueRead(q, Fence.empty, at(r, 1), { buffer, length: n }, out);
+          await r.wait(1, timeout);
+          return out;
+        };
+        // 1. The previous owner's write waits on a host gate; the next owner takes its block (the only
+        // one) and writes at once. Its alloca signal waits for the dealloca's frontier: its write lands
+        // after the gated one.
+        const gate = d.createSemaphore(0);
+        const s = d.createSemaphore(0);
+        const first = d.queueAlloca(q, Fence.empty, at(s, 1), params, capacity, RING);
+        d.queueWrite(q, Fence.join(at(s, 1), at(gate, 1)), at(s, 2), new Uint8Array(n).fill(0xaa), {
+          buffer: first,
+        });
+        d.queueDealloca(q, at(s, 2), at(s, 3), first);
+        const t = d.createSemaphore(0);
+        const second = d.queueAlloca(q, Fence.empty, at(t, 1), params, capacity, RING);
+        d.queueWrite(q, at(t, 1), at(t, 2), new Uint8Array(n).fill(0xbb), { buffer: second });
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        checkEqual(t.value, 0, "the next owner's alloca signal before the previous owner's frontier");
+        gate.signal(1);
+        await t.wait(2, timeout);
+        checkArrayEqual(await readBack(second), new Uint8Array(n).fill(0xbb), "the next owner's bytes");
+        d.queueDealloca(q, at(t, 2), at(t, 3), second);
+        await t.wait(3, timeout);
+        // 2. The next owner is deallocated before it is live: its dealloca is signalled after its alloca,
+        // so after the previous owner's user (a gated write into another buffer), and so is work after it.
+        const target = d.createBuffer({ byteLength: n, usage: BufferUsage.DEFAULT });
+        try {
+          const gate2 = d.createSemaphore(0);
+          const u = d.createSemaphore(0);
+          const third = d.queueAlloca(q, Fence.empty, at(u, 1), params, capacity, RING);
+          d.queueWrite(q, at(gate2, 1), at(u, 2), new Uint8Array(n).fill(0x11), { buffer: target });
+          d.queueDealloca(q, Fence.join(at(u, 1), at(u, 2)), at(u, 3), third);
+          const v = d.createSemaphore(0);
+          const fourth = d.queueAlloca(q, Fence.empty, at(v, 1), params, capacity, RING);
+          d.queueDealloca(q, Fence.empty, at(v, 2), fourth);
+          d.queueWrite(q, at(v, 2), at(v, 3), new Uint8Array(n).fill(0x22), { buffer: target });
+          gate2.signal(1);
+          await v.wait(3, timeout);
+          checkArrayEqual(
+            await readBack(target),
+            new Uint8Array(n).fill(0x22),
+            "a buffer written after the early dealloca (the previous owner's user wrote it before)",
+          );
+        } finally {
+          target.destroy();
+        }
+      } finally {
+        await d.destroy();
+      }
     },
   }),
   defineCase({
