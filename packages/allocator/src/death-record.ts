@@ -32,13 +32,18 @@ export class DeathRecord<M> {
   declare readonly block: Block<M>;
   /** Bytes the pool keeps behind it: what a later request may use. */
   declare readonly capacity: number;
+  /**
+   * Bytes of the deallocated allocation, as asked for: what `dyingBytes` (and, if the frontier fails,
+   * `quarantinedBytes`) counts for the block, and what the pool counts in its live bytes meanwhile.
+   */
+  declare readonly bytes: number;
   declare readonly frontier: Fence;
 
   /** The allocation whose dealloca made it (messages name it: `describe()`). */
-  declare readonly allocation: { describe(): string };
+  declare readonly allocation: { describe(): string; readonly byteLength: number };
 
   constructor(
-    allocation: { describe(): string },
+    allocation: { describe(): string; readonly byteLength: number },
     block: Block<M>,
     capacity: number,
     frontier: Fence,
@@ -47,6 +52,7 @@ export class DeathRecord<M> {
     this.allocation = allocation;
     this.block = block;
     this.capacity = capacity;
+    this.bytes = allocation.byteLength;
     this.frontier = frontier;
     this.signal = signal;
   }

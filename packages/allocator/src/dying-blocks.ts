@@ -8,7 +8,7 @@
  * - Rule d (`findEarliest`): in age order (an intrusive list, oldest first).
  *
  * Promises: a record is in the index from `add` until `remove` (idempotent), and `bytes` is the sum of
- * the byteLength of the blocks in it; `remove` and `add` are O(1). Both finders return only a record
+ * the `bytes` of the records in it (their allocations' byteLength, as asked for); `remove` and `add` are O(1). Both finders return only a record
  * whose `capacity` is at least `n` and whose block's offset is a multiple of `alignment`.
  */
 import type { Fence, Semaphore } from '@keel/fence';
@@ -26,7 +26,7 @@ function bucketKey<M>(r: DeathRecord<M>): object {
 }
 
 export class DyingBlocks<M> {
-  /** Bytes of the blocks in the index. */
+  /** Bytes of the records in the index (as their allocations asked for). */
   bytes = 0;
   readonly #maxCandidates: number;
   readonly #buckets = new Map<Semaphore | object, DeathRecord<M>[]>();
@@ -48,7 +48,7 @@ export class DyingBlocks<M> {
     r.slot = bucket.length;
     bucket.push(r);
     this.#age.push(r);
-    this.bytes += r.block.byteLength;
+    this.bytes += r.bytes;
   }
 
   /** Takes `r` out of the index (nothing when it is not in it). */
@@ -64,7 +64,7 @@ export class DyingBlocks<M> {
     r.bucket = undefined;
     r.slot = -1;
     this.#age.remove(r);
-    this.bytes -= r.block.byteLength;
+    this.bytes -= r.bytes;
   }
 
   /**

@@ -135,13 +135,16 @@ export class PoolRegistry<M> {
   /**
    * Destroys every allocator: pending allocas and deallocas fail with `reason` (a lost device's loss),
    * by default UNAVAILABLE; `forget` (default) drops them too, else their last statistics stay readable
-   * (a lost device).
+   * (a lost device). `failPending`, if given, is the device failing its own pending work: it runs once
+   * every allocator stopped reacting to fences and before their pending fences fail, so nothing they
+   * hold reacts to that work's failure (a queued alloca fails with `reason`, not RESOURCE_EXHAUSTED
+   * because a dealloca's wait failed and quarantined the memory it waited for).
    */
-  destroy(forget = true, reason?: KeelError): void {
-    for (const allocator of this.#allocators.values()) allocator.destroy(reason);
-    for (const allocator of this.#retired) allocator.destroy(reason);
+  destroy(forget = true, reason?: KeelError, failPending?: () => void): void {
+    const allocators = [...this.#allocators.values(), ...this.#retired];
     this.#retired.length = 0;
     if (forget) this.#allocators.clear();
+    destroyFrom(allocators, 0, reason, failPending);
   }
 
   /**
@@ -172,4 +175,19 @@ export class PoolRegistry<M> {
       }
     }
   }
+}
+
+/**
+ * Destroys `allocators[i..]` (each stops reacting before the next one is destroyed, all of them before
+ * `last` runs; their fences fail after `last`, even when one throws).
+ */
+function destroyFrom<M>(
+  allocators: readonly QueueAllocator<M>[],
+  i: number,
+  reason: KeelError | undefined,
+  last: (() => void) | undefined,
+): void {
+  const allocator = allocators[i];
+  if (allocator === undefined) last?.();
+  else allocator.destroy(reason, () => destroyFrom(allocators, i + 1, reason, last));
 }

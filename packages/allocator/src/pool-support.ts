@@ -9,6 +9,9 @@
  * learns of it through `hold` (the ring reclaims past it; the TLSF pool marks its node) and answers
  * `canEverReserve` through `fitsBeside` once it holds any.
  *
+ * Live bytes count what each block's user asked for: `recount` lets the queue allocator count a block
+ * it hands to another request as that request's (the pool's counters are otherwise private).
+ *
  * Creation checks: the provider must have createSlab and destroySlab functions (and resizeSlab, if
  * present, a function), the budget at least the alignment (every block takes one alignment unit).
  * A provider's destroySlab is called exactly once per slab even when it throws: the slab counts as
@@ -66,6 +69,11 @@ export class PoolBlock<M> implements Block<M> {
   declare readonly capacity: number;
   /** Ring: the reservation's sequence number. */
   declare readonly seq: number;
+  /**
+   * Bytes the pool counts in `liveBytes` for it: `byteLength`, until a queue allocator hands the block
+   * to another request (`recount`).
+   */
+  declare counted: number;
 
   constructor(
     slab: SlabRecord<M>,
@@ -83,7 +91,13 @@ export class PoolBlock<M> implements Block<M> {
     this.handle = handle;
     this.capacity = capacity;
     this.seq = seq;
+    this.counted = byteLength;
   }
+}
+
+/** The bytes a pool keeps behind a block (what a later request may reuse): its capacity, if ours. */
+export function capacityOf<M>(block: Block<M>): number {
+  return block instanceof PoolBlock ? block.capacity : block.byteLength;
 }
 
 let nextPoolId = 1;
@@ -202,8 +216,8 @@ export abstract class PoolBase<M> implements Pool<M> {
   protected readonly what: string;
   /** @internal */
   protected readonly provider: SlabProvider<M>;
-  /** @internal */
-  protected readonly tally = new PoolCounters();
+  /** @internal The counters (public for `recount`, stripped from the declarations). */
+  readonly tally = new PoolCounters();
   /** @internal The byte budget (the ring: its capacity). */
   protected budget: number;
   /** @internal */
@@ -285,7 +299,7 @@ export abstract class PoolBase<M> implements Pool<M> {
     this.free(own);
     own.handle = RELEASED;
     own.slab.live--;
-    this.tally.released(own.byteLength);
+    this.tally.released(own.counted);
     this.#reportDropFailure('release');
   }
 
@@ -473,6 +487,20 @@ export abstract class PoolBase<M> implements Pool<M> {
   protected abstract compact(): void;
   /** @internal What destroy does (once): give every slab back. */
   protected abstract freeAll(): void;
+}
+
+/**
+ * Counts `block` (a live block of one of these pools) in its pool's live bytes as `bytes` (as asked for
+ * by its new user, at most its capacity) instead of what it was counted as so far: the queue allocator
+ * calls it when it hands a dying block to another request, so that the pool's `liveBytes` stays the
+ * sum of what the users of its blocks asked for. Blocks of other pools are left alone.
+ */
+export function recount(block: Block<unknown>, bytes: number): void {
+  if (!(block instanceof PoolBlock) || block.handle < 0 || !(block.pool instanceof PoolBase)) return;
+  const tally = block.pool.tally;
+  tally.liveBytes += bytes - block.counted;
+  if (tally.liveBytes > tally.peakLiveBytes) tally.peakLiveBytes = tally.liveBytes;
+  block.counted = bytes;
 }
 
 /** True when `value` has the shape of a SlabProvider (resizeSlab is optional). */

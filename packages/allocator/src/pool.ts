@@ -9,7 +9,11 @@ export type PoolKind = 'passthrough' | 'ring' | 'tlsf';
 
 /** A snapshot of a pool's counters. */
 export interface PoolStats {
-  /** Bytes of live blocks (their `byteLength`, as asked for). */
+  /**
+   * Bytes of live blocks (quarantined ones included), as asked for: a block's `byteLength`, or, once a
+   * queue allocator handed the block to another request (reuse before its release), what that request
+   * asked for (at most the block's rounded size).
+   */
   readonly liveBytes: number;
   /** Live blocks. */
   readonly liveBlocks: number;
@@ -53,8 +57,9 @@ export interface PoolStats {
  *   dealloca's wait failed (its users' fate is unknown).
  * - `canEverReserve(byteLength, alignment)` (optional) says whether such a reserve could ever succeed:
  *   false when it exceeds `maxBlockBytes`, or when quarantined blocks leave no room for it even once
- *   every other block is released. The queue allocator refuses (RESOURCE_EXHAUSTED) a request that
- *   could never be served instead of queueing it forever; without the method it assumes it could.
+ *   every other block is released; when true, that reserve succeeds once every other block is
+ *   released. The queue allocator refuses (RESOURCE_EXHAUSTED) a request that could never be served
+ *   instead of queueing it forever; without the method it assumes it could.
  * - `trim()` gives every slab without live blocks back to the provider.
  * - `destroy()` gives every slab back; live blocks become invalid. Any later call is FAILED_PRECONDITION
  *   (`destroy` itself is idempotent).

@@ -113,9 +113,10 @@ export function growthFailed(what: string, label: string | undefined, cause: unk
 }
 
 /**
- * The RESOURCE_EXHAUSTED of a request `pool` can never serve: its quarantined blocks (`blocks`, `bytes`:
- * their dealloca's wait failed, so their memory is never handed out again) leave no room for it even
- * once every other block is released, and no pending dealloca frees a block that fits.
+ * The RESOURCE_EXHAUSTED of a request `pool` can never serve: its quarantined blocks (their dealloca's
+ * wait failed, so their memory is never handed out again; `blocks` and `bytes` are the allocator's own,
+ * 0 when an earlier user of the pool left them all) leave no room for it even once every other block
+ * is released, and no pending dealloca frees a block that fits.
  */
 export function neverFits<M>(
   what: string,
@@ -125,8 +126,17 @@ export function neverFits<M>(
   blocks: number,
   bytes: number,
 ): KeelError {
+  const held =
+    blocks > 0
+      ? `${bytes} bytes of quarantined blocks (${blocks}; their dealloca's wait failed, so they are never handed out again)`
+      : "quarantined blocks an earlier user of the pool left (their dealloca's wait failed, so they are never handed out again)";
   return new KeelError(
     ErrorCode.RESOURCE_EXHAUSTED,
-    `${what}: ${allocaName(label)}: ${byteLength} bytes can never be served by ${pool.kind} pool '${pool.label}' (${pool.maxBlockBytes} bytes at most): ${bytes} bytes of quarantined blocks (${blocks}; their dealloca's wait failed, so they are never handed out again) leave no room for it even once every other block is released, and no pending dealloca frees a block that fits`,
+    `${what}: ${allocaName(label)}: ${byteLength} bytes can never be served by ${pool.kind} pool '${pool.label}' (${pool.maxBlockBytes} bytes at most): ${held} leave no room for it even once every other block is released, and no pending dealloca frees a block that fits`,
   );
+}
+
+/** `error` as a KeelError (INTERNAL describing it when it is not one): how a queued request fails. */
+export function asKeelError(error: unknown): KeelError {
+  return KeelError.is(error) ? error : new KeelError(ErrorCode.INTERNAL, describeValue(error));
 }

@@ -1,70 +1,49 @@
 /**
  * The queue-ordered allocator (IREE's queue_alloca/queue_dealloca, seed 002): allocation and release
- * ordered by fences rather than by the host, with reuse decided by live ranges on timelines.
+ * ordered by fences rather than by the host, with reuse decided by live ranges on timelines. The full
+ * contract is the README (§ The queue-ordered engine, § Failures); in short:
  *
  * `alloca(affinity, wait, signalFence, n)` returns an Allocation at once. Its block is chosen at the call
  * when possible, by these rules in order:
  *
- * - (b) dominated: a block freed by a dealloca whose death frontier (the dealloca's wait) is dominated by
- *   the alloca's own wait (same semaphores, values at least as high): whoever uses the new allocation
- *   runs after the old users finished, so the block is taken at once and nobody waits (same-queue
- *   reuse). Among candidates the smallest that fits is taken; a block larger than `reuseSlack` times
- *   the request is left for others.
- * - (a) frontier reached: free memory the pool already holds (blocks return to the pool when their
- *   frontier is reached).
- * - (c) growth: the pool grows within its budget (a slab provider that throws, out of memory, counts
- *   as no growth: rule d still applies).
- * - (d) wait: the earliest pending dealloca whose block fits is taken and the alloca's wait becomes the
- *   join of its wait and that frontier; if no pending block fits, the request queues (FIFO) and is
- *   served as soon as memory returns (any request that fits is served; a large request does not block
- *   smaller ones behind it).
+ * - (b) dominated: a dying block (deallocated, its death frontier pending) whose frontier the alloca's
+ *   own wait dominates (same semaphores, values at least as high): its users run after the old ones, so
+ *   it is taken at once (same-queue reuse); the smallest that fits, none above `reuseSlack` times n.
+ * - (a) frontier reached: free memory the pool already holds.
+ * - (c) growth: the pool grows within its budget (a provider that throws counts as no growth).
+ * - (d) wait: the earliest dying block that fits; the alloca's wait becomes the join of its wait and
+ *   that frontier. If none fits, the request queues (FIFO).
  *
- * The alloca's `signalFence` is signalled once its (effective) wait is reached and it has a block. Only a
- * request larger than the pool can ever hold (`pool.maxBlockBytes`; a zero-byte request takes one
- * alignment unit) fails: RESOURCE_EXHAUSTED, thrown synchronously by `alloca` (nothing is enqueued or
- * signalled), like every argument error; so does a request whose pool's provider failed at growth
- * while no pending dealloca frees a block that fits, and one that can never be served because the
- * pool's quarantined blocks leave no room for it (`pool.canEverReserve`). A queued request that a
- * later quarantine leaves no room for fails its signal with that RESOURCE_EXHAUSTED: nothing waits for
- * memory that can never come back. Affinity 0 (QueueAffinity.NONE) and bad alloca options are
- * INVALID_ARGUMENT.
+ * Queued requests go first: while requests are queued, a new one whose wait is not reached takes
+ * nothing at the call (no rule, b included) and queues behind them — it may depend on them, and memory
+ * it took could be what they wait for. When memory returns, queued requests are served oldest first;
+ * behind one that still does not fit, only those whose wait is reached are (they depend on nothing
+ * pending), and a queued request is tried again when its wait is reached. So memory goes ahead of issue
+ * order only to requests that cannot be waiting for the ones they pass.
  *
- * `dealloca(affinity, wait, signalFence, allocation)` makes the allocation unusable at once (a second
- * dealloca is FAILED_PRECONDITION) and tags its block with the death frontier `wait` (joined with the
- * alloca's signal if the alloca was not live yet). When the frontier is reached, the block returns to
- * the pool (waking queued requests) and `signalFence` is signalled.
+ * `signalFence` is signalled once the (effective) wait is reached and a block is assigned. `alloca`
+ * throws RESOURCE_EXHAUSTED (nothing enqueued) above `pool.maxBlockBytes`, when the provider failed at
+ * growth and no dying block fits, or when the pool's quarantined blocks (whoever left them) leave no
+ * room (`pool.canEverReserve`); a queued request a later quarantine leaves no room for fails its signal.
+ * `dealloca` tags the block with its death frontier; the block returns to the pool when it is reached.
+ * A failed alloca wait gives the block back (to the pool, or to the dealloca it was inherited from); a
+ * failed dealloca wait quarantines it. A block has one owner at a time (an allocation, a death record,
+ * the pool, the quarantine). `destroy(reason, beforeFailing)` stops reacting to fences, runs
+ * `beforeFailing`, destroys (or gives back to) the pool, then fails every pending signal with `reason`.
+ * Statistics count allocations as asked for; the pool counts a reused block as its new user's
+ * (`recount`), so its live bytes are the allocator's live, dying and quarantined bytes.
  *
- * Failures:
- * - a failed alloca wait fails its `signal` (ABORTED, cause = the failure); the allocation becomes
- *   `failed` and its block goes back: to the pool, or, if it was inherited from a dealloca whose
- *   frontier is still pending, back to that dealloca's care (its old users may still run).
- * - a failed dealloca wait fails the dealloca's `signal` and frees nothing: the block is quarantined
- *   (counted in `quarantinedBytes`, never reused; `pool.quarantine` keeps it from holding other memory
- *   back, e.g. the ring reclaims past it). An alloca that took the block by rule b or d waits on
- *   a fence that dominates the failed timepoint, so it fails too and its block stays quarantined (no
- *   double free: a block has one owner at a time — an allocation, a dealloca record, the pool or the
- *   quarantine). Exception: if the frontier failed only because the alloca itself failed before anyone
- *   could use the block (its signal is part of the frontier), the block goes back as in the first case.
- * - `destroy()` fails every pending alloca and dealloca signal with UNAVAILABLE, drops queued requests
- *   and destroys the pool; with `destroyPool: false` it gives back to the pool every block it holds
- *   (live and pending allocations', dying ones; not quarantined ones: give-back.ts). Any later call is
- *   FAILED_PRECONDITION.
+ * Waiting uses the fences' promise-free `onReached`: work happens synchronously inside the signal/fail
+ * that reaches a fence; exceptions of the caller's semaphores go to `onError`, none from a microtask.
  *
- * All waiting uses the fences' promise-free `onReached`: work happens synchronously inside the
- * `signal`/`fail` that reaches a fence. Signalling the caller's fences skips timepoints already passed
- * (as every queue operation does); an exception a semaphore still throws goes to `onError` (default: one
- * console warning per allocator). Nothing is ever thrown from a microtask.
- *
- * This file is the engine behind `alloca`/`dealloca` and nothing else: which rule serves a request, who
- * owns a block, what a reached or failed fence does. The parts that stand alone live in their own files:
- * the dying-block index of rules b and d (dying-blocks.ts), the intrusive lists of the FIFO and the age
- * order (intrusive-list.ts), allocations (allocation.ts), death records (death-record.ts), fence dominance
- * (dominance.ts), pool support (pool-support.ts), the argument checks and synchronous errors
- * (queue-allocator-checks.ts), its options (queue-allocator-options.ts), what `destroy` gives back to a
- * kept pool (give-back.ts), the counters behind `stats` (allocator-counters.ts) and the statistics' shape
- * (allocator-stats.ts).
+ * This file is the engine and nothing else: which rule serves a request, who owns a block, what a
+ * reached or failed fence does. Beside it: the dying-block index (dying-blocks.ts), intrusive lists
+ * (intrusive-list.ts), allocations (allocation.ts), death records (death-record.ts), fence dominance
+ * (dominance.ts), pool support (pool-support.ts), checks and errors (queue-allocator-checks.ts), options
+ * (queue-allocator-options.ts), destroy's give-back (give-back.ts), counters (allocator-counters.ts)
+ * and the statistics' shape (allocator-stats.ts).
  */
-import { describeValue, Fence, type Registration } from '@keel/fence';
+import { Fence, type Registration } from '@keel/fence';
 import { checkOptions, ErrorCode, KeelError, QueueAffinity } from '@keel/hal';
 import { abortedBy, failTimepoints, invalid, isFence, signalPendingTimepoints } from '@keel/hal/driver';
 import { type Allocation, type AllocationSource, QueueAllocation } from './allocation';
@@ -72,12 +51,14 @@ import { AllocatorCounters } from './allocator-counters';
 import type { AllocatorStats } from './allocator-stats';
 import type { Block } from './block';
 import { DeathRecord } from './death-record';
+import { reachedNow } from './dominance';
 import { DyingBlocks } from './dying-blocks';
 import { giveBack } from './give-back';
 import { IntrusiveList } from './intrusive-list';
 import type { Pool } from './pool';
-import { checkAlignment, checkByteLength, PoolBlock, poolLabel } from './pool-support';
+import { capacityOf, checkAlignment, checkByteLength, poolLabel, recount } from './pool-support';
 import {
+  asKeelError,
   checkAllocaOptions,
   checkPool,
   growthFailed,
@@ -99,11 +80,6 @@ import {
 interface Open {
   readonly signal: Fence | undefined;
   reg: Registration | undefined;
-}
-
-/** The bytes a pool keeps behind a block (what a later request may reuse). */
-function capacityOf<M>(block: Block<M>): number {
-  return block instanceof PoolBlock ? block.capacity : block.byteLength;
 }
 
 export class QueueAllocator<M> {
@@ -249,9 +225,16 @@ export class QueueAllocator<M> {
    * included: they can no longer be deallocated; quarantined ones stay reserved). Pending fences are
    * failed even if the pool throws (a provider's destroySlab), which is then rethrown. Idempotent; any
    * later alloca/dealloca is FAILED_PRECONDITION.
+   *
+   * `beforeFailing` runs once nothing reacts to fences any more, before the pool is destroyed and the
+   * fences fail (also when destroyed already): a device fails its own pending work there, so a queued
+   * alloca fails with `reason`, not for a quarantine that work's failure would cause.
    */
-  destroy(reason?: KeelError): void {
-    if (this.#destroyed) return;
+  destroy(reason?: KeelError, beforeFailing?: () => void): void {
+    if (this.#destroyed) {
+      beforeFailing?.();
+      return;
+    }
     // From here on no registration callback, wake or call touches the records below again.
     this.#destroyed = true;
     const error =
@@ -276,10 +259,14 @@ export class QueueAllocator<M> {
     this.#open.clear();
     const dying = this.#dying.clear();
     try {
-      if (this.#destroyPool) this.pool.destroy();
-      else giveBack(this.pool, owned ?? [], dying);
+      beforeFailing?.();
     } finally {
-      for (const fence of toFail) if (fence) this.#complete(fence, error);
+      try {
+        if (this.#destroyPool) this.pool.destroy();
+        else giveBack(this.pool, owned ?? [], dying);
+      } finally {
+        for (const fence of toFail) if (fence) this.#complete(fence, error);
+      }
     }
   }
 
@@ -310,9 +297,11 @@ export class QueueAllocator<M> {
 
   /**
    * Finds a block for `a` by rules b, a, c (and, at the call, d). Returns true when `a` has a block.
-   * At the call a request nothing can serve is queued.
+   * At the call a request nothing can serve is queued, and so is one whose wait is not reached while
+   * earlier requests are queued (it may depend on them: it must not take memory they wait for).
    */
   #assign(a: QueueAllocation<M>, atCall: boolean): boolean {
+    if (atCall && this.#fifo.head && !reachedNow(a.wait)) return this.#enqueue(a);
     const n = a.byteLength;
     const alignment = a.alignment;
     const dominated = this.#dying.findDominated(a.wait, n, alignment, this.#limit(n));
@@ -351,9 +340,13 @@ export class QueueAllocator<M> {
       return true;
     }
     if (growthThrew) throw growthFailed(this.#what, a.label, growthError);
+    return this.#enqueue(a);
+  }
+
+  /** Queues `a` at the call (FIFO), unless nothing could ever serve it (thrown); returns false. */
+  #enqueue(a: QueueAllocation<M>): false {
     const never = this.#neverFits(a);
     if (never) throw never;
-    // Queue it (FIFO).
     this.#counters.waits++;
     a.queued = true;
     this.#fifo.push(a);
@@ -362,14 +355,15 @@ export class QueueAllocator<M> {
 
   /**
    * The RESOURCE_EXHAUSTED of `a` when the pool's quarantined blocks leave no room for it even once
-   * every other block is released (nothing could ever serve it); undefined without quarantined blocks
-   * or when the pool cannot tell (`canEverReserve` is optional).
+   * every other block is released (nothing could ever serve it); undefined when the pool says it could,
+   * or cannot tell (`canEverReserve` is optional). The pool is asked even when this allocator
+   * quarantined nothing: a pool kept by an earlier allocator (`destroyPool: false`) keeps its
+   * quarantined blocks (the pools of this package answer at once when they hold none).
    */
   #neverFits(a: QueueAllocation<M>): KeelError | undefined {
+    if (this.pool.canEverReserve?.(a.byteLength, a.alignment) !== false) return undefined;
     const c = this.#counters;
-    const q = c.quarantinedBlocks;
-    if (q === 0 || this.pool.canEverReserve?.(a.byteLength, a.alignment) !== false) return undefined;
-    return neverFits(this.#what, a.label, a.byteLength, this.pool, q, c.quarantinedBytes);
+    return neverFits(this.#what, a.label, a.byteLength, this.pool, c.quarantinedBlocks, c.quarantinedBytes);
   }
 
   /** The largest dying block rules b and d take for `n` bytes (`reuseSlack`, at least one unit more). */
@@ -377,10 +371,11 @@ export class QueueAllocator<M> {
     return Math.max(n * this.#slack, n + this.pool.alignment);
   }
 
-  /** `a` inherits the block of dying record `r`. */
+  /** `a` inherits the block of dying record `r` (the pool counts it as `a`'s bytes from now on). */
   #take(a: QueueAllocation<M>, r: DeathRecord<M>, source: AllocationSource): void {
     this.#dying.remove(r);
     a.from = r;
+    if (r.bytes !== a.byteLength) recount(r.block, a.byteLength);
     this.#give(a, r.block, source);
   }
 
@@ -419,6 +414,8 @@ export class QueueAllocator<M> {
     }
     a.reached = true;
     if (a.held) this.#goLive(a);
+    // It depends on nothing pending any more: it may go ahead of earlier queued requests.
+    else if (a.queued) this.#wake(a);
   }
 
   #goLive(a: QueueAllocation<M>): void {
@@ -432,6 +429,7 @@ export class QueueAllocator<M> {
 
   #failAllocation(a: QueueAllocation<M>, failure: KeelError): void {
     this.#pending.delete(a);
+    const wasQueued = a.queued;
     this.#dequeue(a);
     a.reg?.cancel();
     a.reg = undefined;
@@ -446,7 +444,7 @@ export class QueueAllocator<M> {
       if (a.owns) {
         a.owns = false;
         this.#owning?.delete(a);
-        this.#settle(block, a.from);
+        this.#settle(block, a.from, a.byteLength);
       } else if (a.death) {
         // Its dealloca's frontier includes the alloca's signal, which fails now: nobody used the block.
         const r = a.death;
@@ -454,7 +452,7 @@ export class QueueAllocator<M> {
         r.fallback = a.from;
         if (r.bucket) {
           this.#dying.remove(r);
-          this.#settle(block, r);
+          this.#settle(block, r, r.bytes);
         }
       }
     }
@@ -464,19 +462,24 @@ export class QueueAllocator<M> {
     if (deathSignal)
       this.#complete(deathSignal, abortedBy(failure, `${this.#what}: dealloca of ${a.describe()}`));
     this.#complete(a.signal, failure);
+    // Requests queued behind it no longer wait for it (#wake).
+    if (wasQueued && !this.#destroyed) this.#wake();
   }
 
   /**
-   * Gives back a block whose safety is that of `guard` (the record it was inherited from, followed
-   * through records whose alloca failed): to the pool if safe, to the quarantine if the frontier failed,
-   * back to dying under that frontier if it is still pending.
+   * Gives back a block (counted as `bytes` so far) whose safety is that of `guard` (the record it was
+   * inherited from, followed through records whose alloca failed): to the pool if safe, to the
+   * quarantine if the frontier failed, back to dying under that frontier if it is still pending.
    */
-  #settle(block: Block<M>, guard: DeathRecord<M> | undefined): void {
+  #settle(block: Block<M>, guard: DeathRecord<M> | undefined, bytes: number): void {
     let g = guard;
     while (g?.allocaFailed) g = g.fallback;
     if (!g || g.status === 'reached') this.#release(block);
-    else if (g.status === 'failed') this.#quarantine(block);
-    else this.#dying.add(g);
+    else if (g.status === 'failed') this.#quarantine(block, bytes);
+    else {
+      if (g.bytes !== bytes) recount(block, g.bytes);
+      this.#dying.add(g);
+    }
   }
 
   #release(block: Block<M>): void {
@@ -485,11 +488,12 @@ export class QueueAllocator<M> {
   }
 
   /**
-   * The block is reserved for good. The pool stops it from holding other memory back (the ring reclaims
-   * past it), which may serve queued requests; those it leaves no room for ever fail (#wake).
+   * The block (counted as `bytes`: its last user's, as asked for) is reserved for good. The pool stops
+   * it from holding other memory back (the ring reclaims past it), which may serve queued requests;
+   * those it leaves no room for ever fail (#wake).
    */
-  #quarantine(block: Block<M>): void {
-    this.#counters.quarantined(block.byteLength);
+  #quarantine(block: Block<M>, bytes: number): void {
+    this.#counters.quarantined(bytes);
     this.pool.quarantine?.(block);
     this.#wake();
   }
@@ -512,7 +516,7 @@ export class QueueAllocator<M> {
     if (r.bucket) {
       // Still dying: to the quarantine, or back to the pool.
       this.#dying.remove(r);
-      if (error) this.#quarantine(r.block);
+      if (error) this.#quarantine(r.block, r.bytes);
       else this.#release(r.block);
     }
     const signal = r.signal;
@@ -533,12 +537,15 @@ export class QueueAllocator<M> {
   }
 
   /**
-   * Serves queued requests after memory came back (or a block was quarantined), oldest first; any
-   * request that fits is served, and one that the quarantined blocks leave no room for ever fails
-   * (RESOURCE_EXHAUSTED). Re-entrant calls (from the fences signalled here) make the running loop go
-   * round again.
+   * Serves queued requests after memory came back (or a block was quarantined, or a queued request
+   * left), oldest first: each one that fits is served, but behind one that is not served only those
+   * whose wait is reached are (they depend on nothing pending; one whose wait is not reached may depend
+   * on the earlier request and must not take the memory it waits for). One that the quarantined blocks
+   * leave no room for ever fails (RESOURCE_EXHAUSTED). Re-entrant calls (from the fences signalled
+   * here) make the running loop go round again, over every request. `only`: a queued request whose
+   * wait was just reached; memory did not come back, so it is the only one to try.
    */
-  #wake(): void {
+  #wake(only?: QueueAllocation<M>): void {
     if (!this.#fifo.head) return;
     if (this.#waking) {
       this.#wakeAgain = true;
@@ -550,24 +557,25 @@ export class QueueAllocator<M> {
         this.#wakeAgain = false;
         const ready: QueueAllocation<M>[] = [];
         const failed: [QueueAllocation<M>, KeelError][] = [];
-        for (let a: QueueAllocation<M> | undefined = this.#fifo.head; a; ) {
-          const next: QueueAllocation<M> | undefined = a.next;
+        // An earlier request was not served: from here on only requests whose wait is reached are.
+        let behind = false;
+        for (let a: QueueAllocation<M> | undefined = only ?? this.#fifo.head; a; ) {
+          const next: QueueAllocation<M> | undefined = only ? undefined : a.next;
           try {
-            if (this.#assign(a, false)) {
+            if ((!behind || a.reached) && this.#assign(a, false)) {
               this.#dequeue(a);
               ready.push(a);
             } else {
+              behind = true;
               const never = this.#neverFits(a);
               if (never) failed.push([a, never]);
             }
           } catch (error) {
-            failed.push([
-              a,
-              KeelError.is(error) ? error : new KeelError(ErrorCode.INTERNAL, describeValue(error)),
-            ]);
+            failed.push([a, asKeelError(error)]);
           }
           a = next;
         }
+        only = undefined;
         for (const [a, error] of failed) this.#failAllocation(a, error);
         for (const a of ready) {
           if (this.#destroyed) return;

@@ -24,7 +24,10 @@
  *   back and its range never reused; the free ranges beside it are. A request is refused for good
  *   (`fitsBeside` false) only when neither the budget left beside the slabs holding quarantined blocks
  *   nor a gap between those blocks (the last one of a growable slab extended by that budget) can hold
- *   it once every other block is released.
+ *   it once every other block is released. Otherwise a reserve finds it then: one that cannot grow
+ *   looks at every free range of its heap from its class up, aligned starts included (`#scanFree`,
+ *   O(free ranges), only on that path), which the good-fit search skips, and a growable slab grows by
+ *   less than a granule where the budget leaves less.
  * - Bookkeeping lives in one Int32Array (eight fields per node) and a few bitmaps; a reserve allocates one small
  *   block object and nothing else.
  *
@@ -176,7 +179,13 @@ export class TlsfPool<M> extends PoolBase<M> {
     else {
       if (!grow) return undefined;
       node = this.#grow(heap, units, alignUnits);
-      if (node < 0) return this.full();
+      if (node < 0) {
+        // The pool cannot grow: look at every free range before giving up (the good-fit search above
+        // skips ranges that hold the request only at their aligned start, or beyond OWN_CLASS_PROBES).
+        node = this.#scanFree(heap, units, alignUnits);
+        if (node < 0) return this.full();
+        this.#unlinkFree(node);
+      }
     }
     return this.#carve(node, units, alignUnits, byteLength);
   }
@@ -211,6 +220,37 @@ export class TlsfPool<M> extends PoolBase<M> {
       slMap = this.#slBitmap[slBase + fl] as number;
     }
     return this.#heads[base + ((fl << SL_LOG2) | ctz(slMap))] as number;
+  }
+
+  /**
+   * Every free node of `heap` from the class of `units` up, in class order: the first that holds
+   * `units` at `alignUnits` (from its aligned start), still linked; -1 if none. O(free ranges): only
+   * a reserve that cannot grow comes here, so that what `canEverReserve` promises is found.
+   */
+  #scanFree(heap: number, units: number, alignUnits: number): number {
+    const n = this.#n;
+    const base = heap * CLASSES;
+    const slBase = heap * FL_COUNT;
+    const first = classOf(units);
+    let fl = first >>> SL_LOG2;
+    let slMap = (this.#slBitmap[slBase + fl] as number) & (~0 << (first & (SL_COUNT - 1)));
+    for (;;) {
+      while (slMap !== 0) {
+        const sl = ctz(slMap);
+        slMap &= slMap - 1;
+        let node = this.#heads[base + ((fl << SL_LOG2) | sl)] as number;
+        for (; node >= 0; node = n[(node << 3) + NEXT_FREE] as number) {
+          const at = node << 3;
+          const offset = n[at + OFFSET] as number;
+          if (alignUp(offset, alignUnits) + units <= offset + (n[at + SIZE] as number)) return node;
+        }
+      }
+      if (++fl >= FL_COUNT) return -1;
+      const flMap = (this.#flBitmap[heap] as number) & (~0 << fl);
+      if (flMap === 0) return -1;
+      fl = ctz(flMap);
+      slMap = this.#slBitmap[slBase + fl] as number;
+    }
   }
 
   /** Marks a free, unlinked node used for a block of `units`, splitting off padding and the remainder. */
@@ -438,9 +478,17 @@ export class TlsfPool<M> extends PoolBase<M> {
     const at = last << 3;
     const lastFree = n[at + FLAGS] === FREE;
     const start = alignUp(lastFree ? (n[at + OFFSET] as number) : slabUnits, alignUnits);
-    const delta = alignUp(start + units - slabUnits, this.#granuleUnits);
+    const lack = start + units - slabUnits;
+    if (lack <= 0 && lastFree) {
+      // Its free tail already holds the request at its aligned start (the good-fit search skips that).
+      this.#unlinkFree(last);
+      return last;
+    }
+    const room = this.#room();
+    // In granules, but no more than the budget leaves (as fitsBeside counts on).
+    const delta = Math.min(alignUp(lack, this.#granuleUnits), room);
     // No trimming here: that could give back this very slab (#grow trims before making a new one).
-    if (slabUnits + delta > MAX_UNITS || this.#room() < delta) return -1;
+    if (delta < lack || slabUnits + delta > MAX_UNITS) return -1;
     if (!this.resize(slab, (slabUnits + delta) * unit)) {
       this.#tail[heap] = -1;
       return -1;

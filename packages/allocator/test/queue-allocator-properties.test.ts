@@ -2,7 +2,8 @@
  * Property tests of the queue-ordered engine: random programs of allocas, kernels and deallocas over
  * several queues (timelines), with cross-queue waits, host-gated deallocas, random execution order and
  * injected failures. Checked: blocks of allocations in their use window (from the alloca's signal to the
- * dealloca's frontier) never overlap; statistics match the program; after everything ran every byte is
+ * dealloca's frontier) never overlap; statistics match the program (the pool's live bytes are the
+ * allocator's live, dying and quarantined bytes); after everything ran every byte is
  * back in the pool (except quarantined blocks of failed frontiers); nothing hangs (a program that
  * deadlocks on memory is ended by destroy, which fails everything pending); a request refused because
  * quarantined blocks leave no room for it (RESOURCE_EXHAUSTED, thrown or failing its signal) indeed
@@ -158,6 +159,10 @@ function runProgram(pool: Pool<ArrayBuffer>, ops: readonly Op[]): Outcome {
     if (stats.liveBytes !== live) violations.push(`liveBytes ${stats.liveBytes}, expected ${live}`);
     if (stats.reservedBytes > stats.pool.budget) violations.push('reserved bytes above the budget');
     if (stats.dyingBytes < 0 || stats.liveBytes < 0) violations.push('negative counters');
+    // Every block the pool holds is the allocator's: live, dying or quarantined, counted as asked for
+    // by its current user (F6: a reused block is counted as its new user's).
+    const held = stats.liveBytes + stats.dyingBytes + stats.quarantinedBytes;
+    if (stats.pool.liveBytes !== held) violations.push(`pool.liveBytes ${stats.pool.liveBytes} != ${held}`);
     if (pool instanceof TlsfPool) pool.checkInvariants();
   };
   const dealloca = (queue: number, t: Tracked, gate: boolean): void => {

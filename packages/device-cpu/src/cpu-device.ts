@@ -506,9 +506,9 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   private lose(reason: KeelError): void {
     if (this.lossReason || this.destroyed) return;
     this.lossReason = reason;
-    this.loop.failPending(reason);
-    // Pending and queued allocas and deallocas fail with the loss too (statistics stay readable).
-    this.pools.destroy(false, reason);
+    // Pending work fails with the loss, and so do pending and queued allocas and deallocas (statistics
+    // stay readable): the allocators stop reacting first, so none of them fails for that work's failure.
+    this.pools.destroy(false, reason, () => this.loop.failPending(reason));
     for (const queue of this.tasks) void queue.terminate(reason);
     this.resolveLost(reason);
   }
@@ -521,8 +521,8 @@ export class CpuDevice extends driver.QueueFront<CpuBuffer, driver.QueueRecord<C
   private async doDestroy(): Promise<void> {
     const reason = new KeelError(ErrorCode.UNAVAILABLE, `${this.deviceName}: the device was destroyed`);
     this.markDestroyed(reason);
-    this.loop.failPending(reason);
-    this.pools.destroy(true, reason);
+    // The allocators stop reacting before pending work fails: their allocas fail with `reason` too.
+    this.pools.destroy(true, reason, () => this.loop.failPending(reason));
     for (const buffer of this.buffers) buffer.markDeviceDestroyed();
     this.buffers.clear();
     this.tlsf.destroy();

@@ -223,8 +223,8 @@ export class WebGpuDevice
     );
     this.lossReason = reason;
     this.#runner.gone = true;
-    this.#scheduler.failAll(reason);
-    this.#pools.destroy(false, reason);
+    // The allocators stop reacting before pending work fails: their allocas fail with the loss too.
+    this.#pools.destroy(false, reason, () => this.#scheduler.failAll(reason));
     this.#resolveLost(reason);
   }
 
@@ -534,8 +534,8 @@ export class WebGpuDevice
     const reason = unavailable(`${this.name}: the device was destroyed`);
     this.markDestroyed(reason);
     this.#runner.gone = true;
-    this.#scheduler.failAll(reason);
-    this.#pools.destroy();
+    // The allocators stop reacting before pending work fails: their allocas fail with `reason` too.
+    this.#pools.destroy(true, reason, () => this.#scheduler.failAll(reason));
     // Dawn crashes or hangs when a buffer with a pending map and its device are destroyed and
     // collected: let every map and completion callback settle first.
     await Promise.all([this.#scheduler.whenSettled(), this.#compiles.settled(), this.#profiler.settled()]);

@@ -69,12 +69,15 @@ export interface PoolAllocatorStats {
   /** Bytes (as asked for) of allocations that hold a block and were not deallocated, and their peak. */
   readonly liveBytes: number;
   readonly peakLiveBytes: number;
-  /** Bytes of deallocated blocks whose death frontier is not reached yet. */
+  /** Bytes (as asked for) of deallocated allocations whose death frontier is not reached yet. */
   readonly dyingBytes: number;
   /** The pool's slab bytes, and their peak. */
   readonly reservedBytes: number;
   readonly peakReservedBytes: number;
-  /** Bytes kept out of the pool forever because their death frontier failed. */
+  /**
+   * Bytes (as asked for) of deallocated allocations whose blocks are kept out of the pool forever
+   * because their death frontier failed.
+   */
   readonly quarantinedBytes: number;
 }
 
