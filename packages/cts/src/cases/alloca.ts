@@ -392,6 +392,56 @@ export const allocaCases = [
     },
   }),
   defineCase({
+    id: 'lifecycle.destroy-queued-alloca',
+    title:
+      "destroy() fails with UNAVAILABLE an alloca queued for memory a pending dealloca frees (ring), and one waiting on pending work with the device's reason (UNAVAILABLE, or ABORTED caused by it), never RESOURCE_EXHAUSTED",
+    tags: ['alloca', 'lifecycle'],
+    recordsCommands: false,
+    async run(ctx, extra) {
+      const at = (semaphore: Semaphore, value = 1) => Fence.of({ semaphore, value });
+      const q = QueueAffinity.of(0);
+      // The ring: a device of its own, whose ring an alloca of its capacity fills.
+      const ringDevice = (await extra.createDevice()).device;
+      try {
+        const capacity = await ringCapacity(ringDevice, ctx.timeoutMs);
+        if (capacity !== undefined) {
+          const d = ringDevice;
+          const gate = d.createSemaphore(0);
+          const work = d.createSemaphore(0);
+          const queued = d.createSemaphore(0);
+          const freed = d.createSemaphore(0);
+          const a = d.queueAlloca(q, Fence.empty, Fence.empty, params, capacity, RING);
+          d.queueBarrier(q, at(gate), at(work)); // work using `a`, waiting on the host
+          d.queueAlloca(q, Fence.empty, at(queued), params, capacity, RING); // the ring is full
+          d.queueDealloca(q, at(work), at(freed), a);
+          await d.destroy();
+          checkEqual(queued.failure?.code, ErrorCode.UNAVAILABLE, 'the queued alloca after destroy');
+          checkEqual(freed.failure?.code, ErrorCode.UNAVAILABLE, 'the pending dealloca after destroy');
+          checkEqual(work.failure?.code, ErrorCode.UNAVAILABLE, 'the pending work after destroy');
+        }
+      } finally {
+        await ringDevice.destroy();
+      }
+      // The default pool: an alloca waiting on pending work fails with the device's reason.
+      const d = (await extra.createDevice()).device;
+      const gate = d.createSemaphore(0);
+      const work = d.createSemaphore(0);
+      const pending = d.createSemaphore(0);
+      d.queueBarrier(q, at(gate), at(work));
+      d.queueAlloca(q, at(work), at(pending), params, 64);
+      await d.destroy();
+      // UNAVAILABLE (the device's reason), or ABORTED because the work it waits on failed so: never
+      // RESOURCE_EXHAUSTED.
+      const failure = pending.failure;
+      check(
+        failure?.code === ErrorCode.UNAVAILABLE ||
+          (failure?.code === ErrorCode.ABORTED && KeelError.is(failure.cause, ErrorCode.UNAVAILABLE)),
+        `an alloca waiting on pending work after destroy: UNAVAILABLE or ABORTED caused by it, got ${failure?.code}`,
+      );
+      checkEqual(work.failure?.code, ErrorCode.UNAVAILABLE, 'the pending work after destroy');
+    },
+  }),
+  defineCase({
     id: 'alloca.use-after-dealloca',
     title: 'using a buffer after its dealloca is FAILED_PRECONDITION',
     tags: ['alloca', 'validation'],
