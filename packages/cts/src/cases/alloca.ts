@@ -4,7 +4,14 @@
  */
 import { Fence, type Semaphore } from '@keel/fence';
 import { type Buffer, BufferUsage, type Device, ErrorCode, KeelError, QueueAffinity } from '@keel/hal';
-import { causedBy, check, checkArrayEqual, checkEqual, expectKeelError } from '../assertions';
+import {
+  causedBy,
+  check,
+  checkArrayEqual,
+  checkEqual,
+  expectKeelError,
+  expectRejection,
+} from '../assertions';
 import { defineCase } from '../case';
 import type { CtsContext } from '../context';
 
@@ -386,6 +393,60 @@ export const allocaCases = [
         } finally {
           target.destroy();
         }
+      } finally {
+        await d.destroy();
+      }
+    },
+  }),
+  defineCase({
+    id: 'alloca.ring-quarantine-hole',
+    title:
+      'a ring block quarantined by a dealloca whose wait failed is a hole, not a wall: once the ring wraps, later ring allocas are served beside it, and one it leaves no room for is RESOURCE_EXHAUSTED at the call',
+    tags: ['alloca'],
+    recordsCommands: false,
+    async run(ctx, extra) {
+      // A device of its own: its ring must be empty, so that quarters of its capacity fill it.
+      const d = (await extra.createDevice()).device;
+      try {
+        const capacity = await ringCapacity(d, ctx.timeoutMs);
+        if (capacity === undefined) return; // no 'ring' pool, or no allocatorStats() to size it
+        const q = QueueAffinity.of(0);
+        const timeout = { timeoutMs: ctx.timeoutMs };
+        const at = (semaphore: Semaphore, value: number) => Fence.of({ semaphore, value });
+        const quarter = capacity / 4;
+        // A quarter of the ring, deallocated behind a gate that fails: quarantined.
+        const live = d.createSemaphore(0);
+        const a = d.queueAlloca(q, Fence.empty, at(live, 1), params, quarter, RING);
+        await live.wait(1, timeout);
+        const gate = d.createSemaphore(0);
+        const done = d.createSemaphore(0);
+        d.queueDealloca(q, Fence.join(at(live, 1), at(gate, 1)), at(done, 1), a);
+        gate.fail(new KeelError(ErrorCode.DATA_LOSS, 'cts: the gate failed'));
+        await expectRejection(
+          done.wait(1, timeout),
+          ErrorCode.ABORTED,
+          'the dealloca behind the failed gate',
+        );
+        checkEqual(d.allocatorStats?.().get('ring')?.quarantinedBytes, quarter, 'quarantined ring bytes');
+        // Eight quarters, strictly one live at a time: the ring wraps twice around the hole.
+        let previous = Fence.empty;
+        for (let i = 0; i < 8; i++) {
+          const s = d.createSemaphore(0);
+          const b = d.queueAlloca(q, previous, at(s, 1), params, quarter, RING);
+          await s.wait(1, timeout);
+          d.queueDealloca(q, at(s, 1), at(s, 2), b);
+          await s.wait(2, timeout);
+          previous = at(s, 2);
+        }
+        const stats = d.allocatorStats?.().get('ring');
+        checkEqual(stats?.liveBytes, 0, 'live ring bytes at the end');
+        checkEqual(stats?.queuedRequests, 0, 'queued ring requests at the end');
+        // The whole ring no longer fits: refused at once, not queued forever.
+        expectKeelError(
+          () => d.queueAlloca(q, Fence.empty, Fence.empty, params, capacity, RING),
+          ErrorCode.RESOURCE_EXHAUSTED,
+          'a ring alloca of the whole capacity beside the quarantined block',
+        );
       } finally {
         await d.destroy();
       }
