@@ -440,7 +440,7 @@ export const allocaCases = [
         }
         const stats = d.allocatorStats?.().get('ring');
         checkEqual(stats?.liveBytes, 0, 'live ring bytes at the end');
-        checkEqual(stats?.queuedRequests, 0, 'queued ring requests at the end');
+        checkEqual(stats?.dyingBytes, 0, 'dying ring bytes at the end');
         // The whole ring no longer fits: refused at once, not queued forever.
         expectKeelError(
           () => d.queueAlloca(q, Fence.empty, Fence.empty, params, capacity, RING),
